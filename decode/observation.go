@@ -1,0 +1,67 @@
+package decode
+
+// Protocol names a broadcast protocol. The values are used in NATS subjects,
+// metrics labels and JSON, so they are short, lower-case and stable.
+type Protocol string
+
+// The protocols cuasd decodes.
+const (
+	ADSB     Protocol = "adsb"
+	RemoteID Protocol = "remoteid"
+	MAVLink  Protocol = "mavlink"
+)
+
+// Observation is one protocol-neutral report about one object, derived from
+// one or more decoded frames. Fields are claims by the transmitter unless
+// noted; the Has* flags say which optional values are present, so that a
+// zero is never mistaken for a measurement.
+type Observation struct {
+	Protocol Protocol `json:"protocol"`
+	// Key identifies the object within its protocol: the ICAO address
+	// ("406B90"), the Remote ID UAS id, or "sysid-compid@sensor" for MAVLink.
+	Key string `json:"key"`
+	// Sensor is the receiver that heard the frame (receiver-side fact).
+	Sensor string `json:"sensor,omitempty"`
+	// TimeUnixNano is the receive time, from the receiver (receiver-side fact).
+	TimeUnixNano int64 `json:"time_unix_nano"`
+
+	// Identity claims.
+	ICAO       string `json:"icao,omitempty"`
+	UASID      string `json:"uas_id,omitempty"`
+	OperatorID string `json:"operator_id,omitempty"`
+	Callsign   string `json:"callsign,omitempty"`
+	// Category is a protocol-specific emitter/vehicle class: the ADS-B
+	// emitter category ("A1".."D7"), the Remote ID UA type name, or the
+	// MAVLink MAV_TYPE name.
+	Category string `json:"category,omitempty"`
+	// SystemID and ComponentID are MAVLink's; zero elsewhere.
+	SystemID    uint8 `json:"system_id,omitempty"`
+	ComponentID uint8 `json:"component_id,omitempty"`
+
+	// Kinematics.
+	HasPosition bool    `json:"has_position"`
+	Lat         float64 `json:"lat,omitempty"`
+	Lon         float64 `json:"lon,omitempty"`
+	// PositionMethod says how the position was obtained, e.g. "cpr_global",
+	// "cpr_local", "remoteid", "mavlink_global_position_int".
+	PositionMethod string  `json:"position_method,omitempty"`
+	HasAltitude    bool    `json:"has_altitude"`
+	AltM           float64 `json:"alt_m,omitempty"`
+	// AltKind is "baro", "geo" (GNSS, above the WGS-84 ellipsoid) or "msl".
+	AltKind     string  `json:"alt_kind,omitempty"`
+	HasVelocity bool    `json:"has_velocity"`
+	SpeedMps    float64 `json:"speed_mps,omitempty"`
+	HeadingDeg  float64 `json:"heading_deg,omitempty"`
+	VRateMps    float64 `json:"vertical_rate_mps,omitempty"`
+
+	// Status claims.
+	Emergency string `json:"emergency,omitempty"`
+	Squawk    string `json:"squawk,omitempty"`
+	// OperatorLat/Lon is the Remote ID operator (pilot) location claim.
+	HasOperatorPosition bool    `json:"has_operator_position,omitempty"`
+	OperatorLat         float64 `json:"operator_lat,omitempty"`
+	OperatorLon         float64 `json:"operator_lon,omitempty"`
+
+	// Warnings are the decoder's plausibility findings (spoofing indicators).
+	Warnings []string `json:"warnings,omitempty"`
+}
