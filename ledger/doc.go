@@ -1,0 +1,3 @@
+// Package ledger is the audit trail: DSSE-signed receipts of gate decisions
+// in an append-only RFC 6962 Merkle log.
+package ledger
