@@ -1,0 +1,62 @@
+package httpapi
+
+import "net/http"
+
+// Honesty is the disclosure of GET /v1/honest: exactly the seven string
+// fields of SPEC.md section 2. Every sentence must be true of this service
+// as built; tests pin the facts each one states.
+type Honesty struct {
+	Doctrine      string `json:"doctrine"`
+	Lambda        string `json:"lambda"`
+	DSSESignature string `json:"dsse_signature"`
+	SLSA          string `json:"slsa"`
+	SignalTrust   string `json:"signal_trust"`
+	Errors        string `json:"errors"`
+	Corpus        string `json:"corpus"`
+}
+
+// DoctrineLabel is the doctrine version the service implements.
+const DoctrineLabel = "v11"
+
+// honesty builds the disclosure for the signing mode in force.
+func honesty(signingMode string) Honesty {
+	return Honesty{
+		Doctrine: DoctrineLabel,
+		Lambda: "Λ is a conjecture, not a theorem: a 13-axis decision aid that ranks tracks for a human. " +
+			"It is not a proof of safety, and nothing is engaged because of it: every gate answer carries " +
+			"human_decision_required=true and engagement output is decision support only.",
+		DSSESignature: signatureStatement(signingMode),
+		SLSA: "SLSA level L1 is the stated supply-chain level of the doctrine, not an attestation of this binary: " +
+			"no signed provenance is generated for it; `go version -m cuasd` lists the modules built in.",
+		SignalTrust: "Broadcast Remote ID, ADS-B (1090ES) and civilian MAVLink are unauthenticated and spoofable: " +
+			"every decoded field (identity, position, altitude, velocity, status) is a claim by the transmitter, " +
+			"not ground truth. MAVLink v2 signatures are verified only when a signing key is supplied.",
+		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
+			"it is never silently accepted as valid.",
+		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +
+			"It is the doctrine's reference; it is not shipped with cuasd and this service does not check it.",
+	}
+}
+
+func signatureStatement(mode string) string {
+	switch mode {
+	case "ed25519":
+		return "Receipts are DSSE envelopes signed with Ed25519 over the DSSE pre-authentication encoding " +
+			"(keys at /v1/receipt/keys) and appended to an RFC 6962 Merkle log whose SHA-256 digests are real, " +
+			"with signed checkpoints. A valid signature shows which key recorded a decision, not that the decision was right."
+	case "unsigned":
+		return "Receipt signatures are a placeholder: the DSSE envelope is unsigned (this instance runs with --unsigned). " +
+			"The Merkle digest is real SHA-256 (RFC 6962)."
+	default:
+		return "No receipt ledger runs in this process: no receipt is emitted, signed or anchored, " +
+			"and the receipt endpoints answer with an error."
+	}
+}
+
+// handleHonest serves GET /v1/honest.
+func handleHonest(d Deps) http.HandlerFunc {
+	h := honesty(d.SigningMode)
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, h)
+	}
+}

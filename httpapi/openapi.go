@@ -1,0 +1,150 @@
+package httpapi
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"sort"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The OpenAPI document is written spec-first as YAML fragments, one per
+// area, so each subsystem owns the description of its own endpoints.
+// base.yaml holds info, servers and the shared components; every other
+// fragment contributes paths and component schemas. Duplicate keys are an
+// error: two fragments must never describe the same thing.
+//
+//go:embed openapi/*.yaml
+var openapiFS embed.FS
+
+var (
+	openapiOnce sync.Once
+	openapiDoc  map[string]any
+	openapiErr  error
+)
+
+// openAPIDocument returns the merged OpenAPI document (paths relative to
+// the base path). The result is shared: callers must not modify it.
+func openAPIDocument() (map[string]any, error) {
+	openapiOnce.Do(func() { openapiDoc, openapiErr = mergeOpenAPI(openapiFS) })
+	return openapiDoc, openapiErr
+}
+
+func mergeOpenAPI(fsys fs.FS) (map[string]any, error) {
+	names, err := fs.Glob(fsys, "openapi/*.yaml")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var doc map[string]any
+	if err := readYAML(fsys, "openapi/base.yaml", &doc); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if name == "openapi/base.yaml" {
+			continue
+		}
+		var frag map[string]any
+		if err := readYAML(fsys, name, &frag); err != nil {
+			return nil, err
+		}
+		for key, val := range frag {
+			switch key {
+			case "paths":
+				if err := mergeInto(doc, "paths", val, name); err != nil {
+					return nil, err
+				}
+			case "components":
+				comps, ok := val.(map[string]any)
+				if !ok {
+					return nil, fmt.Errorf("%s: components must be a mapping", name)
+				}
+				for kind, entries := range comps {
+					dst := ensureMap(doc, "components")
+					if err := mergeInto(dst, kind, entries, name); err != nil {
+						return nil, err
+					}
+				}
+			default:
+				return nil, fmt.Errorf("%s: a fragment may hold only paths and components, found %q", name, key)
+			}
+		}
+	}
+	return doc, nil
+}
+
+func readYAML(fsys fs.FS, name string, dst *map[string]any) error {
+	b, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return err
+	}
+	if err := yaml.Unmarshal(b, dst); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if *dst == nil {
+		*dst = map[string]any{}
+	}
+	return nil
+}
+
+func ensureMap(m map[string]any, key string) map[string]any {
+	if v, ok := m[key].(map[string]any); ok {
+		return v
+	}
+	v := map[string]any{}
+	m[key] = v
+	return v
+}
+
+func mergeInto(doc map[string]any, key string, val any, from string) error {
+	src, ok := val.(map[string]any)
+	if !ok {
+		if val == nil {
+			return nil
+		}
+		return fmt.Errorf("%s: %s must be a mapping", from, key)
+	}
+	dst := ensureMap(doc, key)
+	for k, v := range src {
+		if _, dup := dst[k]; dup {
+			return fmt.Errorf("%s: %s.%s is already defined by another fragment", from, key, k)
+		}
+		dst[k] = v
+	}
+	return nil
+}
+
+// handleOpenAPI serves the merged document as JSON, with the server URL set
+// to the configured base path.
+func handleOpenAPI(d Deps) http.HandlerFunc {
+	var (
+		once sync.Once
+		body []byte
+		err  error
+	)
+	return func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() {
+			var doc map[string]any
+			doc, err = openAPIDocument()
+			if err != nil {
+				return
+			}
+			out := make(map[string]any, len(doc)+1)
+			for k, v := range doc {
+				out[k] = v
+			}
+			out["servers"] = []any{map[string]any{"url": d.BasePath, "description": "this cuasd instance"}}
+			body, err = json.MarshalIndent(out, "", "  ")
+		})
+		if err != nil {
+			writeProblem(w, r, http.StatusInternalServerError, "the embedded OpenAPI document is invalid: "+err.Error())
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(body)
+	}
+}

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// routes is the one place where every path of the service is declared.
+func routes(d Deps) http.Handler {
+	hist := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "http_request_duration_seconds",
+		Help:    "Time to serve HTTP requests, by method, chi route pattern and status code.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"method", "route", "code"})
+	registerOrReuse(d.Registry, &hist)
+
+	r := chi.NewRouter()
+	r.Use(requestID, instrument(hist, d.Logger), recoverer(d.Logger))
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		writeProblem(w, req, http.StatusNotFound, "no resource at "+req.URL.Path+"; see "+d.BasePath+"/openapi.json")
+	})
+	r.MethodNotAllowed(methodNotAllowed(r))
+
+	base := d.BasePath
+	r.Route(base, func(r chi.Router) {
+		r.Get("/healthz", handleHealthz())
+		r.Get("/readyz", handleReadyz(d))
+		r.Get("/openapi.json", handleOpenAPI(d))
+		if d.Web != nil {
+			r.Get("/", d.Web.ServeHTTP)
+			r.Get("/ui/*", d.Web.ServeHTTP)
+		}
+
+		r.Route("/v1", func(r chi.Router) {
+			r.Get("/honest", handleHonest(d))
+
+			// Decoders.
+			r.Post("/ads-b/decode", handleADSBDecode(d))
+			r.Post("/remote-id/decode", handleRemoteIDDecode(d))
+			r.Post("/mavlink/parse", handleMAVLinkParse(d))
+
+			// Reference data.
+			r.Get("/drones/database", handleDronesList(d))
+			r.Get("/drones/{id}", handleDroneGet(d))
+			r.Get("/lambda", handleLambda(d))
+			r.Get("/research", handleResearch(d))
+			r.Get("/samples", handleSamples(d))
+			r.Get("/mcp/tools", handleMCPTools(d))
+
+			// The gate.
+			r.Post("/counter-uas/evaluate", handleEvaluate(d))
+			r.Get("/swarm/topology", handleSwarmTopologyGet(d))
+			r.Post("/swarm/topology", handleSwarmTopologyPost(d))
+			r.Get("/threats/active", handleThreatsActive(d))
+			r.Get("/threats/stream", handleThreatsStream(d))
+			r.Get("/geofences", handleGeofencesList(d))
+			r.Get("/geofences/{id}", handleGeofenceGet(d))
+			r.Put("/geofences/{id}", handleGeofencePut(d))
+			r.Delete("/geofences/{id}", handleGeofenceDelete(d))
+			r.Get("/allowlist", handleAllowlistGet(d))
+			r.Put("/allowlist", handleAllowlistPut(d))
+
+			// The pipeline.
+			r.Post("/ingest/{protocol}", handleIngest(d))
+			r.Get("/tracks", handleTracksList(d))
+			r.Get("/tracks/{id}", handleTrackGet(d))
+
+			// The ledger.
+			r.Post("/receipt/emit", handleReceiptEmit(d))
+			r.Get("/receipt/ledger", handleReceiptLedger(d))
+			r.Get("/receipt/checkpoint", handleReceiptCheckpoint(d))
+			r.Get("/receipt/keys", handleReceiptKeys(d))
+			r.Get("/receipt/proof/consistency", handleReceiptConsistency(d))
+			r.Get("/receipt/{index}", handleReceiptGet(d))
+		})
+	})
+
+	// Host-root paths.
+	r.Get("/openapi.json", handleOpenAPI(d))
+	if d.Gatherer != nil {
+		r.Handle("/metrics", promhttp.HandlerFor(d.Gatherer, promhttp.HandlerOpts{}))
+	}
+	if base != "" && base != "/" {
+		r.Get("/", func(w http.ResponseWriter, req *http.Request) {
+			http.Redirect(w, req, base+"/", http.StatusFound)
+		})
+	}
+	// Compatibility aliases of SPEC.md section 4.
+	r.Get("/api/vessels/healthz", handleHealthz())
+	r.HandleFunc("/api/vessels/v1/cuas-redirect", func(w http.ResponseWriter, req *http.Request) {
+		http.Redirect(w, req, base+"/", http.StatusPermanentRedirect)
+	})
+	return r
+}
+
+// methodNotAllowed answers 405 with the Allow header listing the methods
+// that the path does route.
+func methodNotAllowed(mux chi.Routes) http.HandlerFunc {
+	methods := []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions}
+	return func(w http.ResponseWriter, req *http.Request) {
+		var allow []string
+		for _, m := range methods {
+			if mux.Match(chi.NewRouteContext(), m, req.URL.Path) {
+				allow = append(allow, m)
+			}
+		}
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		writeProblem(w, req, http.StatusMethodNotAllowed,
+			req.Method+" is not allowed on "+req.URL.Path+"; allowed: "+strings.Join(allow, ", "))
+	}
+}
+
+// registerOrReuse registers a collector, or reuses the one already
+// registered under the same description (tests build many servers on one
+// registry).
+func registerOrReuse(reg prometheus.Registerer, hist **prometheus.HistogramVec) {
+	if err := reg.Register(*hist); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+			if h, ok := are.ExistingCollector.(*prometheus.HistogramVec); ok {
+				*hist = h
+			}
+		}
+	}
+}
+
+// notBuilt answers 501 for an endpoint whose owning subsystem is not wired
+// into this build: never a 200 with made-up data.
+func notBuilt(what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, r, http.StatusNotImplemented, what+" is not implemented in this build")
+	}
+}
+
+// unavailable answers 503 when a dependency is absent at run time.
+func unavailable(w http.ResponseWriter, r *http.Request, what string) {
+	w.Header().Set("Retry-After", "5")
+	writeProblem(w, r, http.StatusServiceUnavailable, what+" is not available")
+}

@@ -1,0 +1,63 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Deps is everything the HTTP layer needs from the rest of the program.
+// Nil interface fields are allowed: the endpoints that need them answer 503
+// (or 501 while unbuilt), so a partial wiring never yields made-up data.
+type Deps struct {
+	// Logger receives request and error logs. Nil means slog.Default().
+	Logger *slog.Logger
+	// Version is the service version reported in receipts and build info.
+	Version string
+	// BasePath is where the API is mounted, e.g. "/api/cuas".
+	BasePath string
+	// Registry receives the HTTP metrics. Nil means a private registry.
+	Registry prometheus.Registerer
+	// Gatherer serves /metrics. Nil means /metrics is not routed.
+	Gatherer prometheus.Gatherer
+	// Ready reports why the service is not ready; an empty slice means ready.
+	Ready func(ctx context.Context) []string
+	// SigningMode says how receipts are signed ("ed25519" or "unsigned");
+	// /v1/honest states it.
+	SigningMode string
+
+	Ledger    ReceiptLedger
+	Drones    DroneCatalog
+	Zones     ZoneStore
+	Tracks    TrackReader
+	Threats   ThreatBoard
+	Publisher RawPublisher
+	Live      LiveTracks
+	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
+	// (nil when none), used to verify signed frames.
+	MAVLinkKey []byte
+	// Web serves the single-page application at the base path; nil means
+	// the map is not built into this binary.
+	Web http.Handler
+}
+
+// NewServer returns the complete HTTP handler of cuasd: the API under
+// d.BasePath, the compatibility aliases, /openapi.json and /metrics at the
+// host root.
+func NewServer(d Deps) http.Handler {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.BasePath == "" {
+		d.BasePath = "/api/cuas"
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	if d.Version == "" {
+		d.Version = "dev"
+	}
+	return routes(d)
+}
