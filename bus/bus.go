@@ -1,0 +1,292 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Error is the error type of package bus.
+type Error struct {
+	Op  string
+	Err error
+}
+
+func (e *Error) Error() string { return "bus: " + e.Op + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Options configure Start.
+type Options struct {
+	// URL of an external NATS. Empty starts the embedded server.
+	URL string
+	// DataDir holds the embedded server's JetStream store (DataDir/jetstream).
+	DataDir string
+	// Listen is the embedded server's client listener for sensors
+	// ("127.0.0.1:4222"); "off" or "" keeps it in-process only.
+	Listen string
+	// MaxMemory and MaxStore are the embedded JetStream's resource limits.
+	MaxMemory int64
+	MaxStore  int64
+	// SyncInterval is how often the embedded JetStream fsyncs its files;
+	// SyncAlways fsyncs every write. See docs/ARCHITECTURE.md (durability).
+	SyncInterval time.Duration
+	SyncAlways   bool
+	// ServerName names the embedded server (defaults to "cuasd").
+	ServerName string
+	// ConnectName is the NATS connection name, shown in monitoring.
+	ConnectName string
+	// NATSOptions are extra client options (credentials, TLS).
+	NATSOptions []nats.Option
+	// Server lets the caller add embedded-server options (auth, TLS) before
+	// it starts.
+	Server func(*server.Options)
+	Logger *slog.Logger
+}
+
+// Bus is a live connection to NATS with JetStream, and the embedded server
+// when there is one.
+type Bus struct {
+	Conn   *nats.Conn
+	JS     jetstream.JetStream
+	srv    *server.Server
+	log    *slog.Logger
+	limits Limits
+}
+
+// Start starts the embedded server (unless o.URL is set) and connects.
+func Start(ctx context.Context, o Options) (*Bus, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Bus{log: log}
+	copts := append([]nats.Option{
+		nats.Name(o.ConnectName),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrlRedacted()) }),
+	}, o.NATSOptions...)
+
+	url := o.URL
+	if url == "" {
+		srv, err := startEmbedded(o)
+		if err != nil {
+			return nil, err
+		}
+		b.srv = srv
+		// In-process connection: no TCP, no loopback port needed.
+		copts = append(copts, nats.InProcessServer(srv))
+		url = srv.ClientURL()
+		if o.Listen == "" || o.Listen == "off" {
+			url = ""
+		}
+	}
+	nc, err := nats.Connect(url, copts...)
+	if err != nil {
+		b.shutdownServer()
+		return nil, &Error{"connect", err}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		b.shutdownServer()
+		return nil, &Error{"jetstream", err}
+	}
+	b.Conn, b.JS = nc, js
+	if b.srv != nil {
+		log.Info("embedded nats-server started", "jetstream_dir", filepath.Join(o.DataDir, "jetstream"),
+			"client_listener", listenDesc(o.Listen))
+	} else {
+		log.Info("connected to external NATS", "url", nc.ConnectedUrlRedacted())
+	}
+	return b, nil
+}
+
+func listenDesc(l string) string {
+	if l == "" || l == "off" {
+		return "off (in-process only)"
+	}
+	return l
+}
+
+func startEmbedded(o Options) (*server.Server, error) {
+	so := &server.Options{
+		ServerName:         o.ServerName,
+		JetStream:          true,
+		StoreDir:           filepath.Join(o.DataDir, "jetstream"),
+		JetStreamMaxMemory: o.MaxMemory,
+		JetStreamMaxStore:  o.MaxStore,
+		SyncInterval:       o.SyncInterval,
+		SyncAlways:         o.SyncAlways,
+		// The process owns its signals; the embedded server must never
+		// exit the process on its own.
+		NoSigs:     true,
+		NoLog:      true,
+		MaxPayload: 8 << 20,
+	}
+	if so.ServerName == "" {
+		so.ServerName = "cuasd"
+	}
+	if o.Listen == "" || o.Listen == "off" {
+		so.DontListen = true
+	} else {
+		host, port, err := net.SplitHostPort(o.Listen)
+		if err != nil {
+			return nil, &Error{"nats-listen", fmt.Errorf("%q: %w", o.Listen, err)}
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return nil, &Error{"nats-listen", fmt.Errorf("%q: bad port", o.Listen)}
+		}
+		if p == 0 {
+			p = server.RANDOM_PORT
+		}
+		so.Host, so.Port = host, p
+	}
+	if o.Server != nil {
+		o.Server(so)
+	}
+	srv, err := server.NewServer(so)
+	if err != nil {
+		return nil, &Error{"embedded server", err}
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		return nil, &Error{"embedded server", errors.New("not ready for connections within 10s")}
+	}
+	return srv, nil
+}
+
+// Embedded reports whether the bus runs its own nats-server.
+func (b *Bus) Embedded() bool { return b.srv != nil }
+
+// ClientURL is the embedded server's client URL for sensors ("" when it
+// does not listen or the bus is external).
+func (b *Bus) ClientURL() string {
+	if b.srv == nil || b.srv.Addr() == nil {
+		return ""
+	}
+	return b.srv.ClientURL()
+}
+
+// EnsureStreams creates or updates the pipeline's streams with limits l.
+func (b *Bus) EnsureStreams(ctx context.Context, l Limits) error {
+	b.limits = l
+	for _, cfg := range StreamConfigs(l) {
+		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return &Error{"stream " + cfg.Name, err}
+		}
+	}
+	return nil
+}
+
+// StreamConfigs are the configurations of the pipeline's streams.
+//
+// CUAS_RAW and CUAS_OBS discard *new* messages when full: a publisher then
+// gets an error and the HTTP/TCP adapters push back, instead of JetStream
+// silently dropping old frames that a decoder has not yet consumed — that
+// would lose frames the service had already acknowledged.
+func StreamConfigs(l Limits) []jetstream.StreamConfig {
+	r := max(l.Replicas, 1)
+	return []jetstream.StreamConfig{
+		{
+			Name:        StreamRaw,
+			Description: "Raw frames from receivers, replayable (cuas.raw.{protocol}.{sensor}).",
+			Subjects:    []string{RawPrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			Discard:     jetstream.DiscardNew,
+			MaxAge:      l.RawMaxAge,
+			MaxBytes:    l.RawMaxBytes,
+			Duplicates:  l.DuplicateWindow,
+			Replicas:    r,
+		},
+		{
+			Name:        StreamObs,
+			Description: "Normalised observations (cuas.obs.{protocol}.{track_key}); fusion rebuilds from it.",
+			Subjects:    []string{ObsPrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			Discard:     jetstream.DiscardNew,
+			MaxAge:      l.ObsMaxAge,
+			MaxBytes:    l.ObsMaxBytes,
+			Duplicates:  l.DuplicateWindow,
+			Replicas:    r,
+		},
+		{
+			Name:        StreamDead,
+			Description: "Frames that failed to decode, with the reason in the Cuas-Reason header.",
+			Subjects:    []string{DeadPrefix + ".>"},
+			Storage:     jetstream.FileStorage,
+			Retention:   jetstream.LimitsPolicy,
+			Discard:     jetstream.DiscardOld,
+			MaxAge:      l.DeadMaxAge,
+			MaxBytes:    l.DeadMaxBytes,
+			Replicas:    r,
+		},
+	}
+}
+
+// Ready returns why the bus is not ready (empty when it is): the connection
+// must be up and every stream must exist.
+func (b *Bus) Ready(ctx context.Context) []string {
+	if b == nil || b.Conn == nil {
+		return []string{"nats: not started"}
+	}
+	if !b.Conn.IsConnected() {
+		return []string{"nats: not connected (" + b.Conn.Status().String() + ")"}
+	}
+	var reasons []string
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, cfg := range StreamConfigs(b.limits) {
+		if _, err := b.JS.Stream(ctx, cfg.Name); err != nil {
+			reasons = append(reasons, "jetstream: stream "+cfg.Name+": "+err.Error())
+		}
+	}
+	return reasons
+}
+
+// Close drains the connection (flushing what was published) and shuts the
+// embedded server down, which syncs JetStream's files to disk.
+func (b *Bus) Close(ctx context.Context) error {
+	var err error
+	if b.Conn != nil && !b.Conn.IsClosed() {
+		done := make(chan struct{})
+		b.Conn.SetClosedHandler(func(*nats.Conn) { close(done) })
+		if derr := b.Conn.Drain(); derr != nil {
+			b.Conn.Close()
+		} else {
+			select {
+			case <-done:
+			case <-ctx.Done():
+				b.Conn.Close()
+				err = ctx.Err()
+			}
+		}
+	}
+	b.shutdownServer()
+	return err
+}
+
+func (b *Bus) shutdownServer() {
+	if b.srv != nil {
+		b.srv.Shutdown()
+		b.srv.WaitForShutdown()
+	}
+}

@@ -1,0 +1,103 @@
+package bus
+
+import (
+	"strings"
+	"time"
+)
+
+// Subjects. Tokens in braces are filled by the helpers below.
+//
+//	cuas.raw.{protocol}.{sensor}     raw frames from receivers       → stream CUAS_RAW
+//	cuas.obs.{protocol}.{track_key}  normalised observations         → stream CUAS_OBS
+//	cuas.dead.{protocol}             frames that failed to decode    → stream CUAS_DEAD
+const (
+	RawPrefix  = "cuas.raw"
+	ObsPrefix  = "cuas.obs"
+	DeadPrefix = "cuas.dead"
+)
+
+// Streams and buckets.
+const (
+	StreamRaw    = "CUAS_RAW"
+	StreamObs    = "CUAS_OBS"
+	StreamDead   = "CUAS_DEAD"
+	StreamLedger = "CUAS_LEDGER"
+	BucketZones  = "CUAS_ZONES"
+)
+
+// Headers carried by raw-frame messages. Receivers may set them; adapters
+// always do.
+const (
+	// HeaderRecvTime is the receive time in Unix nanoseconds (decimal).
+	HeaderRecvTime = "Cuas-Recv-Ns"
+	// HeaderSensor names the receiver (also the last subject token).
+	HeaderSensor = "Cuas-Sensor"
+	// HeaderSignal is the receiver's signal level (dBFS, decimal), optional.
+	HeaderSignal = "Cuas-Signal"
+	// HeaderFraming says how the body holds frames: "raw" (one frame, the
+	// default), "lp" (length-prefixed batch) or "hexlines" (newline-separated hex).
+	HeaderFraming = "Cuas-Framing"
+	// HeaderReason is the dead-letter reason.
+	HeaderReason = "Cuas-Reason"
+	// HeaderMsgID is NATS's de-duplication header.
+	HeaderMsgID = "Nats-Msg-Id"
+)
+
+// RawSubject is the subject a receiver publishes raw frames of protocol to.
+func RawSubject(protocol, sensor string) string {
+	return RawPrefix + "." + protocol + "." + Token(sensor)
+}
+
+// ObsSubject is the subject of an observation of the object key.
+func ObsSubject(protocol, key string) string {
+	return ObsPrefix + "." + protocol + "." + Token(key)
+}
+
+// DeadSubject is the dead-letter subject of a protocol.
+func DeadSubject(protocol string) string { return DeadPrefix + "." + protocol }
+
+// Token makes s safe as one subject token: NATS forbids '.', '*', '>' and
+// whitespace inside a token, and an empty token.
+func Token(s string) string {
+	if s == "" {
+		return "_"
+	}
+	if !strings.ContainsAny(s, ". *>\t\r\n") {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.', ' ', '*', '>', '\t', '\r', '\n':
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// Limits are the explicit JetStream limits of the pipeline's streams.
+type Limits struct {
+	RawMaxAge    time.Duration
+	RawMaxBytes  int64
+	ObsMaxAge    time.Duration
+	ObsMaxBytes  int64
+	DeadMaxAge   time.Duration
+	DeadMaxBytes int64
+	// DuplicateWindow is how long Nats-Msg-Id de-duplication remembers ids.
+	DuplicateWindow time.Duration
+	// Replicas is the stream replication factor (1 embedded, 3 on a cluster).
+	Replicas int
+}
+
+// DefaultLimits are the limits used unless configured otherwise.
+func DefaultLimits() Limits {
+	return Limits{
+		RawMaxAge:       24 * time.Hour,
+		RawMaxBytes:     4 << 30,
+		ObsMaxAge:       time.Hour,
+		ObsMaxBytes:     1 << 30,
+		DeadMaxAge:      7 * 24 * time.Hour,
+		DeadMaxBytes:    256 << 20,
+		DuplicateWindow: 2 * time.Minute,
+		Replicas:        1,
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// duration is a time.Duration that reads "60s" from flags, environment
+// variables and YAML alike.
+type duration time.Duration
+
+func (d *duration) String() string { return time.Duration(*d).String() }
+func (d *duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+func (d *duration) UnmarshalYAML(n *yaml.Node) error { return d.Set(n.Value) }
+
+// byteSize is a size in bytes that reads "512MiB", "4GiB" or a plain number.
+type byteSize int64
+
+func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+func (b *byteSize) Set(s string) error {
+	mult := int64(1)
+	t := strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			mult, t = u.m, strings.TrimSpace(strings.TrimSuffix(t, u.suffix))
+			break
+		}
+	}
+	var n int64
+	if _, err := fmt.Sscan(t, &n); err != nil || n < 0 {
+		return fmt.Errorf("invalid size %q (use e.g. 512MiB)", s)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+func (b *byteSize) UnmarshalYAML(n *yaml.Node) error { return b.Set(n.Value) }
+
+// config is everything `cuasd serve` can be told. Each field is a flag, a
+// CUAS_* environment variable (the flag name upper-cased, '-' → '_') and a
+// key of the YAML file given with --config. Precedence: flag, then
+// environment, then file, then default.
+type config struct {
+	ConfigFile string `yaml:"-"`
+
+	HTTPAddr  string `yaml:"http-addr"`
+	BasePath  string `yaml:"base-path"`
+	DataDir   string `yaml:"data-dir"`
+	LogFormat string `yaml:"log-format"`
+	LogLevel  string `yaml:"log-level"`
+
+	NATSURL      string   `yaml:"nats-url"`
+	NATSListen   string   `yaml:"nats-listen"`
+	JSMaxMemory  byteSize `yaml:"js-max-memory"`
+	JSMaxStore   byteSize `yaml:"js-max-store"`
+	JSSync       string   `yaml:"js-sync"`
+	RawMaxAge    duration `yaml:"raw-max-age"`
+	RawMaxBytes  byteSize `yaml:"raw-max-bytes"`
+	ObsMaxAge    duration `yaml:"obs-max-age"`
+	ObsMaxBytes  byteSize `yaml:"obs-max-bytes"`
+	Replicas     int      `yaml:"replicas"`
+	ShutdownWait duration `yaml:"shutdown-timeout"`
+}
+
+func defaultConfig() config {
+	return config{
+		HTTPAddr:     "127.0.0.1:8080",
+		BasePath:     "/api/cuas",
+		DataDir:      "./data",
+		LogFormat:    "text",
+		LogLevel:     "info",
+		NATSListen:   "127.0.0.1:4222",
+		JSMaxMemory:  256 << 20,
+		JSMaxStore:   16 << 30,
+		JSSync:       "1s",
+		RawMaxAge:    duration(24 * time.Hour),
+		RawMaxBytes:  4 << 30,
+		ObsMaxAge:    duration(time.Hour),
+		ObsMaxBytes:  1 << 30,
+		Replicas:     1,
+		ShutdownWait: duration(15 * time.Second),
+	}
+}
+
+// flags binds every config field to a flag of fs.
+func (c *config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration file (keys are the flag names)")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP listen address")
+	fs.StringVar(&c.BasePath, "base-path", c.BasePath, "path prefix of the API and the map")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for JetStream data and keys")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
+	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "external NATS URL; empty starts an embedded nats-server with JetStream")
+	fs.StringVar(&c.NATSListen, "nats-listen", c.NATSListen, "embedded NATS client listener for sensors, or off")
+	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit (e.g. 256MiB)")
+	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit (e.g. 16GiB)")
+	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync policy: an interval (e.g. 1s) or always")
+	fs.Var(&c.RawMaxAge, "raw-max-age", "how long raw frames are kept in CUAS_RAW")
+	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap of CUAS_RAW")
+	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS")
+	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap of CUAS_OBS")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
+	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+}
+
+// parseConfig applies the file, the environment and the flags, in
+// increasing precedence.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	c := defaultConfig()
+	fs := flag.NewFlagSet("cuasd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.flags(fs)
+
+	// Find --config first (flag or CUAS_CONFIG), so the file sits under
+	// the environment and the flags.
+	file := getenv("CUAS_CONFIG")
+	for i, a := range args {
+		switch {
+		case a == "--config" || a == "-config":
+			if i+1 < len(args) {
+				file = args[i+1]
+			}
+		case strings.HasPrefix(a, "--config="), strings.HasPrefix(a, "-config="):
+			file = a[strings.Index(a, "=")+1:]
+		}
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return c, fmt.Errorf("config: %w", err)
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+			return c, fmt.Errorf("config %s: %w", file, err)
+		}
+	}
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "CUAS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" && f.Name != "config" {
+			if err := fs.Set(f.Name, v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	c.ConfigFile = file
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat))
+	}
+	if !strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") {
+		errs = append(errs, fmt.Errorf("--base-path must start with / and not end with one, got %q", c.BasePath))
+	}
+	if c.JSSync != "always" {
+		if _, err := time.ParseDuration(c.JSSync); err != nil {
+			errs = append(errs, fmt.Errorf("--js-sync must be a duration or always, got %q", c.JSSync))
+		}
+	}
+	if c.Replicas < 1 || c.Replicas > 5 {
+		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startServe runs `cuasd serve` in-process on a temporary data dir with
+// ephemeral ports and returns the base URL once it is serving.
+func startServe(t *testing.T, extra ...string) (baseURL string, stop func()) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	args := append([]string{"serve", "--data-dir", dir, "--http-addr", "127.0.0.1:0",
+		"--nats-listen", "off", "--log-level", "warn"}, extra...)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, args, func(string) string { return "" }, pw, io.Discard)
+		pw.Close()
+	}()
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "cuasd serving ") {
+				lines <- strings.TrimPrefix(sc.Text(), "cuasd serving ")
+			}
+		}
+	}()
+	select {
+	case u := <-lines:
+		baseURL = strings.TrimSuffix(u, "/")
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve exited early: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("serve did not start")
+	}
+	return baseURL, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve returned %v", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not shut down")
+		}
+	}
+}
+
+func get(t *testing.T, url string) (*http.Response, []byte) {
+	t.Helper()
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	base, stop := startServe(t)
+	defer stop()
+	root := strings.TrimSuffix(base, "/api/cuas")
+
+	if resp, body := get(t, base+"/readyz"); resp.StatusCode != 200 {
+		t.Fatalf("readyz %d: %s", resp.StatusCode, body)
+	}
+	resp, body := get(t, base+"/v1/honest")
+	var honest map[string]string
+	if resp.StatusCode != 200 || json.Unmarshal(body, &honest) != nil || len(honest) != 7 || honest["doctrine"] != "v11" {
+		t.Fatalf("honest %d: %s", resp.StatusCode, body)
+	}
+	for _, p := range []string{base + "/openapi.json", root + "/openapi.json"} {
+		resp, body := get(t, p)
+		var doc struct {
+			Paths map[string]any `json:"paths"`
+		}
+		if resp.StatusCode != 200 || json.Unmarshal(body, &doc) != nil || doc.Paths["/v1/counter-uas/evaluate"] == nil {
+			t.Fatalf("%s: %d", p, resp.StatusCode)
+		}
+	}
+	if resp, _ := get(t, root+"/api/vessels/healthz"); resp.StatusCode != 200 {
+		t.Errorf("alias healthz %d", resp.StatusCode)
+	}
+	if resp, _ := get(t, root+"/api/vessels/v1/cuas-redirect"); resp.StatusCode != 308 || resp.Header.Get("Location") != "/api/cuas/" {
+		t.Errorf("redirect alias %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body = get(t, root+"/metrics")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(string(body), "cuasd_build_info{") || !strings.Contains(string(body), "go_goroutines") ||
+		!strings.Contains(string(body), "process_") {
+		t.Errorf("metrics %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if resp, body := get(t, base+"/v1/nope"); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("404: %d %s", resp.StatusCode, body)
+	}
+	req, _ := http.NewRequest("DELETE", base+"/v1/honest", nil)
+	r2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.Body.Close()
+	if r2.StatusCode != 405 || r2.Header.Get("Allow") == "" {
+		t.Errorf("405: %d Allow=%q", r2.StatusCode, r2.Header.Get("Allow"))
+	}
+}
+
+func TestServeRestartKeepsData(t *testing.T) {
+	// A second start on the same data dir must work (JetStream recovers).
+	dir := t.TempDir()
+	for i := 0; i < 2; i++ {
+		_, stop := startServe(t, "--data-dir", dir)
+		stop()
+	}
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	f := t.TempDir() + "/c.yaml"
+	if err := writeFile(f, "http-addr: 127.0.0.1:1111\nbase-path: /file\nlog-format: json\n"); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"CUAS_BASE_PATH": "/env", "CUAS_LOG_FORMAT": "text"}
+	c, err := parseConfig([]string{"--config", f, "--log-format", "json"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "127.0.0.1:1111" || c.BasePath != "/env" || c.LogFormat != "json" {
+		t.Errorf("precedence: %+v", c)
+	}
+	if _, err := parseConfig([]string{"--config", f}, func(string) string { return "" }, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	bad := t.TempDir() + "/bad.yaml"
+	_ = writeFile(bad, "no-such-key: 1\n")
+	if _, err := parseConfig([]string{"--config", bad}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("unknown config key accepted")
+	}
+	if _, err := parseConfig([]string{"--log-format", "xml"}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Error("bad log format accepted")
+	}
+}
