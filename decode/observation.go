@@ -62,6 +62,22 @@ type Observation struct {
 	OperatorLat         float64 `json:"operator_lat,omitempty"`
 	OperatorLon         float64 `json:"operator_lon,omitempty"`
 
+	// CPR is an undecoded ADS-B Compact Position Report: positions need a
+	// pair of frames or a reference, which only fusion has.
+	HasCPR     bool   `json:"has_cpr,omitempty"`
+	CPROdd     bool   `json:"cpr_odd,omitempty"`
+	CPRSurface bool   `json:"cpr_surface,omitempty"`
+	CPRLat     uint32 `json:"cpr_lat,omitempty"`
+	CPRLon     uint32 `json:"cpr_lon,omitempty"`
+	// ModeSReply marks an observation from a Mode S reply (DF0/4/5/16/20/21)
+	// whose address was recovered from its parity: it may only update an
+	// aircraft seen recently, since any corrupted reply yields some address.
+	ModeSReply bool `json:"mode_s_reply,omitempty"`
+
+	// IngestUnixNano is when cuasd first accepted the frame (pipeline
+	// latency is measured from it; TimeUnixNano may be a replayed past).
+	IngestUnixNano int64 `json:"ingest_unix_nano,omitempty"`
+
 	// Warnings are the decoder's plausibility findings (spoofing indicators).
 	Warnings []string `json:"warnings,omitempty"`
 }

@@ -1,0 +1,183 @@
+package decode
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// The observation wire format is a compact binary record, because the
+// pipeline moves hundreds of thousands of observations a second and JSON
+// would cost more than decoding the frames. Layout (little endian):
+//
+//	u8 version (1) | u32 flags | i64 time | i64 ingest |
+//	f64 lat | f64 lon | f64 alt | f64 speed | f64 heading | f64 vrate |
+//	f64 oplat | f64 oplon | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
+//	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
+//	callsign category poskind altkind emergency squawk |
+//	u16 nwarnings, each a string
+//
+// A batch is a sequence of records each preceded by a u32 length.
+const codecVersion = 1
+
+const (
+	flHasPos = 1 << iota
+	flHasAlt
+	flHasVel
+	flHasOpPos
+	flHasCPR
+	flCPROdd
+	flCPRSurface
+	flModeS
+)
+
+// ErrCodec reports a malformed observation record.
+var ErrCodec = errors.New("decode: malformed observation record")
+
+// AppendBinary appends the wire form of o to b.
+func (o *Observation) AppendBinary(b []byte) []byte {
+	var fl uint32
+	set := func(c bool, f uint32) {
+		if c {
+			fl |= f
+		}
+	}
+	set(o.HasPosition, flHasPos)
+	set(o.HasAltitude, flHasAlt)
+	set(o.HasVelocity, flHasVel)
+	set(o.HasOperatorPosition, flHasOpPos)
+	set(o.HasCPR, flHasCPR)
+	set(o.CPROdd, flCPROdd)
+	set(o.CPRSurface, flCPRSurface)
+	set(o.ModeSReply, flModeS)
+	b = append(b, codecVersion)
+	b = binary.LittleEndian.AppendUint32(b, fl)
+	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
+	b = binary.LittleEndian.AppendUint64(b, uint64(o.IngestUnixNano))
+	for _, f := range [...]float64{o.Lat, o.Lon, o.AltM, o.SpeedMps, o.HeadingDeg, o.VRateMps, o.OperatorLat, o.OperatorLon} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+	}
+	b = binary.LittleEndian.AppendUint32(b, o.CPRLat)
+	b = binary.LittleEndian.AppendUint32(b, o.CPRLon)
+	b = append(b, o.SystemID, o.ComponentID)
+	for _, s := range [...]string{string(o.Protocol), o.Key, o.Sensor, o.ICAO, o.UASID, o.OperatorID,
+		o.Callsign, o.Category, o.PositionMethod, o.AltKind, o.Emergency, o.Squawk} {
+		b = appendStr(b, s)
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(min(len(o.Warnings), math.MaxUint16)))
+	for i, w := range o.Warnings {
+		if i == math.MaxUint16 {
+			break
+		}
+		b = appendStr(b, w)
+	}
+	return b
+}
+
+func appendStr(b []byte, s string) []byte {
+	if len(s) > math.MaxUint16 {
+		s = s[:math.MaxUint16]
+	}
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
+}
+
+// UnmarshalBinary decodes one record produced by AppendBinary into o,
+// replacing its contents.
+func (o *Observation) UnmarshalBinary(b []byte) error {
+	r := reader{b: b}
+	if r.u8() != codecVersion {
+		return ErrCodec
+	}
+	fl := r.u32()
+	*o = Observation{
+		TimeUnixNano:   int64(r.u64()),
+		IngestUnixNano: int64(r.u64()),
+	}
+	o.HasPosition = fl&flHasPos != 0
+	o.HasAltitude = fl&flHasAlt != 0
+	o.HasVelocity = fl&flHasVel != 0
+	o.HasOperatorPosition = fl&flHasOpPos != 0
+	o.HasCPR = fl&flHasCPR != 0
+	o.CPROdd = fl&flCPROdd != 0
+	o.CPRSurface = fl&flCPRSurface != 0
+	o.ModeSReply = fl&flModeS != 0
+	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon} {
+		*f = math.Float64frombits(r.u64())
+	}
+	o.CPRLat, o.CPRLon = r.u32(), r.u32()
+	o.SystemID, o.ComponentID = r.u8(), r.u8()
+	o.Protocol = Protocol(r.str())
+	for _, s := range [...]*string{&o.Key, &o.Sensor, &o.ICAO, &o.UASID, &o.OperatorID,
+		&o.Callsign, &o.Category, &o.PositionMethod, &o.AltKind, &o.Emergency, &o.Squawk} {
+		*s = r.str()
+	}
+	if n := int(r.u16()); n > 0 && !r.bad {
+		o.Warnings = make([]string, 0, min(n, 64))
+		for i := 0; i < n && !r.bad; i++ {
+			o.Warnings = append(o.Warnings, r.str())
+		}
+	}
+	if r.bad || len(r.b) != 0 {
+		return ErrCodec
+	}
+	return nil
+}
+
+// AppendBatch appends o to a batch (a u32 length prefix, then the record).
+func (o *Observation) AppendBatch(b []byte) []byte {
+	at := len(b)
+	b = append(b, 0, 0, 0, 0)
+	b = o.AppendBinary(b)
+	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)-at-4))
+	return b
+}
+
+// EachInBatch calls fn for every record of a batch, decoding into a reused
+// Observation; fn must copy what it keeps.
+func EachInBatch(b []byte, fn func(*Observation) error) error {
+	var o Observation
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return ErrCodec
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		if n > len(b)-4 {
+			return ErrCodec
+		}
+		if err := o.UnmarshalBinary(b[4 : 4+n]); err != nil {
+			return err
+		}
+		if err := fn(&o); err != nil {
+			return err
+		}
+		b = b[4+n:]
+	}
+	return nil
+}
+
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) take(n int) []byte {
+	if r.bad || len(r.b) < n {
+		r.bad = true
+		return make([]byte, n)
+	}
+	v := r.b[:n]
+	r.b = r.b[n:]
+	return v
+}
+func (r *reader) u8() uint8   { return r.take(1)[0] }
+func (r *reader) u16() uint16 { return binary.LittleEndian.Uint16(r.take(2)) }
+func (r *reader) u32() uint32 { return binary.LittleEndian.Uint32(r.take(4)) }
+func (r *reader) u64() uint64 { return binary.LittleEndian.Uint64(r.take(8)) }
+func (r *reader) str() string {
+	n := int(r.u16())
+	if r.bad {
+		return ""
+	}
+	return string(r.take(n))
+}
