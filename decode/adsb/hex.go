@@ -1,0 +1,59 @@
+package adsb
+
+// ParseHex reads the hexadecimal text of one frame into dst and returns the
+// number of bytes written. Upper and lower case are accepted, and so are
+// spaces, tabs and line breaks anywhere (frames are often pasted in
+// groups); an AVR-style leading '*' and trailing ';' are tolerated too.
+// It returns ErrHex for any other character or an odd number of digits
+// and ErrLength for more than 14 bytes. It does not allocate.
+func ParseHex(dst *[14]byte, s string) (int, error) {
+	n := 0
+	half := false
+	var hi byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var v byte
+		switch {
+		case c >= '0' && c <= '9':
+			v = c - '0'
+		case c >= 'a' && c <= 'f':
+			v = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			v = c - 'A' + 10
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		case c == '*' && n == 0 && !half:
+			continue
+		case c == ';' && isSpaceTail(s[i+1:]):
+			i = len(s)
+			continue
+		default:
+			return 0, ErrHex
+		}
+		if !half {
+			hi, half = v, true
+			continue
+		}
+		if n == len(dst) {
+			return 0, ErrLength
+		}
+		dst[n] = hi<<4 | v
+		n++
+		half = false
+	}
+	if half {
+		return 0, ErrHex
+	}
+	return n, nil
+}
+
+func isSpaceTail(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return false
+		}
+	}
+	return true
+}
