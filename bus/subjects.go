@@ -39,6 +39,9 @@ const (
 	HeaderFraming = "Cuas-Framing"
 	// HeaderReason is the dead-letter reason.
 	HeaderReason = "Cuas-Reason"
+	// HeaderIngestTime is when cuasd accepted the frame (Unix ns); pipeline
+	// latency is measured from it.
+	HeaderIngestTime = "Cuas-Ingest-Ns"
 	// HeaderMsgID is NATS's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
 )

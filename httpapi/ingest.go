@@ -1,8 +1,119 @@
 package httpapi
 
-import "net/http"
+import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strings"
 
-// RawPublisher publishes raw frames to the pipeline.
-type RawPublisher interface{}
+	"github.com/go-chi/chi/v5"
 
-func handleIngest(d Deps) http.HandlerFunc { return notBuilt("HTTP ingest") }
+	"github.com/cuasd/cuasd/ingest"
+)
+
+// RawPublisher publishes raw frames to the pipeline and returns once
+// JetStream has acknowledged them.
+type RawPublisher interface {
+	PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []ingest.Frame) (ingest.Result, error)
+}
+
+// MaxIngestFrames caps the frames of one ingest request.
+const MaxIngestFrames = 1000
+
+var sensorRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+type ingestRequest struct {
+	Frames       []string `json:"frames"`
+	FramesBase64 []string `json:"frames_base64"`
+	Sensor       string   `json:"sensor"`
+	RecvUnixNano int64    `json:"recv_time_unix_ns"`
+}
+
+// handleIngest serves POST /v1/ingest/{protocol}: 202 only after JetStream
+// acknowledged every frame, 429/503 with Retry-After under back-pressure.
+func handleIngest(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		protocol := chi.URLParam(r, "protocol")
+		if !ingest.ValidProtocol(protocol) {
+			writeProblem(w, r, http.StatusNotFound,
+				fmt.Sprintf("unknown protocol %q; use one of %s", protocol, strings.Join(ingest.Protocols, ", ")))
+			return
+		}
+		if d.Publisher == nil {
+			unavailable(w, r, "the pipeline publisher")
+			return
+		}
+		var req ingestRequest
+		if !decodeJSON(w, r, &req, 4*DefaultMaxBody) {
+			return
+		}
+		if req.Sensor == "" {
+			req.Sensor = "http"
+		}
+		var errs []FieldError
+		if !sensorRE.MatchString(req.Sensor) {
+			errs = append(errs, FieldError{"sensor", "must be 1-64 letters, digits, '-' or '_'"})
+		}
+		n := len(req.Frames) + len(req.FramesBase64)
+		switch {
+		case n == 0:
+			errs = append(errs, FieldError{"frames", "give at least one frame in frames (hex) or frames_base64"})
+		case n > MaxIngestFrames:
+			errs = append(errs, FieldError{"frames", fmt.Sprintf("at most %d frames per request, got %d", MaxIngestFrames, n)})
+		}
+		if req.RecvUnixNano < 0 {
+			errs = append(errs, FieldError{"recv_time_unix_ns", "must not be negative"})
+		}
+		if len(errs) > 0 {
+			writeProblem(w, r, http.StatusBadRequest, errs[0].Field+": "+errs[0].Message, errs...)
+			return
+		}
+		frames := make([]ingest.Frame, 0, n)
+		for i, h := range req.Frames {
+			b, err := hex.DecodeString(strings.Join(strings.Fields(h), ""))
+			if err != nil || len(b) == 0 {
+				writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames[%d] is not non-empty hex: %q", i, clip(h)),
+					FieldError{fmt.Sprintf("frames[%d]", i), "not hex"})
+				return
+			}
+			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano})
+		}
+		for i, s := range req.FramesBase64 {
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil || len(b) == 0 {
+				writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames_base64[%d] is not non-empty base64", i),
+					FieldError{fmt.Sprintf("frames_base64[%d]", i), "not base64"})
+				return
+			}
+			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano})
+		}
+		res, err := d.Publisher.PublishFrames(r.Context(), "http", protocol, req.Sensor, frames)
+		if err != nil {
+			var bp interface{ Backpressure() bool }
+			w.Header().Set("Retry-After", "1")
+			if errors.As(err, &bp) && bp.Backpressure() {
+				writeProblem(w, r, http.StatusTooManyRequests,
+					fmt.Sprintf("the pipeline is saturated (%d of %d frames stored); retry the request, stored frames are de-duplicated", res.Accepted+res.Duplicates, n))
+				return
+			}
+			d.Logger.Warn("ingest publish failed", "protocol", protocol, "err", err)
+			writeProblem(w, r, http.StatusServiceUnavailable, "JetStream did not acknowledge the frames; retry the request")
+			return
+		}
+		writeJSON(w, http.StatusAccepted, map[string]any{
+			"accepted": res.Accepted, "duplicates": res.Duplicates, "subject": res.Subject,
+		})
+	}
+}
+
+// clip shortens user input quoted back in an error.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}

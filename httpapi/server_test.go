@@ -230,7 +230,7 @@ func TestMetricsUseRoutePatterns(t *testing.T) {
 	do(t, h, "GET", testBase+"/v1/drones/some-id", nil)
 	rec := do(t, h, "GET", "/metrics", nil)
 	body := rec.Body.String()
-	if rec.Code != 200 || !strings.Contains(body, `http_request_duration_seconds_count{code="501",method="GET",route="/api/cuas/v1/drones/{id}"} 1`) {
+	if rec.Code != 200 || !strings.Contains(body, `method="GET",route="/api/cuas/v1/drones/{id}"} 1`) {
 		t.Fatalf("metrics lack the route pattern series:\n%s", body)
 	}
 	if strings.Contains(body, "some-id") {

@@ -1,9 +1,235 @@
 package httpapi
 
-import "net/http"
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/cuasd/cuasd/fusion"
+)
 
 // TrackReader reads the fused track picture.
-type TrackReader interface{}
+type TrackReader interface {
+	List(f fusion.Filter) []fusion.Track
+	Get(id string) (fusion.Track, bool)
+}
 
-func handleTracksList(d Deps) http.HandlerFunc { return notBuilt("the track store") }
-func handleTrackGet(d Deps) http.HandlerFunc   { return notBuilt("the track store") }
+// trackJSON is the wire form of a track (schema Track).
+type trackJSON struct {
+	ID           string      `json:"id"`
+	Protocols    []string    `json:"protocols"`
+	ICAO         string      `json:"icao,omitempty"`
+	UASID        string      `json:"uas_id,omitempty"`
+	OperatorID   string      `json:"operator_id,omitempty"`
+	Callsign     string      `json:"callsign,omitempty"`
+	Category     string      `json:"category,omitempty"`
+	Lat          *float64    `json:"lat,omitempty"`
+	Lon          *float64    `json:"lon,omitempty"`
+	PosMethod    string      `json:"position_method,omitempty"`
+	AltM         *float64    `json:"alt_m,omitempty"`
+	AltKind      string      `json:"alt_kind,omitempty"`
+	SpeedMps     *float64    `json:"speed_mps,omitempty"`
+	HeadingDeg   *float64    `json:"heading_deg,omitempty"`
+	VRateMps     *float64    `json:"vertical_rate_mps,omitempty"`
+	OperatorLat  *float64    `json:"operator_lat,omitempty"`
+	OperatorLon  *float64    `json:"operator_lon,omitempty"`
+	Squawk       string      `json:"squawk,omitempty"`
+	Emergency    string      `json:"emergency,omitempty"`
+	Sensors      []string    `json:"sensors"`
+	FirstSeen    time.Time   `json:"first_seen"`
+	LastSeen     time.Time   `json:"last_seen"`
+	Observations uint64      `json:"observations"`
+	Warnings     []string    `json:"warnings,omitempty"`
+	History      []pointJSON `json:"history,omitempty"`
+}
+
+type pointJSON struct {
+	T    time.Time `json:"t"`
+	Lat  float64   `json:"lat"`
+	Lon  float64   `json:"lon"`
+	AltM *float64  `json:"alt_m,omitempty"`
+}
+
+func fptr(v float64) *float64 { return &v }
+
+func round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+func toTrackJSON(t fusion.Track, history bool) trackJSON {
+	j := trackJSON{
+		ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
+		Callsign: t.Callsign, Category: t.Category, Squawk: t.Squawk, Emergency: t.Emergency,
+		Sensors: t.Sensors, FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, Observations: t.Observations,
+		Warnings: t.Warnings,
+	}
+	if j.Sensors == nil {
+		j.Sensors = []string{}
+	}
+	if t.HasPosition {
+		j.Lat, j.Lon, j.PosMethod = fptr(round(t.Lat, 6)), fptr(round(t.Lon, 6)), t.PositionMethod
+	}
+	if t.HasAltitude {
+		j.AltM, j.AltKind = fptr(round(t.AltM, 1)), t.AltKind
+	}
+	if t.HasVelocity {
+		j.SpeedMps, j.HeadingDeg, j.VRateMps = fptr(round(t.SpeedMps, 2)), fptr(round(t.HeadingDeg, 1)), fptr(round(t.VRateMps, 2))
+	}
+	if t.HasOperator {
+		j.OperatorLat, j.OperatorLon = fptr(round(t.OperatorLat, 6)), fptr(round(t.OperatorLon, 6))
+	}
+	if history {
+		for _, p := range t.History {
+			pj := pointJSON{T: time.Unix(0, p.T).UTC(), Lat: round(p.Lat, 6), Lon: round(p.Lon, 6)}
+			if p.HasAlt {
+				pj.AltM = fptr(round(float64(p.Alt), 1))
+			}
+			j.History = append(j.History, pj)
+		}
+	}
+	return j
+}
+
+// queryChecker validates query parameters: unknown names are an error.
+type queryChecker struct {
+	r    *http.Request
+	errs []FieldError
+}
+
+func newQuery(r *http.Request, allowed ...string) *queryChecker {
+	q := &queryChecker{r: r}
+	for name := range r.URL.Query() {
+		ok := false
+		for _, a := range allowed {
+			if name == a {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			q.errs = append(q.errs, FieldError{name, "unknown query parameter; allowed: " + strings.Join(allowed, ", ")})
+		}
+	}
+	return q
+}
+
+func (q *queryChecker) str(name string, enum ...string) string {
+	v := q.r.URL.Query().Get(name)
+	if v == "" || len(enum) == 0 {
+		return v
+	}
+	for _, e := range enum {
+		if v == e {
+			return v
+		}
+	}
+	q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be one of %s, got %q", strings.Join(enum, ", "), clip(v))})
+	return ""
+}
+
+func (q *queryChecker) intIn(name string, def, lo, hi int) int {
+	v := q.r.URL.Query().Get(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be an integer in [%d, %d], got %q", lo, hi, clip(v))})
+		return def
+	}
+	return n
+}
+
+func (q *queryChecker) floatIn(name string, lo, hi float64) (float64, bool) {
+	v := q.r.URL.Query().Get(name)
+	if v == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < lo || f > hi {
+		q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be a number in [%g, %g], got %q", lo, hi, clip(v))})
+		return 0, false
+	}
+	return f, true
+}
+
+// failed writes a 400 listing every invalid parameter.
+func (q *queryChecker) failed(w http.ResponseWriter) bool {
+	if len(q.errs) == 0 {
+		return false
+	}
+	writeProblem(w, q.r, http.StatusBadRequest, q.errs[0].Field+": "+q.errs[0].Message, q.errs...)
+	return true
+}
+
+var protocolEnum = []string{"adsb", "remoteid", "mavlink"}
+
+// handleTracksList serves GET /v1/tracks.
+func handleTracksList(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		q := newQuery(r, "protocol", "bbox", "limit")
+		f := fusion.Filter{Protocol: q.str("protocol", protocolEnum...), Limit: q.intIn("limit", 1000, 1, 10000)}
+		if s := r.URL.Query().Get("bbox"); s != "" {
+			bb, err := parseBBox(s)
+			if err != nil {
+				q.errs = append(q.errs, FieldError{"bbox", err.Error()})
+			}
+			f.BBox = bb
+		}
+		if q.failed(w) {
+			return
+		}
+		if d.Tracks == nil {
+			unavailable(w, r, "the track store")
+			return
+		}
+		tracks := d.Tracks.List(f)
+		out := make([]trackJSON, len(tracks))
+		for i, t := range tracks {
+			out[i] = toTrackJSON(t, false)
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"tracks": out, "count": len(out)})
+	}
+}
+
+func parseBBox(s string) (*[4]float64, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 4 {
+		return nil, fmt.Errorf("must be min_lon,min_lat,max_lon,max_lat")
+	}
+	var bb [4]float64
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("value %d is not a number", i+1)
+		}
+		bb[i] = v
+	}
+	if bb[0] < -180 || bb[2] > 180 || bb[1] < -90 || bb[3] > 90 || bb[0] > bb[2] || bb[1] > bb[3] {
+		return nil, fmt.Errorf("must satisfy -180 ≤ min_lon ≤ max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90")
+	}
+	return &bb, nil
+}
+
+// handleTrackGet serves GET /v1/tracks/{id}.
+func handleTrackGet(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Tracks == nil {
+			unavailable(w, r, "the track store")
+			return
+		}
+		id := fusion.TrackID(chi.URLParam(r, "id"))
+		t, ok := d.Tracks.Get(id)
+		if !ok {
+			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no live track %q (tracks expire after their TTL)", clip(id)))
+			return
+		}
+		writeJSON(w, http.StatusOK, toTrackJSON(t, true))
+	}
+}

@@ -75,6 +75,8 @@ type config struct {
 	ObsMaxAge    duration `yaml:"obs-max-age"`
 	ObsMaxBytes  byteSize `yaml:"obs-max-bytes"`
 	Replicas     int      `yaml:"replicas"`
+	TrackTTL     duration `yaml:"track-ttl"`
+	ADSBFix      bool     `yaml:"adsb-fix"`
 	ShutdownWait duration `yaml:"shutdown-timeout"`
 }
 
@@ -94,6 +96,7 @@ func defaultConfig() config {
 		ObsMaxAge:    duration(time.Hour),
 		ObsMaxBytes:  1 << 30,
 		Replicas:     1,
+		TrackTTL:     duration(60 * time.Second),
 		ShutdownWait: duration(15 * time.Second),
 	}
 }
@@ -116,6 +119,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS")
 	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap of CUAS_OBS")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
+	fs.Var(&c.TrackTTL, "track-ttl", "how long a track lives without updates")
+	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
 }
 

@@ -81,6 +81,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	buildInfo.WithLabelValues(version(), runtime.Version()).Set(1)
 	reg.MustRegister(buildInfo)
 
+	st := startPipeline(ctx, b, cfg, reg, log)
+	defer st.stop()
+
 	deps := httpapi.Deps{
 		Logger:   log,
 		Version:  version(),
@@ -88,6 +91,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Registry: reg,
 		Gatherer: reg,
 		Ready:    b.Ready,
+
+		Publisher: st.publisher,
+		Tracks:    st.store,
 	}
 	handler := httpapi.NewServer(deps)
 

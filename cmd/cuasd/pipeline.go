@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/pipeline"
+)
+
+// stages are the pipeline's long-running parts, started by startPipeline
+// and stopped, in order, by stop.
+type stages struct {
+	store     *fusion.Store
+	publisher *ingest.Publisher
+	wg        sync.WaitGroup
+	cancel    context.CancelFunc
+}
+
+// startPipeline starts the decoder workers, the fusion consumer and track
+// expiry on b.
+func startPipeline(ctx context.Context, b *bus.Bus, cfg config, reg prometheus.Registerer, log *slog.Logger) *stages {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &stages{cancel: cancel}
+	s.publisher = ingest.NewPublisher(b.JS, reg)
+	s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(cfg.TrackTTL)})
+
+	m := pipeline.NewMetrics(reg)
+	for _, dec := range frameDecoders(cfg) {
+		w := pipeline.NewWorker(b.JS, dec, m, log)
+		s.goRun(ctx, log, "decoder "+string(dec.Protocol()), w.Run)
+	}
+	cons := fusion.NewConsumer(b.JS, s.store, log, reg, nil)
+	s.goRun(ctx, log, "fusion", cons.Run)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.store.RunExpiry(ctx, time.Second, nil)
+	}()
+	return s
+}
+
+// frameDecoders are the protocols the pipeline decodes.
+func frameDecoders(cfg config) []pipeline.FrameDecoder {
+	return []pipeline.FrameDecoder{&pipeline.ADSB{Fix: cfg.ADSBFix}}
+}
+
+// goRun runs fn until ctx ends, restarting it after a pause if it fails
+// (for example while NATS is reconnecting).
+func (s *stages) goRun(ctx context.Context, log *slog.Logger, name string, fn func(context.Context) error) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for ctx.Err() == nil {
+			if err := fn(ctx); err != nil && ctx.Err() == nil {
+				log.Error("pipeline stage failed; restarting", "stage", name, "err", err)
+				select {
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+				}
+			}
+		}
+	}()
+}
+
+// stop stops every stage and waits for them.
+func (s *stages) stop() {
+	s.cancel()
+	s.wg.Wait()
+}

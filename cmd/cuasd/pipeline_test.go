@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/internal/testshared"
+)
+
+func postJSON(t *testing.T, url string, body any) (*http.Response, []byte) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, out
+}
+
+type adsbVector struct {
+	ID     string          `json:"id"`
+	Kind   string          `json:"kind"`
+	Even   json.RawMessage `json:"even"`
+	Odd    json.RawMessage `json:"odd"`
+	Newest string          `json:"newest"`
+	Note   string          `json:"note"`
+	Expect struct {
+		Lat  float64  `json:"lat"`
+		Lon  float64  `json:"lon"`
+		TolD *float64 `json:"tolerance_deg"`
+		TolR *float64 `json:"tolerance_rel"`
+		Dec  *int     `json:"decimals"`
+	} `json:"expect"`
+}
+
+// TestPipelineADSBPairsBecomeTracks publishes the reference even/odd pairs
+// (pyModeS, the 1090 MHz Riddle, rs1090, dump1090 decodes) through HTTP
+// ingest and checks that the decoder workers and fusion resolve each to the
+// reference position.
+func TestPipelineADSBPairsBecomeTracks(t *testing.T) {
+	raw, err := os.ReadFile(testshared.Path(t, "vectors", "adsb.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vecs []adsbVector
+	if err := json.Unmarshal(raw, &vecs); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServe(t)
+	defer stop()
+
+	type want struct {
+		id       string
+		lat, lon float64
+		tol      float64
+	}
+	wants := map[string]want{}
+	t0 := time.Now().Add(-5 * time.Second).UnixNano()
+	for _, v := range vecs {
+		if v.Kind != "cpr_global_airborne" || strings.Contains(v.Note, "hours apart") {
+			continue
+		}
+		var even, odd string
+		if json.Unmarshal(v.Even, &even) != nil || json.Unmarshal(v.Odd, &odd) != nil {
+			t.Fatalf("%s: frames are not hex strings", v.ID)
+		}
+		icao := strings.ToUpper(even[2:8])
+		if _, dup := wants[icao]; dup {
+			continue // one pair per aircraft: a track's newest frame decides
+		}
+		older, newer := odd, even
+		if v.Newest == "odd" {
+			older, newer = even, odd
+		}
+		for i, f := range []string{older, newer} {
+			resp, body := postJSON(t, base+"/v1/ingest/adsb", map[string]any{
+				"frames": []string{f}, "sensor": "test", "recv_time_unix_ns": t0 + int64(i)*int64(time.Second),
+			})
+			if resp.StatusCode != 202 {
+				t.Fatalf("ingest %s: %d %s", v.ID, resp.StatusCode, body)
+			}
+		}
+		tol := 0.001
+		switch {
+		case v.Expect.TolD != nil:
+			tol = *v.Expect.TolD
+		case v.Expect.TolR != nil:
+			tol = *v.Expect.TolR * math.Max(math.Abs(v.Expect.Lat), math.Abs(v.Expect.Lon))
+		case v.Expect.Dec != nil:
+			tol = 1.5 * math.Pow(10, -float64(*v.Expect.Dec))
+		}
+		wants[icao] = want{v.ID, v.Expect.Lat, v.Expect.Lon, tol}
+	}
+	if len(wants) < 5 {
+		t.Fatalf("only %d reference pairs found", len(wants))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		missing := []string{}
+		for icao, w := range wants {
+			resp, body := get(t, base+"/v1/tracks/adsb:"+icao)
+			if resp.StatusCode != 200 {
+				missing = append(missing, icao)
+				continue
+			}
+			var tr struct {
+				Lat, Lon *float64
+				Sensors  []string
+			}
+			_ = json.Unmarshal(body, &tr)
+			if tr.Lat == nil {
+				missing = append(missing, icao)
+				continue
+			}
+			if math.Abs(*tr.Lat-w.lat) > w.tol || math.Abs(*tr.Lon-w.lon) > w.tol {
+				t.Errorf("%s (%s): position %.5f,%.5f, reference %.5f,%.5f", w.id, icao, *tr.Lat, *tr.Lon, w.lat, w.lon)
+			}
+			delete(wants, icao)
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no resolved position for %v", missing)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestPipelineDedupAndDeadLetters re-publishes a frame with the same
+// reception identity (nothing is added) and publishes garbage (it reaches
+// the dead-letter stream with a reason, counted by reason).
+func TestPipelineDedupAndDeadLetters(t *testing.T) {
+	base, stop := startServe(t)
+	defer stop()
+	root := strings.TrimSuffix(base, "/api/cuas")
+	req := map[string]any{"frames": []string{"8D406B902015A678D4D220AA4BDA"}, "recv_time_unix_ns": time.Now().UnixNano()}
+	resp, body := postJSON(t, base+"/v1/ingest/adsb", req)
+	if resp.StatusCode != 202 || !strings.Contains(string(body), `"accepted":1`) {
+		t.Fatalf("first: %d %s", resp.StatusCode, body)
+	}
+	resp, body = postJSON(t, base+"/v1/ingest/adsb", req)
+	if resp.StatusCode != 202 || !strings.Contains(string(body), `"accepted":0,"duplicates":1`) {
+		t.Fatalf("repeat: %d %s", resp.StatusCode, body)
+	}
+	// A frame with a broken CRC (last byte changed) and one of a wrong length.
+	resp, body = postJSON(t, base+"/v1/ingest/adsb", map[string]any{"frames": []string{"8D406B902015A678D4D220AA4BDB", "8D40"}})
+	if resp.StatusCode != 202 {
+		t.Fatalf("garbage: %d %s", resp.StatusCode, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, m := get(t, root+"/metrics")
+		s := string(m)
+		if strings.Contains(s, `cuasd_frames_rejected_total{protocol="adsb",reason="crc"} 1`) &&
+			strings.Contains(s, `cuasd_frames_rejected_total{protocol="adsb",reason="length"} 1`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dead letters not counted:\n%s", grep(s, "cuasd_frames"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// The identification frame became a track with its callsign.
+	for {
+		resp, body := get(t, base+"/v1/tracks/adsb:406B90")
+		if resp.StatusCode == 200 {
+			if !strings.Contains(string(body), `"callsign":"EZY85MH"`) {
+				t.Fatalf("track: %s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no track for 406B90")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func grep(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return fmt.Sprint(strings.Join(out, "\n"))
+}

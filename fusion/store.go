@@ -1,0 +1,468 @@
+package fusion
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/adsb"
+)
+
+// Config tunes the store.
+type Config struct {
+	// TTL is how long a track lives without updates (default 60 s).
+	TTL time.Duration
+	// CPRPairWindow is the longest time between an even and an odd ADS-B
+	// frame that may be combined for a global position (default 10 s).
+	CPRPairWindow time.Duration
+	// LocalRefMaxAge is the oldest last fix used as the reference of local
+	// CPR decoding (default 60 s).
+	LocalRefMaxAge time.Duration
+	// MaxSpeedMps is the speed beyond which a new position is rejected as
+	// implausible (default 700 m/s, about Mach 2 at altitude).
+	MaxSpeedMps float64
+	// Now is the wall clock (tests replace it).
+	Now func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.TTL <= 0 {
+		c.TTL = 60 * time.Second
+	}
+	if c.CPRPairWindow <= 0 {
+		c.CPRPairWindow = 10 * time.Second
+	}
+	if c.LocalRefMaxAge <= 0 {
+		c.LocalRefMaxAge = 60 * time.Second
+	}
+	if c.MaxSpeedMps <= 0 {
+		c.MaxSpeedMps = 700
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Update says what an observation changed, for the evaluator.
+type Update struct {
+	TrackID     string
+	NewTrack    bool
+	PositionNew bool
+}
+
+// Store is the track store: tracks keyed by identity, merged across
+// protocols when an identity links them. It is safe for concurrent use.
+type Store struct {
+	cfg Config
+
+	mu     sync.RWMutex
+	tracks map[string]*track
+	// alias maps identity keys ("adsb:406B90", "uas:1596F3...", "mav:1-1@udp")
+	// to track ids, so observations of one object from several protocols
+	// land on one track.
+	alias map[string]string
+	// dataClock is the newest receive time seen: expiry is measured on it
+	// as well as on the wall clock, so a replayed old capture still shows.
+	dataClock int64
+	// dropped counts observations that could not be applied, by reason.
+	dropped map[string]uint64
+	version uint64
+}
+
+// NewStore returns an empty store.
+func NewStore(cfg Config) *Store {
+	cfg.defaults()
+	return &Store{cfg: cfg, tracks: map[string]*track{}, alias: map[string]string{}, dropped: map[string]uint64{}}
+}
+
+// TTL is the configured track lifetime.
+func (s *Store) TTL() time.Duration { return s.cfg.TTL }
+
+func trackPrefix(p decode.Protocol) string {
+	switch p {
+	case decode.ADSB:
+		return "adsb:"
+	case decode.RemoteID:
+		return "rid:"
+	case decode.MAVLink:
+		return "mav:"
+	}
+	return string(p) + ":"
+}
+
+// Apply merges one observation into the store.
+func (s *Store) Apply(o *decode.Observation) (Update, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.applyLocked(o)
+}
+
+// ApplyBatch merges observations under one lock acquisition and returns
+// the updates they made.
+func (s *Store) ApplyBatch(obs []decode.Observation) []Update {
+	s.mu.Lock()
+	ups := make([]Update, 0, len(obs))
+	for i := range obs {
+		if u, ok := s.applyLocked(&obs[i]); ok {
+			ups = append(ups, u)
+		}
+	}
+	s.mu.Unlock()
+	return ups
+}
+
+func (s *Store) drop(reason string) { s.dropped[reason]++ }
+
+func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
+	if o.Key == "" {
+		s.drop("no_identity")
+		return Update{}, false
+	}
+	now := s.cfg.Now().UnixNano()
+	recv := o.TimeUnixNano
+	if recv == 0 {
+		recv = now
+	}
+	if recv > s.dataClock {
+		s.dataClock = recv
+	}
+	key := trackPrefix(o.Protocol) + o.Key
+	id, ok := s.alias[key]
+	if !ok && o.UASID != "" {
+		id, ok = s.alias["uas:"+o.UASID]
+	}
+	t := s.tracks[id]
+	if ok && t != nil && s.expiredLocked(t, now) {
+		s.removeLocked(t)
+		t = nil
+	}
+	if t == nil {
+		if o.ModeSReply {
+			// A Mode S reply's address comes from its parity: any corrupted
+			// reply yields *some* address, so it may only update an aircraft
+			// that announced itself with a CRC-checked squitter.
+			s.drop("mode_s_unknown_aircraft")
+			return Update{}, false
+		}
+		t = &track{id: key, firstSeen: recv}
+		s.tracks[key] = t
+		s.alias[key] = key
+	}
+	up := Update{TrackID: t.id, NewTrack: t.nObs == 0}
+	t.protocols |= maskOf(o.Protocol)
+	t.nObs++
+	if recv > t.lastSeen {
+		t.lastSeen = recv
+	}
+	if recv < t.firstSeen {
+		t.firstSeen = recv
+	}
+	t.lastUpdate = now
+	t.addSensor(o.Sensor)
+	s.alias[key] = t.id
+	setStr := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	setStr(&t.icao, o.ICAO)
+	if o.UASID != "" {
+		t.uasID = o.UASID
+		s.alias["uas:"+o.UASID] = t.id
+	}
+	setStr(&t.operatorID, o.OperatorID)
+	setStr(&t.callsign, o.Callsign)
+	setStr(&t.category, o.Category)
+	setStr(&t.squawk, o.Squawk)
+	setStr(&t.emergency, o.Emergency)
+	if o.SystemID != 0 {
+		t.systemID, t.componentID = o.SystemID, o.ComponentID
+	}
+	if o.HasAltitude {
+		t.hasAlt, t.alt, t.altKind = true, o.AltM, o.AltKind
+	}
+	if o.HasVelocity {
+		t.hasVel, t.speed, t.heading, t.vr = true, o.SpeedMps, o.HeadingDeg, o.VRateMps
+	}
+	if o.HasOperatorPosition {
+		t.hasOp, t.opLat, t.opLon = true, o.OperatorLat, o.OperatorLon
+	}
+	for _, w := range o.Warnings {
+		t.addWarning(w)
+	}
+	switch {
+	case o.HasPosition:
+		if s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod) {
+			up.PositionNew = true
+		}
+	case o.HasCPR:
+		if s.resolveCPR(t, o, recv) {
+			up.PositionNew = true
+		}
+	}
+	s.version++
+	return up, true
+}
+
+// acceptPosition applies the plausibility check and records a position.
+func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method string) bool {
+	if math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+		t.addWarning("position out of range")
+		return false
+	}
+	if t.hasPos && t.histN > 0 {
+		last := t.hist[(t.histI+historyLen-1)%historyLen]
+		dt := float64(recv-last.T) / 1e9
+		d := haversine(last.Lat, last.Lon, lat, lon)
+		// Allow 1 km of slack for the position quantisation of the
+		// protocols and receiver clock jitter.
+		if d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps) {
+			if t.cpr == nil {
+				t.cpr = &cprState{}
+			}
+			t.cpr.rejected++
+			t.addWarning("implausible position jump rejected (" + strconv.FormatFloat(d/1000, 'f', 1, 64) + " km)")
+			return false
+		}
+	}
+	t.hasPos, t.lat, t.lon, t.posMethod = true, lat, lon, method
+	p := Point{T: recv, Lat: lat, Lon: lon}
+	if t.hasAlt {
+		p.Alt, p.HasAlt = float32(t.alt), true
+	}
+	t.pushHistory(p)
+	return true
+}
+
+// resolveCPR turns an ADS-B compact position report into a position:
+// global decoding from a fresh even/odd pair (the newest frame decides),
+// otherwise local decoding from the aircraft's last good fix.
+func (s *Store) resolveCPR(t *track, o *decode.Observation, recv int64) bool {
+	if t.cpr == nil {
+		t.cpr = &cprState{}
+	}
+	c := t.cpr
+	if o.CPROdd {
+		c.odd, c.oddT, c.hasOdd = *o, recv, true
+		c.odd.Warnings = nil
+	} else {
+		c.even, c.evenT, c.hasEven = *o, recv, true
+		c.even.Warnings = nil
+	}
+	cur := adsb.CPR{Lat: o.CPRLat, Lon: o.CPRLon, Odd: o.CPROdd}
+	window := s.cfg.CPRPairWindow.Nanoseconds()
+	if c.hasEven && c.hasOdd && abs64(c.evenT-c.oddT) <= window && c.even.CPRSurface == c.odd.CPRSurface {
+		even := adsb.CPR{Lat: c.even.CPRLat, Lon: c.even.CPRLon}
+		odd := adsb.CPR{Lat: c.odd.CPRLat, Lon: c.odd.CPRLon, Odd: true}
+		var lat, lon float64
+		var err error
+		if o.CPRSurface {
+			if c.hasFix {
+				lat, lon, err = adsb.CPRGlobalSurface(even, odd, o.CPROdd, c.fixLat, c.fixLon)
+			} else {
+				err = errNoRef
+			}
+		} else {
+			lat, lon, err = adsb.CPRGlobalAirborne(even, odd, o.CPROdd)
+		}
+		if err == nil && s.acceptFix(t, recv, lat, lon, "cpr_global") {
+			return true
+		}
+	}
+	if c.hasFix && recv-c.fixT <= s.cfg.LocalRefMaxAge.Nanoseconds() {
+		var lat, lon float64
+		var err error
+		if o.CPRSurface {
+			lat, lon, err = adsb.CPRLocalSurface(cur, c.fixLat, c.fixLon)
+		} else {
+			lat, lon, err = adsb.CPRLocalAirborne(cur, c.fixLat, c.fixLon)
+		}
+		if err == nil && s.acceptFix(t, recv, lat, lon, "cpr_local") {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Store) acceptFix(t *track, recv int64, lat, lon float64, method string) bool {
+	if !s.acceptPosition(t, recv, lat, lon, method) {
+		return false
+	}
+	c := t.cpr
+	c.fixT, c.fixLat, c.fixLon, c.hasFix = recv, lat, lon, true
+	return true
+}
+
+type constErr string
+
+func (e constErr) Error() string { return string(e) }
+
+const errNoRef = constErr("surface position needs a reference")
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// expiredLocked: no update for TTL on the wall clock, or the data clock
+// has moved TTL past the track's last reception.
+func (s *Store) expiredLocked(t *track, now int64) bool {
+	ttl := s.cfg.TTL.Nanoseconds()
+	return now-t.lastUpdate > ttl || s.dataClock-t.lastSeen > ttl
+}
+
+func (s *Store) removeLocked(t *track) {
+	delete(s.tracks, t.id)
+	for k, v := range s.alias {
+		if v == t.id {
+			delete(s.alias, k)
+		}
+	}
+}
+
+// Expire removes expired tracks and returns their ids.
+func (s *Store) Expire() []string {
+	now := s.cfg.Now().UnixNano()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for id, t := range s.tracks {
+		if s.expiredLocked(t, now) {
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	set := make(map[string]bool, len(gone))
+	for _, id := range gone {
+		set[id] = true
+		delete(s.tracks, id)
+	}
+	for k, v := range s.alias {
+		if set[v] {
+			delete(s.alias, k)
+		}
+	}
+	s.version++
+	return gone
+}
+
+// Filter selects tracks in List.
+type Filter struct {
+	Protocol string
+	// BBox is min lon, min lat, max lon, max lat; nil for none.
+	BBox  *[4]float64
+	Limit int
+}
+
+// List returns live tracks, most recently seen first.
+func (s *Store) List(f Filter) []Track {
+	now := s.cfg.Now().UnixNano()
+	s.mu.RLock()
+	out := make([]Track, 0, min(len(s.tracks), max(f.Limit, 16)))
+	for _, t := range s.tracks {
+		if s.expiredLocked(t, now) {
+			continue
+		}
+		if f.Protocol != "" && t.protocols&maskOf(decode.Protocol(f.Protocol)) == 0 {
+			continue
+		}
+		if f.BBox != nil && (!t.hasPos || t.lon < f.BBox[0] || t.lat < f.BBox[1] || t.lon > f.BBox[2] || t.lat > f.BBox[3]) {
+			continue
+		}
+		out = append(out, t.snapshot(false))
+	}
+	s.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastSeen.Equal(out[j].LastSeen) {
+			return out[i].LastSeen.After(out[j].LastSeen)
+		}
+		return out[i].ID < out[j].ID
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out
+}
+
+// Get returns one live track with its full history.
+func (s *Store) Get(id string) (Track, bool) {
+	now := s.cfg.Now().UnixNano()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if real, ok := s.alias[id]; ok {
+		id = real
+	}
+	t, ok := s.tracks[id]
+	if !ok || s.expiredLocked(t, now) {
+		return Track{}, false
+	}
+	return t.snapshot(true), true
+}
+
+// Len is the number of tracks held (including ones about to expire).
+func (s *Store) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.tracks)
+}
+
+// CountByProtocol counts live tracks per protocol.
+func (s *Store) CountByProtocol() map[string]int {
+	now := s.cfg.Now().UnixNano()
+	out := map[string]int{"adsb": 0, "remoteid": 0, "mavlink": 0}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, t := range s.tracks {
+		if s.expiredLocked(t, now) {
+			continue
+		}
+		for _, p := range t.protocols.list() {
+			out[p]++
+		}
+	}
+	return out
+}
+
+// Dropped returns the counts of observations not applied, by reason.
+func (s *Store) Dropped() map[string]uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]uint64, len(s.dropped))
+	for k, v := range s.dropped {
+		out[k] = v
+	}
+	return out
+}
+
+// Version increases with every change; the board uses it to skip idle work.
+func (s *Store) Version() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.version
+}
+
+// TrackID normalises a user-supplied id ("adsb:406b90" → "adsb:406B90").
+func TrackID(id string) string {
+	if strings.HasPrefix(id, "adsb:") {
+		return "adsb:" + strings.ToUpper(id[5:])
+	}
+	return id
+}
+
+// haversine is the great-circle distance in metres (mean Earth radius).
+func haversine(lat1, lon1, lat2, lon2 float64) float64 {
+	const r = 6371008.8
+	p1, p2 := lat1*math.Pi/180, lat2*math.Pi/180
+	dp := p2 - p1
+	dl := (lon2 - lon1) * math.Pi / 180
+	a := math.Sin(dp/2)*math.Sin(dp/2) + math.Cos(p1)*math.Cos(p2)*math.Sin(dl/2)*math.Sin(dl/2)
+	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
+}

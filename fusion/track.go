@@ -1,0 +1,224 @@
+package fusion
+
+import (
+	"time"
+
+	"github.com/cuasd/cuasd/decode"
+)
+
+// historyLen bounds the position history per track: enough for trails and
+// behaviour features, small enough to keep a track under 2 KiB.
+const historyLen = 32
+
+// maxSensors bounds the sensors remembered per track.
+const maxSensors = 8
+
+// Point is one entry of a track's position history.
+type Point struct {
+	T   int64 // receive time, Unix ns
+	Lat float64
+	Lon float64
+	Alt float32
+	// HasAlt says Alt is known.
+	HasAlt bool
+}
+
+// protoMask is a set of protocols.
+type protoMask uint8
+
+const (
+	maskADSB protoMask = 1 << iota
+	maskRemoteID
+	maskMAVLink
+)
+
+func maskOf(p decode.Protocol) protoMask {
+	switch p {
+	case decode.ADSB:
+		return maskADSB
+	case decode.RemoteID:
+		return maskRemoteID
+	case decode.MAVLink:
+		return maskMAVLink
+	}
+	return 0
+}
+
+func (m protoMask) list() []string {
+	out := make([]string, 0, 3)
+	if m&maskADSB != 0 {
+		out = append(out, string(decode.ADSB))
+	}
+	if m&maskRemoteID != 0 {
+		out = append(out, string(decode.RemoteID))
+	}
+	if m&maskMAVLink != 0 {
+		out = append(out, string(decode.MAVLink))
+	}
+	return out
+}
+
+// cprState is what ADS-B position decoding keeps per aircraft.
+type cprState struct {
+	even, odd         decode.Observation // only the CPR fields are used
+	evenT, oddT       int64
+	hasEven, hasOdd   bool
+	fixT              int64 // time of the last accepted position
+	fixLat, fixLon    float64
+	hasFix            bool
+	rejected          uint32 // implausible positions rejected
+	lastRejectWarning int64
+}
+
+// track is the store's mutable record of one object. It is only touched
+// under the store's lock; readers get Track copies.
+type track struct {
+	id        string
+	protocols protoMask
+
+	icao, uasID, operatorID, callsign, category string
+	squawk, emergency, altKind, posMethod       string
+	systemID, componentID                       uint8
+
+	hasPos             bool
+	lat, lon           float64
+	hasAlt             bool
+	alt                float64
+	hasVel             bool
+	speed, heading, vr float64
+	hasOp              bool
+	opLat, opLon       float64
+
+	sensors    []string
+	firstSeen  int64 // receive time
+	lastSeen   int64 // receive time
+	lastUpdate int64 // wall clock of the last update, for expiry
+	nObs       uint64
+
+	warnings []string // bounded, most recent last
+
+	hist  [historyLen]Point
+	histN int // number of valid points
+	histI int // next write index
+
+	cpr *cprState
+}
+
+func (t *track) addSensor(s string) {
+	if s == "" {
+		return
+	}
+	for _, x := range t.sensors {
+		if x == s {
+			return
+		}
+	}
+	if len(t.sensors) < maxSensors {
+		t.sensors = append(t.sensors, s)
+	}
+}
+
+const maxWarnings = 8
+
+func (t *track) addWarning(w string) {
+	for _, x := range t.warnings {
+		if x == w {
+			return
+		}
+	}
+	if len(t.warnings) == maxWarnings {
+		copy(t.warnings, t.warnings[1:])
+		t.warnings = t.warnings[:maxWarnings-1]
+	}
+	t.warnings = append(t.warnings, w)
+}
+
+func (t *track) pushHistory(p Point) {
+	// Collapse repeats of the same position and time.
+	if t.histN > 0 {
+		last := t.hist[(t.histI+historyLen-1)%historyLen]
+		if last.T == p.T && last.Lat == p.Lat && last.Lon == p.Lon {
+			return
+		}
+	}
+	t.hist[t.histI] = p
+	t.histI = (t.histI + 1) % historyLen
+	if t.histN < historyLen {
+		t.histN++
+	}
+}
+
+// history returns the points oldest first.
+func (t *track) history() []Point {
+	out := make([]Point, 0, t.histN)
+	start := (t.histI - t.histN + historyLen) % historyLen
+	for i := 0; i < t.histN; i++ {
+		out = append(out, t.hist[(start+i)%historyLen])
+	}
+	return out
+}
+
+// Track is a read-only snapshot of a track.
+type Track struct {
+	ID         string
+	Protocols  []string
+	ICAO       string
+	UASID      string
+	OperatorID string
+	Callsign   string
+	Category   string
+	Squawk     string
+	Emergency  string
+	SystemID   uint8
+
+	HasPosition    bool
+	Lat, Lon       float64
+	PositionMethod string
+	HasAltitude    bool
+	AltM           float64
+	AltKind        string
+	HasVelocity    bool
+	SpeedMps       float64
+	HeadingDeg     float64
+	VRateMps       float64
+	HasOperator    bool
+	OperatorLat    float64
+	OperatorLon    float64
+
+	Sensors      []string
+	FirstSeen    time.Time
+	LastSeen     time.Time
+	Observations uint64
+	Warnings     []string
+	// RejectedPositions counts positions dropped as implausible.
+	RejectedPositions uint32
+	History           []Point
+}
+
+func (t *track) snapshot(withHistory bool) Track {
+	s := Track{
+		ID: t.id, Protocols: t.protocols.list(), ICAO: t.icao, UASID: t.uasID, OperatorID: t.operatorID,
+		Callsign: t.callsign, Category: t.category, Squawk: t.squawk, Emergency: t.emergency, SystemID: t.systemID,
+		HasPosition: t.hasPos, Lat: t.lat, Lon: t.lon, PositionMethod: t.posMethod,
+		HasAltitude: t.hasAlt, AltM: t.alt, AltKind: t.altKind,
+		HasVelocity: t.hasVel, SpeedMps: t.speed, HeadingDeg: t.heading, VRateMps: t.vr,
+		HasOperator: t.hasOp, OperatorLat: t.opLat, OperatorLon: t.opLon,
+		Sensors:   append([]string(nil), t.sensors...),
+		FirstSeen: time.Unix(0, t.firstSeen).UTC(), LastSeen: time.Unix(0, t.lastSeen).UTC(),
+		Observations: t.nObs, Warnings: append([]string(nil), t.warnings...),
+	}
+	if t.cpr != nil {
+		s.RejectedPositions = t.cpr.rejected
+	}
+	if withHistory {
+		s.History = t.history()
+	} else if t.histN > 0 {
+		// A short trail for the board and map.
+		h := t.history()
+		if len(h) > 8 {
+			h = h[len(h)-8:]
+		}
+		s.History = h
+	}
+	return s
+}

@@ -1,0 +1,244 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+)
+
+// Error is the error type of package ingest.
+type Error struct {
+	Op string
+	// Pressure is true when JetStream refused the frames because a stream
+	// is full or the publisher is saturated: the caller should retry later.
+	Pressure bool
+	Err      error
+}
+
+func (e *Error) Error() string { return "ingest: " + e.Op + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Backpressure reports whether retrying later may succeed.
+func (e *Error) Backpressure() bool { return e.Pressure }
+
+// Protocols are the protocol tokens of the raw subjects.
+var Protocols = []string{"adsb", "remoteid", "mavlink"}
+
+// ValidProtocol reports whether p names a protocol with a raw subject.
+func ValidProtocol(p string) bool {
+	for _, q := range Protocols {
+		if p == q {
+			return true
+		}
+	}
+	return false
+}
+
+// Publisher publishes raw frames to JetStream and reports success only
+// after JetStream has acknowledged them: nothing it acknowledges to a
+// caller is lost.
+type Publisher struct {
+	js      jetstream.JetStream
+	frames  *prometheus.CounterVec
+	dropped *prometheus.CounterVec
+	timeout time.Duration
+}
+
+// NewPublisher returns a Publisher on js, registering its metrics on reg
+// (nil: unregistered).
+func NewPublisher(js jetstream.JetStream, reg prometheus.Registerer) *Publisher {
+	p := &Publisher{
+		js: js,
+		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_received_total",
+			Help: "Raw frames accepted into CUAS_RAW, by protocol and adapter.",
+		}, []string{"protocol", "adapter"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_dropped_total",
+			Help: "Raw frames an adapter could not publish, by protocol, adapter and reason.",
+		}, []string{"protocol", "adapter", "reason"}),
+		timeout: 10 * time.Second,
+	}
+	if reg != nil {
+		reg.MustRegister(p.frames, p.dropped)
+	}
+	return p
+}
+
+// Frame is one raw frame with its receiver metadata.
+type Frame struct {
+	Data []byte
+	// RecvUnixNano is the receive time; 0 means now.
+	RecvUnixNano int64
+	// Signal is the receiver's signal level in dBFS; NaN or 0 means unknown.
+	Signal float64
+}
+
+// Result is what a publish achieved.
+type Result struct {
+	Subject    string
+	Accepted   int
+	Duplicates int
+}
+
+// PublishFrames publishes each frame as its own message on
+// cuas.raw.{protocol}.{sensor} with a de-duplication id derived from its
+// content, sensor and receive time, so that a retried request adds nothing.
+// It returns after JetStream acknowledged every frame, or with an error
+// (then some frames may be stored; a retry de-duplicates them).
+func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []Frame) (Result, error) {
+	subj := bus.RawSubject(protocol, sensor)
+	res := Result{Subject: subj}
+	if len(frames) == 0 {
+		return res, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	now := time.Now().UnixNano()
+	futures := make([]jetstream.PubAckFuture, 0, len(frames))
+	for i := range frames {
+		f := &frames[i]
+		recv := f.RecvUnixNano
+		if recv == 0 {
+			recv = now
+		}
+		msg := &nats.Msg{Subject: subj, Data: f.Data, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(recv, 10))
+		msg.Header.Set(bus.HeaderIngestTime, strconv.FormatInt(now, 10))
+		msg.Header.Set(bus.HeaderSensor, sensor)
+		if f.Signal != 0 && f.Signal == f.Signal {
+			msg.Header.Set(bus.HeaderSignal, strconv.FormatFloat(f.Signal, 'f', 1, 64))
+		}
+		msg.Header.Set(bus.HeaderMsgID, MsgID(protocol, sensor, recv, f.Data))
+		fut, err := p.js.PublishMsgAsync(msg)
+		if err != nil {
+			p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(len(frames) - i))
+			return res, classify("publish", err)
+		}
+		futures = append(futures, fut)
+	}
+	return p.wait(ctx, adapter, protocol, res, futures, 1)
+}
+
+// PublishBatch publishes many frames as one lp-framed message (see
+// bus.FramingLP): the efficient path for high-rate adapters. All frames
+// share recvUnixNano; id, when not empty, is the de-duplication id.
+func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
+	subj := bus.RawSubject(protocol, sensor)
+	res := Result{Subject: subj}
+	if n == 0 {
+		return res, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	now := time.Now().UnixNano()
+	if recvUnixNano == 0 {
+		recvUnixNano = now
+	}
+	msg := &nats.Msg{Subject: subj, Data: batch, Header: nats.Header{}}
+	msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(recvUnixNano, 10))
+	msg.Header.Set(bus.HeaderIngestTime, strconv.FormatInt(now, 10))
+	msg.Header.Set(bus.HeaderSensor, sensor)
+	msg.Header.Set(bus.HeaderFraming, bus.FramingLP)
+	if id == "" {
+		id = MsgID(protocol, sensor, recvUnixNano, batch)
+	}
+	msg.Header.Set(bus.HeaderMsgID, id)
+	fut, err := p.js.PublishMsgAsync(msg)
+	if err != nil {
+		p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(n))
+		return res, classify("publish", err)
+	}
+	return p.wait(ctx, adapter, protocol, res, []jetstream.PubAckFuture{fut}, n)
+}
+
+func (p *Publisher) wait(ctx context.Context, adapter, protocol string, res Result, futures []jetstream.PubAckFuture, perMsg int) (Result, error) {
+	var firstErr error
+	for _, fut := range futures {
+		select {
+		case ack := <-fut.Ok():
+			if ack.Duplicate {
+				res.Duplicates += perMsg
+			} else {
+				res.Accepted += perMsg
+			}
+		case err := <-fut.Err():
+			if firstErr == nil {
+				firstErr = classify("ack", err)
+			}
+		case <-ctx.Done():
+			if firstErr == nil {
+				firstErr = &Error{Op: "ack", Pressure: true, Err: fmt.Errorf("no JetStream acknowledgement: %w", ctx.Err())}
+			}
+		}
+	}
+	p.frames.WithLabelValues(protocol, adapter).Add(float64(res.Accepted))
+	if firstErr != nil {
+		failed := len(futures)*perMsg - res.Accepted - res.Duplicates
+		p.dropped.WithLabelValues(protocol, adapter, reasonOf(firstErr)).Add(float64(failed))
+	}
+	return res, firstErr
+}
+
+// Dropped counts frames an adapter discarded before publishing (for
+// example a full buffer or an unparsable stream).
+func (p *Publisher) Dropped(protocol, adapter, reason string, n int) {
+	p.dropped.WithLabelValues(protocol, adapter, reason).Add(float64(n))
+}
+
+func reasonOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Pressure {
+		return "backpressure"
+	}
+	return "error"
+}
+
+// classify marks the JetStream errors that mean "full, retry later".
+func classify(op string, err error) error {
+	pressure := errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		// 10047 storage resources exceeded, 10077 maximum messages exceeded,
+		// 10078 maximum bytes exceeded (nats-server's JSErrCode values).
+		switch apiErr.ErrorCode {
+		case 10047, 10077, 10078, 10028:
+			pressure = true
+		}
+	}
+	if s := err.Error(); strings.Contains(s, "maximum bytes") || strings.Contains(s, "maximum messages") ||
+		strings.Contains(s, "resources exceeded") {
+		pressure = true
+	}
+	return &Error{Op: op, Pressure: pressure, Err: err}
+}
+
+// MsgID is the de-duplication id of a frame: a digest of what identifies a
+// reception (protocol, sensor, receive time, bytes), so the same reception
+// published twice is stored once, while the same bytes received at another
+// time are kept.
+func MsgID(protocol, sensor string, recvUnixNano int64, data []byte) string {
+	h := sha256.New()
+	h.Write([]byte(protocol))
+	h.Write([]byte{0})
+	h.Write([]byte(sensor))
+	var t [8]byte
+	binary.BigEndian.PutUint64(t[:], uint64(recvUnixNano))
+	h.Write(t[:])
+	h.Write(data)
+	var sum [32]byte
+	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"errors"
+
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/adsb"
+)
+
+// Unit conversions of the ADS-B claims into the observation's SI units.
+const (
+	ftToM   = 0.3048
+	ktToMps = 0.514444
+	fpmToMs = 0.00508
+)
+
+// ADSB decodes Mode S / 1090ES frames. It keeps one reusable Message, so a
+// worker decodes without allocating; it is not safe for concurrent use.
+type ADSB struct {
+	m adsb.Message
+	// Fix enables single-bit error correction of DF17/18 frames.
+	Fix bool
+}
+
+// Protocol implements FrameDecoder.
+func (*ADSB) Protocol() decode.Protocol { return decode.ADSB }
+
+// decodeError carries a reason label.
+type decodeError struct {
+	reason string
+	err    error
+}
+
+func (e *decodeError) Error() string  { return e.err.Error() }
+func (e *decodeError) Unwrap() error  { return e.err }
+func (e *decodeError) Reason() string { return e.reason }
+
+func adsbReason(err error) string {
+	switch {
+	case errors.Is(err, adsb.ErrCRC):
+		return "crc"
+	case errors.Is(err, adsb.ErrLength):
+		return "length"
+	}
+	return "invalid"
+}
+
+// Decode implements FrameDecoder. A frame that fails its CRC is an error
+// (a dead letter), never a guessed observation.
+func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]decode.Observation, error) {
+	m := &d.m
+	if err := adsb.DecodeWith(frame, m, adsb.Options{FixOneBit: d.Fix}); err != nil {
+		return out, &decodeError{adsbReason(err), err}
+	}
+	switch m.CRC {
+	case adsb.CRCBad:
+		return out, &decodeError{"crc", adsb.ErrCRC}
+	case adsb.CRCUnknown:
+		return out, nil // nothing we can trust
+	}
+	if m.DF == 11 {
+		return out, nil // all-call reply: an address, no state
+	}
+	out = append(out, decode.Observation{})
+	o := &out[len(out)-1]
+	key := hex6(m.Address)
+	if !m.AddressType.IsICAO() {
+		key = "~" + key // readsb's convention for non-ICAO addresses
+	} else {
+		o.ICAO = key
+	}
+	o.Key = key
+	o.ModeSReply = m.CRC == adsb.CRCAddressParity
+	if m.HasAltitude {
+		o.HasAltitude, o.AltM = true, float64(m.Altitude)*ftToM
+		o.AltKind = "baro"
+		if m.AltitudeGNSS {
+			o.AltKind = "geo"
+		}
+	}
+	if m.HasSquawk {
+		o.Squawk = m.Squawk.String()
+	}
+	if m.Kind == adsb.KindIdentification && m.Callsign.Valid() {
+		o.Callsign = m.Callsign.String()
+		o.Category = m.EmitterCategory()
+	}
+	if m.HasCPR {
+		o.HasCPR, o.CPROdd, o.CPRLat, o.CPRLon = true, m.CPR.Odd, m.CPR.Lat, m.CPR.Lon
+		o.CPRSurface = m.Kind == adsb.KindSurfacePosition
+	}
+	switch {
+	case m.HasGroundspeed && m.HasTrack:
+		o.HasVelocity, o.SpeedMps, o.HeadingDeg = true, m.Groundspeed*ktToMps, m.Track
+	case m.HasAirspeed && m.HasHeading:
+		o.HasVelocity, o.SpeedMps, o.HeadingDeg = true, m.Airspeed*ktToMps, m.Heading
+	}
+	if m.HasVerticalRate && o.HasVelocity {
+		o.VRateMps = float64(m.VerticalRate) * fpmToMs
+	}
+	if m.HasEmergency && m.EmergencyState != 0 {
+		o.Emergency = adsb.EmergencyName(m.EmergencyState)
+	}
+	if m.BitErrorsFixed > 0 {
+		o.Warnings = append(o.Warnings, "1 bit error corrected")
+	}
+	return out, nil
+}
+
+const hexDigits = "0123456789ABCDEF"
+
+func hex6(a uint32) string {
+	var b [6]byte
+	for i := 5; i >= 0; i-- {
+		b[i] = hexDigits[a&0xF]
+		a >>= 4
+	}
+	return string(b[:])
+}

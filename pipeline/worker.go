@@ -1,0 +1,336 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode"
+)
+
+// Meta is what the receiver said about a frame.
+type Meta struct {
+	Sensor       string
+	RecvUnixNano int64
+	// IngestUnixNano is when cuasd accepted the frame.
+	IngestUnixNano int64
+}
+
+// FrameDecoder turns one raw frame into zero or more observations,
+// appended to out. An error means the frame is undecodable: it becomes a
+// dead letter whose reason is Reason(err).
+type FrameDecoder interface {
+	Protocol() decode.Protocol
+	Decode(frame []byte, meta Meta, out []decode.Observation) ([]decode.Observation, error)
+}
+
+// Reasoner is implemented by errors that carry a short, bounded reason
+// label for metrics ("crc", "length", "checksum"...).
+type Reasoner interface{ Reason() string }
+
+// Reason returns the metrics label of a decode error.
+func Reason(err error) string {
+	var r Reasoner
+	if errors.As(err, &r) {
+		return r.Reason()
+	}
+	return "invalid"
+}
+
+// Metrics are the decoder workers' Prometheus metrics, shared by the
+// workers of all protocols.
+type Metrics struct {
+	decoded   *prometheus.CounterVec
+	rejected  *prometheus.CounterVec
+	obs       *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	lastFrame *prometheus.GaugeVec
+	pending   *prometheus.GaugeVec
+	ackPend   *prometheus.GaugeVec
+}
+
+// NewMetrics registers the metrics on reg (nil: unregistered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		decoded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_decoded_total", Help: "Raw frames decoded, by protocol.",
+		}, []string{"protocol"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_rejected_total", Help: "Raw frames that could not be decoded (sent to CUAS_DEAD), by protocol and reason.",
+		}, []string{"protocol", "reason"}),
+		obs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_observations_published_total", Help: "Observations published to CUAS_OBS, by protocol.",
+		}, []string{"protocol"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cuasd_decode_duration_seconds",
+			Help:    "Time to decode one raw message (one frame or a batch), by protocol.",
+			Buckets: []float64{1e-6, 5e-6, 2.5e-5, 1e-4, 5e-4, .0025, .01, .05},
+		}, []string{"protocol"}),
+		lastFrame: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cuasd_last_frame_timestamp_seconds", Help: "Receive time of the newest frame decoded, by protocol.",
+		}, []string{"protocol"}),
+		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cuasd_consumer_pending_messages", Help: "Messages waiting for a decoder consumer, by protocol.",
+		}, []string{"protocol"}),
+		ackPend: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cuasd_consumer_ack_pending_messages", Help: "Messages delivered to decoder workers and not yet acknowledged, by protocol.",
+		}, []string{"protocol"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend)
+	}
+	return m
+}
+
+// Worker is the decoder worker of one protocol.
+type Worker struct {
+	js      jetstream.JetStream
+	dec     FrameDecoder
+	log     *slog.Logger
+	m       *Metrics
+	batch   int
+	proto   string
+	scratch []byte
+}
+
+// NewWorker returns a worker for dec's protocol.
+func NewWorker(js jetstream.JetStream, dec FrameDecoder, m *Metrics, log *slog.Logger) *Worker {
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Worker{js: js, dec: dec, log: log, m: m, batch: 256, proto: string(dec.Protocol())}
+}
+
+// ConsumerName is the durable consumer shared by every instance.
+func ConsumerName(protocol string) string { return "cuas-decode-" + protocol }
+
+// Run consumes until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, bus.StreamRaw, jetstream.ConsumerConfig{
+		Durable:       ConsumerName(w.proto),
+		Description:   "cuasd decoder workers for " + w.proto + " (shared by every instance)",
+		FilterSubject: bus.RawPrefix + "." + w.proto + ".>",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		MaxAckPending: 20000,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return err
+	}
+	go w.watchConsumer(ctx, cons)
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(w.batch, jetstream.FetchMaxWait(500*time.Millisecond))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			w.log.Warn("decoder fetch", "protocol", w.proto, "err", err)
+			time.Sleep(250 * time.Millisecond)
+			continue
+		}
+		var msgs []jetstream.Msg
+		for m := range batch.Messages() {
+			msgs = append(msgs, m)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
+			w.log.Debug("decoder fetch ended", "protocol", w.proto, "err", err)
+		}
+		if len(msgs) > 0 {
+			w.process(ctx, msgs)
+		}
+	}
+	return nil
+}
+
+// process decodes a fetched batch, publishes its observations and dead
+// letters, waits for their acknowledgements, then acknowledges the raw
+// messages. A raw message whose outputs were not all stored is nak'ed, to
+// be redelivered; the outputs carry de-duplication ids derived from the
+// raw message's stream sequence, so a redelivery adds nothing twice.
+func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
+	type pending struct {
+		msg     jetstream.Msg
+		futures []jetstream.PubAckFuture
+		failed  bool
+	}
+	work := make([]pending, len(msgs))
+	obs := make([]decode.Observation, 0, 64)
+	for i, m := range msgs {
+		work[i].msg = m
+		meta := metaOf(m)
+		md, err := m.Metadata()
+		seq := uint64(0)
+		if err == nil {
+			seq = md.Sequence.Stream
+		}
+		start := time.Now()
+		obs = obs[:0]
+		framing := m.Headers().Get(bus.HeaderFraming)
+		var dead []deadLetter
+		w.scratch, err = bus.EachFrame(framing, m.Data(), w.scratch, func(k int, frame []byte) error {
+			if frame == nil {
+				dead = append(dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
+				return nil
+			}
+			n := len(obs)
+			var derr error
+			obs, derr = w.dec.Decode(frame, meta, obs)
+			if derr != nil {
+				obs = obs[:n]
+				dead = append(dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(derr), detail: derr.Error()})
+				return nil
+			}
+			for j := n; j < len(obs); j++ {
+				o := &obs[j]
+				o.Protocol = w.dec.Protocol()
+				if o.Sensor == "" {
+					o.Sensor = meta.Sensor
+				}
+				if o.TimeUnixNano == 0 {
+					o.TimeUnixNano = meta.RecvUnixNano
+				}
+				o.IngestUnixNano = meta.IngestUnixNano
+			}
+			w.m.decoded.WithLabelValues(w.proto).Inc()
+			return nil
+		})
+		if err != nil {
+			dead = append(dead, deadLetter{idx: -1, frame: m.Data(), reason: "framing", detail: err.Error()})
+		}
+		w.m.duration.WithLabelValues(w.proto).Observe(time.Since(start).Seconds())
+		if meta.RecvUnixNano > 0 {
+			w.m.lastFrame.WithLabelValues(w.proto).Set(float64(meta.RecvUnixNano) / 1e9)
+		}
+		// Observations: one message per key, holding that key's batch.
+		groups := groupByKey(obs)
+		for g, idx := range groups {
+			var body []byte
+			for _, j := range idx {
+				body = obs[j].AppendBatch(body)
+			}
+			msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, obs[idx[0]].Key), Data: body, Header: nats.Header{}}
+			msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
+			fut, err := w.js.PublishMsgAsync(msg)
+			if err != nil {
+				work[i].failed = true
+				break
+			}
+			work[i].futures = append(work[i].futures, fut)
+			w.m.obs.WithLabelValues(w.proto).Add(float64(len(idx)))
+		}
+		for _, d := range dead {
+			msg := &nats.Msg{Subject: bus.DeadSubject(w.proto), Data: d.frame, Header: nats.Header{}}
+			msg.Header.Set(bus.HeaderReason, d.reason+": "+d.detail)
+			msg.Header.Set(bus.HeaderSensor, meta.Sensor)
+			msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(meta.RecvUnixNano, 10))
+			msg.Header.Set(bus.HeaderMsgID, "d"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(d.idx))
+			fut, err := w.js.PublishMsgAsync(msg)
+			if err != nil {
+				work[i].failed = true
+				break
+			}
+			work[i].futures = append(work[i].futures, fut)
+			w.m.rejected.WithLabelValues(w.proto, d.reason).Inc()
+		}
+	}
+	for i := range work {
+		p := &work[i]
+		for _, f := range p.futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				p.failed = true
+				w.log.Warn("publish observation", "protocol", w.proto, "err", err)
+			case <-ctx.Done():
+				p.failed = true
+			}
+		}
+		if p.failed {
+			_ = p.msg.NakWithDelay(time.Second)
+			continue
+		}
+		_ = p.msg.Ack()
+	}
+}
+
+type deadLetter struct {
+	idx    int
+	frame  []byte
+	reason string
+	detail string
+}
+
+// groupByKey returns, for each distinct key in order of first appearance,
+// the indices of its observations. Batches are small, so a linear scan
+// beats a map.
+func groupByKey(obs []decode.Observation) [][]int {
+	var groups [][]int
+	for i := range obs {
+		found := false
+		for g := range groups {
+			if obs[groups[g][0]].Key == obs[i].Key {
+				groups[g] = append(groups[g], i)
+				found = true
+				break
+			}
+		}
+		if !found {
+			groups = append(groups, []int{i})
+		}
+	}
+	return groups
+}
+
+func metaOf(m jetstream.Msg) Meta {
+	h := m.Headers()
+	meta := Meta{Sensor: h.Get(bus.HeaderSensor)}
+	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
+	meta.IngestUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderIngestTime), 10, 64)
+	if meta.Sensor == "" {
+		// The last subject token is the sensor.
+		s := m.Subject()
+		for i := len(s) - 1; i >= 0; i-- {
+			if s[i] == '.' {
+				meta.Sensor = s[i+1:]
+				break
+			}
+		}
+	}
+	if meta.RecvUnixNano == 0 {
+		if md, err := m.Metadata(); err == nil {
+			meta.RecvUnixNano = md.Timestamp.UnixNano()
+		}
+	}
+	if meta.IngestUnixNano == 0 {
+		if md, err := m.Metadata(); err == nil {
+			meta.IngestUnixNano = md.Timestamp.UnixNano()
+		}
+	}
+	return meta
+}
+
+func (w *Worker) watchConsumer(ctx context.Context, cons jetstream.Consumer) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			info, err := cons.Info(ctx)
+			if err != nil {
+				continue
+			}
+			w.m.pending.WithLabelValues(w.proto).Set(float64(info.NumPending))
+			w.m.ackPend.WithLabelValues(w.proto).Set(float64(info.NumAckPending))
+		}
+	}
+}
