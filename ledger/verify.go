@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -79,12 +80,13 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 		} else if r.Index >= r.TreeSize {
 			inclErr = fmt.Errorf("index %d is not below tree_size %d", r.Index, r.TreeSize)
 		} else {
-			inclErr = proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, r.TreeSize, leaf, p, root)
+			inclErr = readable(proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, r.TreeSize, leaf, p, root))
 		}
 	}
 	add("inclusion", inclErr, fmt.Sprintf("entry %d is in the tree of size %d", r.Index, r.TreeSize))
 
-	origin, cpSize, cpRoot, cpErr := ParseCheckpoint([]byte(r.Checkpoint))
+	origin, cpSize, cpRoot, parseErr := ParseCheckpoint([]byte(r.Checkpoint))
+	cpErr := parseErr
 	if cpErr == nil && (cpSize != r.TreeSize || !bytes.Equal(cpRoot, root)) {
 		cpErr = fmt.Errorf("checkpoint is for size %d root %x, the bundle for size %d root %s", cpSize, cpRoot, r.TreeSize, r.RootHash)
 	}
@@ -100,7 +102,7 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 		} else {
 			sigErr = fmt.Errorf("not checked: the payload is unreadable")
 		}
-		if cpErr == nil {
+		if parseErr == nil {
 			cpSigErr = checkNoteSignature([]byte(r.Checkpoint), origin, opts.PublicKey)
 		} else {
 			cpSigErr = fmt.Errorf("not checked: the checkpoint is unreadable")
@@ -216,9 +218,19 @@ func checkTrusted(r *Receipt, root []byte, opts VerifyOptions) error {
 		return fmt.Errorf("trusted checkpoint is for size %d, the bundle for %d: a consistency proof is needed", size, r.TreeSize)
 	}
 	if err := proof.VerifyConsistency(rfc6962.DefaultHasher, r.TreeSize, size, opts.Consistency, root, troot); err != nil {
-		return fmt.Errorf("consistency proof from size %d to %d: %v", r.TreeSize, size, err)
+		return fmt.Errorf("consistency proof from size %d to %d: %v", r.TreeSize, size, readable(err))
 	}
 	return nil
+}
+
+// readable rewords the merkle library's root mismatch, which prints byte
+// arrays as decimal lists, in hex.
+func readable(err error) error {
+	var rm proof.RootMismatchError
+	if errors.As(err, &rm) {
+		return fmt.Errorf("the proof leads to root %x, not %x", rm.CalculatedRoot, rm.ExpectedRoot)
+	}
+	return err
 }
 
 func decodeHash(s string) ([]byte, error) {
