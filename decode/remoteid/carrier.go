@@ -227,6 +227,9 @@ func wifiHeader(b []byte, f *Frame) (hdr int, err error) {
 	hdr = 24
 	if b[1]&0x80 != 0 { // +HTC: 4-byte HT control field
 		hdr += 4
+		if hdr > len(b) {
+			return 0, notRemoteID(len(b), "802.11 frame shorter than its 28-byte +HTC header")
+		}
 	}
 	return hdr, nil
 }
@@ -264,7 +267,7 @@ func DecodeWiFiBeacon(b []byte, f *Frame) error {
 		}
 		i = end
 	}
-	return notRemoteID(hdr+12, "no Remote ID vendor IE (221, OUI FA:0B:BC, type 0x0D)")
+	return notRemoteID(min(hdr+12, len(b)), "no Remote ID vendor IE (221, OUI FA:0B:BC, type 0x0D)")
 }
 
 // DecodeWiFiNAN decodes an 802.11 NAN service discovery frame: a public
@@ -299,13 +302,13 @@ func DecodeWiFiNAN(b []byte, f *Frame) error {
 			p := body + 9
 			if ctrl&0x04 != 0 { // matching filter
 				if p >= end {
-					return errAt(p, "NAN matching filter length missing")
+					return errAt(min(p, len(b)), "NAN matching filter length missing")
 				}
 				p += 1 + int(b[p])
 			}
 			if ctrl&0x08 != 0 { // service response filter
 				if p >= end {
-					return errAt(p, "NAN service response filter length missing")
+					return errAt(min(p, len(b)), "NAN service response filter length missing")
 				}
 				p += 1 + int(b[p])
 			}
@@ -313,7 +316,7 @@ func DecodeWiFiNAN(b []byte, f *Frame) error {
 				return errAt(body+8, "Remote ID NAN service descriptor has no service info")
 			}
 			if p >= end {
-				return errAt(p, "NAN service info length missing")
+				return errAt(min(p, len(b)), "NAN service info length missing")
 			}
 			il := int(b[p])
 			info := p + 1
@@ -326,7 +329,7 @@ func DecodeWiFiNAN(b []byte, f *Frame) error {
 		}
 		i = body + l
 	}
-	return notRemoteID(hdr+6, "no NAN service descriptor for org.opendroneid.remoteid")
+	return notRemoteID(min(hdr+6, len(b)), "no NAN service descriptor for org.opendroneid.remoteid")
 }
 
 // Carrier selects how DecodeCarrier reads its input.

@@ -1,0 +1,192 @@
+package remoteid
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cuasd/cuasd/decode"
+)
+
+// Remote ID splits one aircraft's state across several messages (Basic ID,
+// Location, System, Operator ID...), sent in separate frames unless a pack
+// carries them together. Only the carrier's transmitter address ties them
+// to each other, so a receiver associates messages per transmitter address:
+// FrameObservation turns one frame into an Observation on its own, and
+// Associator merges successive frames of one transmitter first.
+
+// FrameObservation turns one decoded frame into a protocol-neutral
+// Observation, using only what that frame holds. Key is the UAS ID of the
+// frame's first Basic ID; without one it is "mac:" + the transmitter address
+// (or "" when the carrier has none): such frames should go through an
+// Associator. recvUnixNano and sensor are receiver-side facts.
+func FrameObservation(f *Frame, recvUnixNano int64, sensor string) decode.Observation {
+	var st uasState
+	st.merge(f)
+	return st.observation(f, recvUnixNano, sensor)
+}
+
+// Associator merges the messages of successive frames per transmitter
+// address, so that a Location heard in one frame is reported under the UAS
+// ID heard in another. It is not safe for concurrent use; give each decoder
+// worker its own. Entries unheard for longer than TTL are forgotten.
+type Associator struct {
+	ttl    int64
+	states map[[6]byte]*uasState
+	last   int64 // newest receive time seen, for eviction
+}
+
+// NewAssociator returns an Associator that forgets a transmitter after ttl
+// without frames (30 s is a sensible choice: F3411 repeats every message at
+// least every 3 s).
+func NewAssociator(ttl time.Duration) *Associator {
+	return &Associator{ttl: int64(ttl), states: map[[6]byte]*uasState{}}
+}
+
+// Observe merges frame f, received at recvUnixNano by sensor, into the state
+// of its transmitter and returns the merged Observation. Frames without a
+// transmitter address are reported on their own, as FrameObservation does.
+func (a *Associator) Observe(f *Frame, recvUnixNano int64, sensor string) decode.Observation {
+	if !f.HasTransmitter {
+		return FrameObservation(f, recvUnixNano, sensor)
+	}
+	if recvUnixNano > a.last+a.ttl/4 || recvUnixNano < a.last {
+		a.evict(recvUnixNano)
+	}
+	st := a.states[f.Transmitter]
+	if st == nil || recvUnixNano-st.seen > a.ttl {
+		st = &uasState{}
+		a.states[f.Transmitter] = st
+	}
+	st.seen = recvUnixNano
+	st.merge(f)
+	return st.observation(f, recvUnixNano, sensor)
+}
+
+// Len returns the number of transmitters currently remembered.
+func (a *Associator) Len() int { return len(a.states) }
+
+func (a *Associator) evict(now int64) {
+	a.last = now
+	for k, st := range a.states {
+		if now-st.seen > a.ttl {
+			delete(a.states, k)
+		}
+	}
+}
+
+// uasState is what is known of one transmitter's UA.
+type uasState struct {
+	seen                     int64
+	hasBasic, hasLoc, hasSys bool
+	hasOp                    bool
+	basic                    BasicID
+	loc                      Location
+	locVersion               uint8
+	sys                      System
+	op                       OperatorID
+	warnings                 Warnings
+	frameWarnings            []WarningView
+}
+
+func (s *uasState) merge(f *Frame) {
+	p := &f.Pack
+	s.frameWarnings = NewPackView(p).Warnings
+	basicSeen := false
+	for i := 0; i < p.Count; i++ {
+		m := &p.Messages[i]
+		switch m.Type {
+		case TypeBasicID:
+			// With two Basic IDs (serial and registration) in one pack, the
+			// first names the UA.
+			if !basicSeen {
+				s.basic, s.hasBasic, basicSeen = m.BasicID, true, true
+			}
+		case TypeLocation:
+			s.loc, s.locVersion, s.hasLoc = m.Location, m.Version, true
+		case TypeSystem:
+			s.sys, s.hasSys = m.System, true
+		case TypeOperatorID:
+			s.op, s.hasOp = m.OperatorID, true
+		}
+	}
+}
+
+func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) decode.Observation {
+	o := decode.Observation{Protocol: decode.RemoteID, Sensor: sensor, TimeUnixNano: recvUnixNano}
+	if s.hasBasic {
+		if id, ok := s.basic.UASID(); ok && id != "" {
+			o.UASID = id
+		} else if s.basic.ID != [20]byte{} {
+			o.UASID = hexString(s.basic.ID[:])
+		}
+		o.Category = UATypeName(s.basic.UAType)
+	}
+	switch {
+	case o.UASID != "":
+		o.Key = o.UASID
+	case f.HasTransmitter:
+		o.Key = "mac:" + FormatMAC(f.Transmitter)
+	}
+	if s.hasOp {
+		if id, ok := s.op.Text(); ok {
+			o.OperatorID = id
+		}
+	}
+	if s.hasLoc {
+		l := &s.loc
+		if l.PositionValid() {
+			o.Lat, o.Lon, o.HasPosition = float64(l.LatRaw)/1e7, float64(l.LonRaw)/1e7, true
+			o.PositionMethod = "remoteid"
+		}
+		if alt, ok := l.AltitudeGeo(); ok {
+			o.AltM, o.AltKind, o.HasAltitude = alt, "geo", true
+		} else if alt, ok := l.AltitudeBaro(); ok {
+			o.AltM, o.AltKind, o.HasAltitude = alt, "baro", true
+		}
+		spd, okS := l.SpeedHorizontal()
+		dir, okD := l.Direction()
+		if okS && okD && dir <= 360 {
+			o.SpeedMps, o.HeadingDeg, o.HasVelocity = spd, dir, true
+			if vr, ok := l.SpeedVertical(); ok {
+				o.VRateMps = vr
+			}
+		}
+		switch {
+		case l.Status == 3:
+			o.Emergency = "emergency"
+		case l.Status == 4 && s.locVersion >= Version2:
+			o.Emergency = "remote_id_system_failure"
+		}
+	}
+	if s.hasSys && s.sys.OperatorPositionValid() {
+		o.OperatorLat, o.OperatorLon, _ = s.sys.OperatorPosition()
+		o.HasOperatorPosition = true
+	}
+	for _, w := range s.frameWarnings {
+		o.Warnings = append(o.Warnings, w.Code+": "+w.Detail)
+	}
+	// The pack check, across frames: operator and aircraft positions heard
+	// in different frames of one transmitter must be plausible together.
+	if o.HasPosition && o.HasOperatorPosition {
+		if d := HaversineM(o.Lat, o.Lon, o.OperatorLat, o.OperatorLon); d > MaxOperatorDistanceM {
+			code := WarnOperatorFarFromAircraft.String()
+			dup := false
+			for _, w := range s.frameWarnings {
+				dup = dup || w.Code == code
+			}
+			if !dup {
+				o.Warnings = append(o.Warnings, fmt.Sprintf("%s: operator position is %.0f m from the aircraft (more than %d m)", code, d, MaxOperatorDistanceM))
+			}
+		}
+	}
+	return o
+}
+
+func hexString(b []byte) string {
+	const digits = "0123456789abcdef"
+	out := make([]byte, 2*len(b))
+	for i, c := range b {
+		out[2*i], out[2*i+1] = digits[c>>4], digits[c&0xF]
+	}
+	return string(out)
+}
