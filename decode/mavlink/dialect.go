@@ -118,6 +118,12 @@ func (d *MessageDef) Field(name string) *FieldDef {
 // (ardupilotmega, which includes common, standard and minimal), or nil when
 // the dialect lacks it.
 func Lookup(id uint32) *MessageDef {
+	if id < uint32(len(lowIndex)) {
+		if i := lowIndex[id]; i >= 0 {
+			return &messageDefs[i]
+		}
+		return nil
+	}
 	lo, hi := 0, len(messageDefs)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -132,6 +138,21 @@ func Lookup(id uint32) *MessageDef {
 	}
 	return nil
 }
+
+// lowIndex maps the ids below 256, the MAVLink 1 id space and most of
+// every stream's traffic, straight to their index in messageDefs (-1: not
+// in the dialect); higher ids are found by binary search.
+var lowIndex = func() (t [256]int16) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i := range messageDefs {
+		if id := messageDefs[i].ID; id < uint32(len(t)) {
+			t[id] = int16(i)
+		}
+	}
+	return t
+}()
 
 // LookupName returns the definition of the named message, or nil.
 func LookupName(name string) *MessageDef {

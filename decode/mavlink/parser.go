@@ -118,7 +118,13 @@ func (p *Parser) next(atEOF bool) (Frame, bool) {
 			// or the magic byte of a next frame. Otherwise random bytes after
 			// a stray magic byte would be taken for a frame and swallow the
 			// real frames behind them.
-			if end := i + n; (end == len(buf) || isMagic(buf[end])) && !hidesFrame(buf[i+1:end], key) {
+			end := i + n
+			if end == len(buf) && !atEOF {
+				// Wait for the next byte (or the end of the stream) to
+				// corroborate, so that a Stream decides as Parser does.
+				return Frame{}, false
+			}
+			if (end == len(buf) || isMagic(buf[end])) && !hidesFrame(buf[i+1:end], key) {
 				p.stats.Unknown++
 				return p.accept(f, i, n, off), true
 			}
