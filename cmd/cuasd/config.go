@@ -77,6 +77,10 @@ type config struct {
 	Replicas     int      `yaml:"replicas"`
 	TrackTTL     duration `yaml:"track-ttl"`
 	ADSBFix      bool     `yaml:"adsb-fix"`
+	BeastListen  string   `yaml:"beast-listen"`
+	AVRListen    string   `yaml:"avr-listen"`
+	BeastConnect string   `yaml:"beast-connect"`
+	AVRConnect   string   `yaml:"avr-connect"`
 	ShutdownWait duration `yaml:"shutdown-timeout"`
 }
 
@@ -121,6 +125,10 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
 	fs.Var(&c.TrackTTL, "track-ttl", "how long a track lives without updates")
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
+	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on this address (like readsb's 30004)")
+	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on this address (like readsb's 30001)")
+	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output (host:30005), reconnecting")
+	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output (host:30002), reconnecting")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
 }
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"time"
 
@@ -20,7 +22,9 @@ type stages struct {
 	store     *fusion.Store
 	publisher *ingest.Publisher
 	wg        sync.WaitGroup
-	cancel    context.CancelFunc
+	// listenAddrs are the bound adapter listeners ("beast=127.0.0.1:30004").
+	listenAddrs []string
+	cancel      context.CancelFunc
 }
 
 // startPipeline starts the decoder workers, the fusion consumer and track
@@ -44,6 +48,48 @@ func startPipeline(ctx context.Context, b *bus.Bus, cfg config, reg prometheus.R
 		s.store.RunExpiry(ctx, time.Second, nil)
 	}()
 	return s
+}
+
+// startAdapters starts the receiver adapters the configuration asks for.
+// A listener that cannot bind is a start-up error; outbound connections
+// retry by themselves.
+func (s *stages) startAdapters(ctx context.Context, cfg config, log *slog.Logger) error {
+	ctx, cancel := context.WithCancel(ctx)
+	prev := s.cancel
+	s.cancel = func() { cancel(); prev() }
+	for _, l := range []struct {
+		addr   string
+		format ingest.ModeSFormat
+	}{{cfg.BeastListen, ingest.Beast}, {cfg.AVRListen, ingest.AVR}} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			return fmt.Errorf("--%s-listen: %w", l.format, err)
+		}
+		log.Info("accepting Mode S receivers", "format", l.format, "addr", ln.Addr().String())
+		s.listenAddrs = append(s.listenAddrs, string(l.format)+"="+ln.Addr().String())
+		format := l.format
+		s.goRun(ctx, log, string(format)+" listener", func(ctx context.Context) error {
+			return ingest.ListenModeS(ctx, ln, format, string(format)+"-in", s.publisher, log)
+		})
+	}
+	for _, c := range []struct {
+		addr   string
+		format ingest.ModeSFormat
+	}{{cfg.BeastConnect, ingest.Beast}, {cfg.AVRConnect, ingest.AVR}} {
+		if c.addr == "" {
+			continue
+		}
+		addr, format := c.addr, c.format
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			ingest.ConnectModeS(ctx, addr, format, bus.Token(addr), s.publisher, log)
+		}()
+	}
+	return nil
 }
 
 // frameDecoders are the protocols the pipeline decodes.

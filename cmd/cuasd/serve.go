@@ -83,6 +83,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	st := startPipeline(ctx, b, cfg, reg, log)
 	defer st.stop()
+	if err := st.startAdapters(ctx, cfg, log); err != nil {
+		return err
+	}
 
 	deps := httpapi.Deps{
 		Logger:   log,
@@ -118,6 +121,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	url := "http://" + displayAddr(ln.Addr().String()) + cfg.BasePath + "/"
 	log.Info("cuasd ready", "url", url, "version", version(), "startup", time.Since(start).Round(time.Millisecond),
 		"nats", natsDesc(b, cfg))
+	for _, a := range st.listenAddrs {
+		fmt.Fprintf(stdout, "cuasd adapter %s\n", a)
+	}
 	fmt.Fprintf(stdout, "cuasd serving %s\n", url)
 
 	select {

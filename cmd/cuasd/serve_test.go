@@ -15,6 +15,14 @@ import (
 // ephemeral ports and returns the base URL once it is serving.
 func startServe(t *testing.T, extra ...string) (baseURL string, stop func()) {
 	t.Helper()
+	base, _, stop := startServeLines(t, extra...)
+	return base, stop
+}
+
+// startServeLines is startServe that also returns the lines printed before
+// the "serving" line (adapter addresses).
+func startServeLines(t *testing.T, extra ...string) (baseURL string, before []string, stop func()) {
+	t.Helper()
 	dir := t.TempDir()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -26,17 +34,21 @@ func startServe(t *testing.T, extra ...string) (baseURL string, stop func()) {
 		pw.Close()
 	}()
 	lines := make(chan string, 1)
+	var pre []string
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "cuasd serving ") {
 				lines <- strings.TrimPrefix(sc.Text(), "cuasd serving ")
+			} else {
+				pre = append(pre, sc.Text())
 			}
 		}
 	}()
 	select {
 	case u := <-lines:
 		baseURL = strings.TrimSuffix(u, "/")
+		before = pre
 	case err := <-done:
 		cancel()
 		t.Fatalf("serve exited early: %v", err)
@@ -44,7 +56,7 @@ func startServe(t *testing.T, extra ...string) (baseURL string, stop func()) {
 		cancel()
 		t.Fatal("serve did not start")
 	}
-	return baseURL, func() {
+	return baseURL, before, func() {
 		cancel()
 		select {
 		case err := <-done:

@@ -1,0 +1,291 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/adsb"
+)
+
+// ModeSFormat is a receiver output format carrying Mode S frames.
+type ModeSFormat string
+
+// The formats readsb and dump1090 speak: Beast binary (ports 30005 out,
+// 30004/30104 in) and AVR text (30002 out, 30001 in).
+const (
+	Beast ModeSFormat = "beast"
+	AVR   ModeSFormat = "avr"
+)
+
+// batchMax and batchDelay bound how many frames, and how long, an adapter
+// collects before publishing one lp batch to JetStream.
+const (
+	batchMax   = 512
+	batchDelay = 20 * time.Millisecond
+	// queueLen bounds the batches waiting for JetStream per connection;
+	// a full queue for longer than queueWait drops the batch (counted).
+	queueLen  = 64
+	queueWait = time.Second
+)
+
+// ModeSStream splits a Beast or AVR byte stream into Mode S frames and
+// publishes them in batches. One ModeSStream serves one connection.
+type ModeSStream struct {
+	Format  ModeSFormat
+	Sensor  string
+	Adapter string
+	Pub     *Publisher
+	Log     *slog.Logger
+
+	// Skipped counts bytes that were not part of a frame.
+	Skipped int
+	// ModeAC counts Mode A/C records, which carry no address and are not
+	// published.
+	ModeAC int
+}
+
+type batch struct {
+	body []byte
+	n    int
+	recv int64
+}
+
+// Run reads r until EOF or ctx ends, publishing every Mode S frame.
+func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
+	q := make(chan batch, queueLen)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for b := range q {
+			if _, err := s.Pub.PublishBatch(ctx, s.Adapter, "adsb", s.Sensor, b.body, b.n, b.recv, ""); err != nil {
+				s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", b.n, "err", err)
+			}
+		}
+	}()
+	var cur batch
+	flush := func() {
+		if cur.n == 0 {
+			return
+		}
+		t := time.NewTimer(queueWait)
+		select {
+		case q <- cur:
+		case <-t.C:
+			s.Pub.Dropped("adsb", s.Adapter, "queue_full", cur.n)
+		case <-ctx.Done():
+		}
+		t.Stop()
+		cur = batch{}
+	}
+	add := func(frame []byte) {
+		if cur.n == 0 {
+			cur.recv = time.Now().UnixNano()
+			cur.body = make([]byte, 0, 16*batchMax)
+		}
+		cur.body = bus.AppendLP(cur.body, frame)
+		cur.n++
+		if cur.n >= batchMax || time.Duration(time.Now().UnixNano()-cur.recv) > batchDelay {
+			flush()
+		}
+	}
+	var err error
+	switch s.Format {
+	case Beast:
+		err = s.runBeast(ctx, r, add, flush)
+	case AVR:
+		err = s.runAVR(ctx, r, add, flush)
+	default:
+		err = errors.New("unknown format " + string(s.Format))
+	}
+	flush()
+	close(q)
+	wg.Wait()
+	return err
+}
+
+// deadliner is implemented by net.Conn: a read deadline lets a quiet
+// connection flush its partial batch.
+type deadliner interface{ SetReadDeadline(time.Time) error }
+
+func readChunk(r io.Reader, buf []byte, flush func()) (int, error) {
+	if d, ok := r.(deadliner); ok {
+		_ = d.SetReadDeadline(time.Now().Add(batchDelay))
+	}
+	n, err := r.Read(buf)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		flush()
+		return n, nil
+	}
+	return n, err
+}
+
+func (s *ModeSStream) runBeast(ctx context.Context, r io.Reader, add func([]byte), flush func()) error {
+	buf := make([]byte, 0, 64<<10)
+	chunk := make([]byte, 32<<10)
+	var f adsb.BeastFrame
+	for ctx.Err() == nil {
+		n, err := readChunk(r, chunk, flush)
+		buf = append(buf, chunk[:n]...)
+		p := buf
+		for len(p) > 0 {
+			used, perr := adsb.ParseBeast(p, &f)
+			if perr == adsb.ErrIncomplete {
+				break
+			}
+			p = p[used:]
+			if perr != nil {
+				s.Skipped += used
+				continue
+			}
+			if f.Type == adsb.BeastModeAC {
+				s.ModeAC++
+				continue
+			}
+			add(f.Bytes())
+		}
+		// Keep the unparsed tail at the front of the buffer.
+		buf = buf[:copy(buf, p)]
+		if len(buf) > 1<<20 {
+			s.Skipped += len(buf)
+			buf = buf[:0]
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add func([]byte), flush func()) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var f adsb.AVRFrame
+	var line []byte
+	for ctx.Err() == nil {
+		if d, ok := r.(deadliner); ok {
+			_ = d.SetReadDeadline(time.Now().Add(batchDelay))
+		}
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			flush()
+			continue
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(line) > 4096 {
+				s.Skipped += len(line)
+				line = line[:0]
+			}
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if perr := adsb.ParseAVR(line, &f); perr != nil {
+				s.Skipped += len(line)
+			} else if f.Len == 2 {
+				s.ModeAC++
+			} else {
+				add(f.Bytes())
+			}
+		}
+		line = line[:0]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// ListenModeS accepts receiver connections on ln (readsb's and dump1090's
+// --net-bo-port / --net-ri-port style inputs) until ctx ends. Each
+// connection is a sensor named after sensor and the peer address.
+func ListenModeS(ctx context.Context, ln net.Listener, format ModeSFormat, sensor string, pub *Publisher, log *slog.Logger) error {
+	go func() {
+		<-ctx.Done()
+		ln.Close()
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer conn.Close()
+			cctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			go func() { <-cctx.Done(); conn.Close() }()
+			s := &ModeSStream{Format: format, Sensor: sensor, Adapter: string(format) + "-listen", Pub: pub, Log: log}
+			log.Info("Mode S receiver connected", "format", format, "peer", conn.RemoteAddr().String())
+			err := s.Run(cctx, conn)
+			log.Info("Mode S receiver disconnected", "format", format, "peer", conn.RemoteAddr().String(),
+				"skipped_bytes", s.Skipped, "err", errString(err))
+		}()
+	}
+}
+
+// ConnectModeS connects out to a receiver's output port (Beast 30005, AVR
+// 30002) and keeps reconnecting with exponential back-off (up to 30 s)
+// until ctx ends.
+func ConnectModeS(ctx context.Context, addr string, format ModeSFormat, sensor string, pub *Publisher, log *slog.Logger) {
+	backoff := 250 * time.Millisecond
+	for ctx.Err() == nil {
+		var d net.Dialer
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		conn, err := d.DialContext(dctx, "tcp", addr)
+		cancel()
+		if err != nil {
+			log.Warn("Mode S receiver unreachable", "addr", addr, "retry_in", backoff, "err", err)
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+				return
+			}
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = 250 * time.Millisecond
+		log.Info("connected to Mode S receiver", "addr", addr, "format", format)
+		cctx, ccancel := context.WithCancel(ctx)
+		go func() { <-cctx.Done(); conn.Close() }()
+		s := &ModeSStream{Format: format, Sensor: sensor, Adapter: string(format) + "-connect", Pub: pub, Log: log}
+		err = s.Run(cctx, conn)
+		ccancel()
+		conn.Close()
+		if ctx.Err() == nil {
+			log.Warn("Mode S receiver connection ended; reconnecting", "addr", addr, "err", errString(err))
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
