@@ -21,10 +21,10 @@ type TlogReader struct {
 	// OnProblem, when set, is called with every counted rejected entry.
 	OnProblem func(Problem)
 
-	p       Parser // holds the key and the statistics
-	buf     []byte
-	pos     int
-	resync  bool
+	p      Parser // holds the key and the statistics
+	buf    []byte
+	pos    int
+	resync bool
 }
 
 // SetKey sets the signing key; see Parser.SetKey.
