@@ -116,6 +116,9 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 		} else if id := w & 0x1FFF; id != 0 {
 			m.Squawk, m.HasSquawk = decodeID13(id), true
 		}
+		if df >= 20 {
+			m.decodeCommBIdentification(meOf(f))
+		}
 	case 17:
 		m.decodeES(meOf(f), false)
 	case 18:
@@ -229,9 +232,28 @@ func (m *Message) decodeES(me uint64, checkIMF bool) {
 
 func (m *Message) decodeIdentification(me uint64) {
 	m.Kind = KindIdentification
+	m.HasCallsign = true
 	m.Category = uint8(bits(me, 6, 8))
 	for i := range 8 {
 		m.Callsign[i] = callsignChars[(me>>(42-6*i))&0x3F]
+	}
+}
+
+// decodeCommBIdentification reads a Comm-B reply whose MB field looks like
+// register 2,0 (aircraft identification): first byte 0x20 and eight
+// characters that are all letters, digits or spaces. Which register a
+// Comm-B reply holds is set by the interrogation, which a passive receiver
+// does not hear, so this is an inference (dump1090 makes the same one).
+func (m *Message) decodeCommBIdentification(mb uint64) {
+	if mb>>48 != 0x20 {
+		return
+	}
+	var c Callsign
+	for i := range 8 {
+		c[i] = callsignChars[(mb>>(42-6*i))&0x3F]
+	}
+	if c.Valid() && c != (Callsign{' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '}) {
+		m.Callsign, m.HasCallsign = c, true
 	}
 }
 

@@ -70,8 +70,10 @@ type Message struct {
 	TypeCode uint8
 	Subtype  uint8
 
-	// Identification (type codes 1-4).
-	Callsign Callsign
+	// Identification: ES type codes 1-4, or the Comm-B register 2,0 of a
+	// DF20/21 reply (HasCallsign).
+	HasCallsign bool
+	Callsign    Callsign
 	// Category is the 3-bit emitter category; the set (A-D) follows from
 	// the type code. See [Message.EmitterCategory].
 	Category uint8
@@ -145,23 +147,23 @@ type Message struct {
 	NACp        uint8
 	// NACv is present in velocity messages and version 2 surface
 	// operational status (HasNACv).
-	HasNACv     bool
-	NACv        uint8
-	NICbaro     uint8
-	SIL         uint8
+	HasNACv bool
+	NACv    uint8
+	NICbaro uint8
+	SIL     uint8
 
 	// Operational status (type code 31).
-	Version        uint8
-	NICa           uint8
-	NICc           uint8
-	SDA            uint8
-	GVA            uint8
-	SILSupplement  uint8
-	HRD            uint8 // 0 true north, 1 magnetic north
-	Capability     Capability
+	Version         uint8
+	NICa            uint8
+	NICc            uint8
+	SDA             uint8
+	GVA             uint8
+	SILSupplement   uint8
+	HRD             uint8 // 0 true north, 1 magnetic north
+	Capability      Capability
 	OperationalMode OperationalMode
-	HasLengthWidth bool
-	LengthWidth    uint8
+	HasLengthWidth  bool
+	LengthWidth     uint8
 }
 
 // CPR is one compact position report as transmitted: 17-bit latitude and
@@ -378,15 +380,15 @@ type Capability uint16
 
 // The capability bits.
 const (
-	CapACAS   Capability = 1 << iota // airborne: ACAS operational (v2) / installed (v1)
-	CapCDTI                          // 1090ES IN (v2) or CDTI (v1)
-	CapARV                           // air-referenced velocity reports
-	CapTS                            // target state reports
-	CapTC1                           // trajectory change reports, low bit
-	CapTC2                           // trajectory change reports, high bit
-	CapUATIn                         // UAT IN
-	CapPOA                           // surface: position offset applied
-	CapB2Low                         // surface: class B2 transmit power < 70 W
+	CapACAS  Capability = 1 << iota // airborne: ACAS operational (v2) / installed (v1)
+	CapCDTI                         // 1090ES IN (v2) or CDTI (v1)
+	CapARV                          // air-referenced velocity reports
+	CapTS                           // target state reports
+	CapTC1                          // trajectory change reports, low bit
+	CapTC2                          // trajectory change reports, high bit
+	CapUATIn                        // UAT IN
+	CapPOA                          // surface: position offset applied
+	CapB2Low                        // surface: class B2 transmit power < 70 W
 )
 
 // OperationalMode holds the operational-mode bits of an operational status

@@ -24,19 +24,19 @@ import (
 // listed in notChecked with the reason.
 
 type vector struct {
-	ID        string          `json:"id"`
-	Kind      string          `json:"kind"`
-	Hex       string          `json:"hex"`
-	Note      string          `json:"note"`
-	Even      json.RawMessage `json:"even"`
-	Odd       json.RawMessage `json:"odd"`
-	Newest    string          `json:"newest"`
-	RefLat    *float64        `json:"ref_lat"`
-	RefLon    *float64        `json:"ref_lon"`
-	Raw       *rawCPR         `json:"raw"`
-	Expect    map[string]any  `json:"expect"`
-	Source    string          `json:"source"`
-	Derived   map[string]any  `json:"derived_here"`
+	ID         string          `json:"id"`
+	Kind       string          `json:"kind"`
+	Hex        string          `json:"hex"`
+	Note       string          `json:"note"`
+	Even       json.RawMessage `json:"even"`
+	Odd        json.RawMessage `json:"odd"`
+	Newest     string          `json:"newest"`
+	RefLat     *float64        `json:"ref_lat"`
+	RefLon     *float64        `json:"ref_lon"`
+	Raw        *rawCPR         `json:"raw"`
+	Expect     map[string]any  `json:"expect"`
+	Source     string          `json:"source"`
+	Derived    map[string]any  `json:"derived_here"`
 	Crosscheck struct {
 		Decoder string         `json:"decoder"`
 		Result  map[string]any `json:"result"`
@@ -87,9 +87,9 @@ var notChecked = map[string]string{
 // (other frames of the same aircraft), for the vectors that say so.
 var statefulKeys = map[string]map[string]string{
 	"adsbx-1bit-fixed-a48e3a": {
-		"lat": "dump1090's stateful global decode; the partner frame is not given",
-		"lon": "dump1090's stateful global decode; the partner frame is not given",
-		"nic": "NIC needs the NIC supplements from the aircraft's operational status messages",
+		"lat":   "dump1090's stateful global decode; the partner frame is not given",
+		"lon":   "dump1090's stateful global decode; the partner frame is not given",
+		"nic":   "NIC needs the NIC supplements from the aircraft's operational status messages",
 		"nac_p": "from the aircraft's operational status messages, not this frame",
 		"sil":   "from the aircraft's operational status messages, not this frame",
 	},
