@@ -352,4 +352,3 @@ func TestPrefersText(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
