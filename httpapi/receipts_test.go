@@ -152,8 +152,8 @@ func TestReceiptLedgerPages(t *testing.T) {
 		next   *uint64
 	}{
 		{"", 200, 5, nil},
-		{"?limit=2", 200, 2, ptr(uint64(2))},
-		{"?from=2&limit=2", 200, 2, ptr(uint64(4))},
+		{"?limit=2", 200, 2, receiptU64(2)},
+		{"?from=2&limit=2", 200, 2, receiptU64(4)},
 		{"?from=4", 200, 1, nil},
 		{"?from=5", 200, 0, nil},
 		{"?from=99", 200, 0, nil},
@@ -351,4 +351,4 @@ func TestPrefersText(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+func receiptU64(v uint64) *uint64 { return &v }
