@@ -378,7 +378,7 @@ func ParseCarrier(s string) (Carrier, bool) {
 // control a Wi-Fi frame, and anything else BLE advertising data.
 func DecodeCarrier(c Carrier, b []byte, f *Frame) error {
 	if c == CarrierAuto {
-		c = detectCarrier(b)
+		c = DetectCarrier(b)
 	}
 	switch c {
 	case CarrierMessage:
@@ -406,7 +406,9 @@ func DecodeCarrier(c Carrier, b []byte, f *Frame) error {
 	return errAt(0, "unknown carrier")
 }
 
-func detectCarrier(b []byte) Carrier {
+// DetectCarrier guesses the carrier of b, as DecodeCarrier does for
+// CarrierAuto.
+func DetectCarrier(b []byte) Carrier {
 	switch {
 	case len(b) <= MessageSize:
 		// Too short for any carrier holding a message: report it as a

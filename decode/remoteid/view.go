@@ -2,7 +2,9 @@ package remoteid
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 )
 
 // The presentation layer: JSON-ready views of decoded messages, with units,
@@ -414,4 +416,51 @@ func packWarningDetail(w Warning, p *Pack) string {
 		return fmt.Sprintf("operator position is %.0f m from the aircraft (more than %d m)", d, MaxOperatorDistanceM)
 	}
 	return w.String()
+}
+
+// Result is the JSON answer of the decode endpoint and of
+// `cuasd decode remoteid`: the carrier the bytes were read as, then the frame.
+type Result struct {
+	Carrier string `json:"carrier"`
+	FrameView
+}
+
+// DecodeResult decodes b as carrier c (detected when CarrierAuto) and shapes
+// the answer. The error is an *Error naming the byte offset; ResultError
+// words it for people.
+func DecodeResult(c Carrier, b []byte) (*Result, error) {
+	if c == CarrierAuto {
+		c = DetectCarrier(b)
+	}
+	var f Frame
+	if err := DecodeCarrier(c, b, &f); err != nil {
+		if e, ok := err.(*Error); ok {
+			return nil, &Error{Offset: e.Offset, Reason: e.Reason + " (read as " + c.String() + ")", notRID: e.notRID}
+		}
+		return nil, err
+	}
+	return &Result{Carrier: c.String(), FrameView: NewFrameView(&f)}, nil
+}
+
+// ParseHex decodes hex text, tolerating surrounding space, a 0x prefix and
+// space or colon separators between bytes.
+func ParseHex(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	s = strings.NewReplacer(" ", "", ":", "", "\t", "", "\n", "", "\r", "").Replace(s)
+	if s == "" {
+		return nil, errors.New("no bytes")
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		var ie hex.InvalidByteError
+		if errors.As(err, &ie) {
+			return nil, fmt.Errorf("character %q is not a hex digit", rune(ie))
+		}
+		if errors.Is(err, hex.ErrLength) {
+			return nil, fmt.Errorf("odd number of hex digits (%d)", len(s))
+		}
+		return nil, err
+	}
+	return b, nil
 }
