@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
@@ -93,13 +94,20 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 	add("checkpoint", cpErr, fmt.Sprintf("%s at size %d names the bundle's root", origin, cpSize))
 
 	var sigErr, cpSigErr error
+	if unsignedPlaceholder(&r.Envelope) {
+		sigErr = fmt.Errorf("the envelope is unsigned (placeholder signature of an --unsigned ledger)")
+	}
 	if opts.PublicKey == nil {
-		sigErr = fmt.Errorf("no public key given: the envelope signature is not verified")
+		if sigErr == nil {
+			sigErr = fmt.Errorf("no public key given: the envelope signature is not verified")
+		}
 		cpSigErr = fmt.Errorf("no public key given: the checkpoint signature is not verified")
 	} else {
-		if stmtErr == nil {
+		switch {
+		case sigErr != nil:
+		case stmtErr == nil:
 			sigErr = checkEnvelopeSignature(&r.Envelope, payload, opts.PublicKey)
-		} else {
+		default:
 			sigErr = fmt.Errorf("not checked: the payload is unreadable")
 		}
 		if parseErr == nil {
@@ -153,6 +161,14 @@ func checkStatement(env *dsse.Envelope) ([]byte, error) {
 		return nil, fmt.Errorf("subject digest sha256 %q does not match the predicate's SHA-256 %x", want, sum)
 	}
 	return payload, nil
+}
+
+// unsignedPlaceholder reports an envelope whose only signature is the
+// --unsigned placeholder.
+func unsignedPlaceholder(env *dsse.Envelope) bool {
+	return len(env.Signatures) > 0 && !slices.ContainsFunc(env.Signatures, func(s dsse.Signature) bool {
+		return s.KeyID != UnsignedKeyID
+	})
 }
 
 func checkEnvelopeSignature(env *dsse.Envelope, payload []byte, pub ed25519.PublicKey) error {

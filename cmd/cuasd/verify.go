@@ -1,12 +1,169 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+
+	"github.com/cuasd/cuasd/ledger"
 )
+
+const verifyUsage = `Usage: cuasd verify BUNDLE.json [--pubkey KEY.pem] [--checkpoint CP] [--consistency PROOF.json]
+
+Checks a receipt bundle (the answer of POST /v1/receipt/emit or
+GET /v1/receipt/{index}) offline: the in-toto statement and its subject
+digest, the RFC 6962 leaf hash and inclusion proof, the checkpoint, and the
+Ed25519 signatures of the envelope and the checkpoint under --pubkey (the
+PKIX PEM of GET /v1/receipt/keys, or ledger-signing-key.pub.pem in the data
+directory). Without --pubkey the signatures are not checked and the bundle
+does not verify.
+
+--checkpoint is a checkpoint you trust independently (a signed note, or the
+JSON of GET /v1/receipt/checkpoint). If it is for a larger tree than the
+bundle's, give --consistency: the JSON of
+GET /v1/receipt/proof/consistency?first=<bundle tree_size>&second=<its size>.
+
+Exit status 0 when every check passes, 1 otherwise, with the reasons.
+`
 
 // runVerify implements `cuasd verify`.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("verify: not implemented in this build")
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
+	pubPath := fs.String("pubkey", "", "Ed25519 public key (PKIX PEM) of the ledger")
+	cpPath := fs.String("checkpoint", "", "a trusted checkpoint (signed note or GET /v1/receipt/checkpoint JSON)")
+	consPath := fs.String("consistency", "", "consistency proof JSON from the bundle's tree size to the checkpoint's")
+
+	// Flags may come before or after the bundle.
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return fmt.Errorf("verify: %w", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fmt.Errorf("verify: give exactly one bundle file (got %d)", len(pos))
+	}
+
+	r, err := readBundle(pos[0])
+	if err != nil {
+		return err
+	}
+	var opts ledger.VerifyOptions
+	if *pubPath != "" {
+		b, err := os.ReadFile(*pubPath)
+		if err != nil {
+			return fmt.Errorf("verify: --pubkey: %w", err)
+		}
+		if opts.PublicKey, err = ledger.ParsePublicKeyPEM(b); err != nil {
+			return fmt.Errorf("verify: --pubkey %s: %w", *pubPath, err)
+		}
+	}
+	if *cpPath != "" {
+		if opts.Checkpoint, err = readCheckpoint(*cpPath); err != nil {
+			return err
+		}
+	}
+	if *consPath != "" {
+		if *cpPath == "" {
+			return errors.New("verify: --consistency needs --checkpoint")
+		}
+		if opts.Consistency, err = readConsistency(*consPath, r.TreeSize, opts.Checkpoint); err != nil {
+			return err
+		}
+	}
+
+	checks, verr := ledger.VerifyReceipt(r, opts)
+	for _, c := range checks {
+		status := "ok  "
+		if !c.OK {
+			status = "FAIL"
+		}
+		fmt.Fprintf(stdout, "%s  %-20s %s\n", status, c.Name, c.Detail)
+	}
+	if verr != nil {
+		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s\n", r.Index, pos[0])
+		return errSilent
+	}
+	fmt.Fprintf(stdout, "verified: entry %d is in the log at tree size %d, signed by keyid %s\n",
+		r.Index, r.TreeSize, ledger.KeyID(opts.PublicKey))
+	return nil
+}
+
+func readBundle(path string) (*ledger.Receipt, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	var r ledger.Receipt
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("verify: %s is not a receipt bundle: %w", path, err)
+	}
+	if r.Envelope.Payload == "" || r.Checkpoint == "" {
+		return nil, fmt.Errorf("verify: %s is not a receipt bundle: no envelope or checkpoint", path)
+	}
+	return &r, nil
+}
+
+// readCheckpoint reads a signed note, or the JSON answer of
+// GET /v1/receipt/checkpoint.
+func readCheckpoint(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify: --checkpoint: %w", err)
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
+		var a struct {
+			Checkpoint string `json:"checkpoint"`
+		}
+		if err := json.Unmarshal(t, &a); err != nil || a.Checkpoint == "" {
+			return nil, fmt.Errorf("verify: --checkpoint %s: JSON without a checkpoint field", path)
+		}
+		return []byte(a.Checkpoint), nil
+	}
+	return b, nil
+}
+
+// readConsistency reads the JSON answer of GET /v1/receipt/proof/consistency
+// and checks that it spans the bundle's tree and the trusted checkpoint's.
+func readConsistency(path string, from uint64, cp []byte) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("verify: --consistency: %w", err)
+	}
+	var a struct {
+		First  *uint64  `json:"first"`
+		Second *uint64  `json:"second"`
+		Proof  []string `json:"proof"`
+	}
+	if err := json.Unmarshal(b, &a); err != nil || a.First == nil || a.Second == nil || a.Proof == nil {
+		return nil, fmt.Errorf("verify: --consistency %s: want the JSON of GET /v1/receipt/proof/consistency", path)
+	}
+	_, to, _, err := ledger.ParseCheckpoint(cp)
+	if err != nil {
+		return nil, fmt.Errorf("verify: --checkpoint: %w", err)
+	}
+	if *a.First != from || *a.Second != to {
+		return nil, fmt.Errorf("verify: --consistency proves %d -> %d; the bundle and checkpoint need %d -> %d", *a.First, *a.Second, from, to)
+	}
+	p, err := ledger.DecodeHashes(a.Proof)
+	if err != nil {
+		return nil, fmt.Errorf("verify: --consistency: %w", err)
+	}
+	return p, nil
 }
