@@ -37,6 +37,10 @@ const (
 	// HeaderFraming says how the body holds frames: "raw" (one frame, the
 	// default), "lp" (length-prefixed batch) or "hexlines" (newline-separated hex).
 	HeaderFraming = "Cuas-Framing"
+	// HeaderCarrier names how a Remote ID frame is wrapped (message,
+	// message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu); absent
+	// means recognise it from the bytes.
+	HeaderCarrier = "Cuas-Carrier"
 	// HeaderReason is the dead-letter reason.
 	HeaderReason = "Cuas-Reason"
 	// HeaderIngestTime is when cuasd accepted the frame (Unix ns); pipeline

@@ -30,6 +30,7 @@ type ingestRequest struct {
 	Frames       []string `json:"frames"`
 	FramesBase64 []string `json:"frames_base64"`
 	Sensor       string   `json:"sensor"`
+	Carrier      string   `json:"carrier"`
 	RecvUnixNano int64    `json:"recv_time_unix_ns"`
 }
 
@@ -65,6 +66,9 @@ func handleIngest(d Deps) http.HandlerFunc {
 		case n > MaxIngestFrames:
 			errs = append(errs, FieldError{"frames", fmt.Sprintf("at most %d frames per request, got %d", MaxIngestFrames, n)})
 		}
+		if req.Carrier != "" && (protocol != "remoteid" || !validCarrier(req.Carrier)) {
+			errs = append(errs, FieldError{"carrier", "only for remoteid: one of message, message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu"})
+		}
 		if req.RecvUnixNano < 0 {
 			errs = append(errs, FieldError{"recv_time_unix_ns", "must not be negative"})
 		}
@@ -80,7 +84,7 @@ func handleIngest(d Deps) http.HandlerFunc {
 					FieldError{fmt.Sprintf("frames[%d]", i), "not hex"})
 				return
 			}
-			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano})
+			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
 		}
 		for i, s := range req.FramesBase64 {
 			b, err := base64.StdEncoding.DecodeString(s)
@@ -89,7 +93,7 @@ func handleIngest(d Deps) http.HandlerFunc {
 					FieldError{fmt.Sprintf("frames_base64[%d]", i), "not base64"})
 				return
 			}
-			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano})
+			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
 		}
 		res, err := d.Publisher.PublishFrames(r.Context(), "http", protocol, req.Sensor, frames)
 		if err != nil {
@@ -116,4 +120,12 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
+}
+
+func validCarrier(c string) bool {
+	switch c {
+	case "message", "message_pack", "wifi_beacon", "wifi_nan", "ble_adv_data", "ble_pdu":
+		return true
+	}
+	return false
 }

@@ -84,6 +84,11 @@ type Frame struct {
 	RecvUnixNano int64
 	// Signal is the receiver's signal level in dBFS; NaN or 0 means unknown.
 	Signal float64
+	// Carrier names a Remote ID frame's wrapping (see bus.HeaderCarrier).
+	Carrier string
+	// ID is the de-duplication id; empty derives one from the reception
+	// (protocol, sensor, RecvUnixNano, Data) with MsgID.
+	ID string
 }
 
 // Result is what a publish achieved.
@@ -121,7 +126,14 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 		if f.Signal != 0 && f.Signal == f.Signal {
 			msg.Header.Set(bus.HeaderSignal, strconv.FormatFloat(f.Signal, 'f', 1, 64))
 		}
-		msg.Header.Set(bus.HeaderMsgID, MsgID(protocol, sensor, recv, f.Data))
+		if f.Carrier != "" {
+			msg.Header.Set(bus.HeaderCarrier, f.Carrier)
+		}
+		id := f.ID
+		if id == "" {
+			id = MsgID(protocol, sensor, recv, f.Data)
+		}
+		msg.Header.Set(bus.HeaderMsgID, id)
 		fut, err := p.js.PublishMsgAsync(msg)
 		if err != nil {
 			p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(len(frames) - i))

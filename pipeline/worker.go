@@ -21,6 +21,8 @@ type Meta struct {
 	RecvUnixNano int64
 	// IngestUnixNano is when cuasd accepted the frame.
 	IngestUnixNano int64
+	// Carrier is the Cuas-Carrier header (Remote ID wrapping), if any.
+	Carrier string
 }
 
 // FrameDecoder turns one raw frame into zero or more observations,
@@ -291,7 +293,7 @@ func groupByKey(obs []decode.Observation) [][]int {
 
 func metaOf(m jetstream.Msg) Meta {
 	h := m.Headers()
-	meta := Meta{Sensor: h.Get(bus.HeaderSensor)}
+	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier)}
 	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
 	meta.IngestUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderIngestTime), 10, 64)
 	if meta.Sensor == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,6 +82,8 @@ type config struct {
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
 	AVRConnect   string   `yaml:"avr-connect"`
+	// MAVLinkKey is a secret: it is never logged or echoed.
+	MAVLinkKey   string   `yaml:"mavlink-key"`
 	ShutdownWait duration `yaml:"shutdown-timeout"`
 }
 
@@ -129,6 +132,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on this address (like readsb's 30001)")
 	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output (host:30005), reconnecting")
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output (host:30002), reconnecting")
+	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 hex digits) to verify signed frames")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
 }
 
@@ -199,8 +203,23 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("--js-sync must be a duration or always, got %q", c.JSSync))
 		}
 	}
+	if c.MAVLinkKey != "" {
+		if k, err := hex.DecodeString(c.MAVLinkKey); err != nil || len(k) != 32 {
+			// Never quote the value: it is a secret.
+			errs = append(errs, errors.New("--mavlink-key must be 64 hex digits (32 bytes)"))
+		}
+	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
 	return errors.Join(errs...)
+}
+
+// mavlinkKey returns the configured signing key, nil when none.
+func (c *config) mavlinkKey() []byte {
+	if c.MAVLinkKey == "" {
+		return nil
+	}
+	k, _ := hex.DecodeString(c.MAVLinkKey) // validated
+	return k
 }

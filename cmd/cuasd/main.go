@@ -46,6 +46,8 @@ Usage:
   cuasd decode remoteid --pcap F   decode every Remote ID frame of a pcap/pcapng capture
   cuasd decode mavlink HEX         parse MAVLink v1/v2 frames
   cuasd decode mavlink --tlog F    parse a MAVLink telemetry log
+  cuasd replay FILE --format F     publish a capture (beast, avr, tlog, pcap, hex) to a running
+                                   cuasd over NATS [--speed N | --max] [--nats-url URL]
   cuasd verify BUNDLE.json         verify a receipt bundle offline
   cuasd version                    print the version
 
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runServe(ctx, args[1:], getenv, stdout, stderr)
 	case "decode":
 		return runDecode(ctx, args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(ctx, args[1:], getenv, stdout, stderr)
 	case "verify":
 		return runVerify(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -94,7 +94,11 @@ func (s *stages) startAdapters(ctx context.Context, cfg config, log *slog.Logger
 
 // frameDecoders are the protocols the pipeline decodes.
 func frameDecoders(cfg config) []pipeline.FrameDecoder {
-	return []pipeline.FrameDecoder{&pipeline.ADSB{Fix: cfg.ADSBFix}}
+	mav, err := pipeline.NewMAVLink(cfg.mavlinkKey())
+	if err != nil {
+		panic(err) // the key length was validated with the configuration
+	}
+	return []pipeline.FrameDecoder{&pipeline.ADSB{Fix: cfg.ADSBFix}, pipeline.NewRemoteID(), mav}
 }
 
 // goRun runs fn until ctx ends, restarting it after a pause if it fails

@@ -124,6 +124,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	for _, a := range st.listenAddrs {
 		fmt.Fprintf(stdout, "cuasd adapter %s\n", a)
 	}
+	if u := b.ClientURL(); u != "" {
+		fmt.Fprintf(stdout, "cuasd nats %s\n", u)
+	}
 	fmt.Fprintf(stdout, "cuasd serving %s\n", url)
 
 	select {
