@@ -67,8 +67,15 @@ func (p Problem) Error() string {
 	case ProblemHeader:
 		return fmt.Sprintf("%s 0x%02x at offset %d (v2 msgid %d)", p.Kind, p.Flags, p.Offset, p.MsgID)
 	case ProblemIncomplete:
-		if p.Version == 0 {
+		hdr := headerLenV1
+		if p.Version == 2 {
+			hdr = headerLenV2
+		}
+		switch {
+		case p.Need == 0:
 			return fmt.Sprintf("%s at offset %d: header cut short, %d bytes left", p.Kind, p.Offset, p.Have)
+		case p.Have < hdr:
+			return fmt.Sprintf("%s at offset %d (v%d): needs %d bytes, %d left", p.Kind, p.Offset, p.Version, p.Need, p.Have)
 		}
 		return fmt.Sprintf("%s at offset %d (v%d msgid %d%s): needs %d bytes, %d left",
 			p.Kind, p.Offset, p.Version, p.MsgID, nameSuffix(p.MsgID), p.Need, p.Have)

@@ -134,10 +134,13 @@ func examine(b []byte, key *[KeyLen]byte) (f Frame, n int, v verdict) {
 	if b[0] == MagicV1 {
 		hdr = headerLenV1
 		n = headerLenV1 + plen + checksumLen
+		f.Version = 1
 		if len(b) < n {
+			if len(b) >= headerLenV1 {
+				f.MsgID = uint32(b[5])
+			}
 			return f, n, vNeedMore
 		}
-		f.Version = 1
 		f.Seq, f.SysID, f.CompID, f.MsgID = b[2], b[3], b[4], uint32(b[5])
 	} else {
 		if len(b) >= 3 && b[2]&^FlagSigned != 0 {
@@ -152,14 +155,13 @@ func examine(b []byte, key *[KeyLen]byte) (f Frame, n int, v verdict) {
 		if len(b) >= 3 && b[2]&FlagSigned != 0 {
 			n += signatureLen
 		}
+		f.Version = 2
 		if len(b) < n {
 			if len(b) >= headerLenV2 {
-				f.Version = 2
 				f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
 			}
 			return f, n, vNeedMore
 		}
-		f.Version = 2
 		f.IncompatFlags, f.CompatFlags = b[2], b[3]
 		f.Seq, f.SysID, f.CompID = b[4], b[5], b[6]
 		f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
