@@ -135,6 +135,23 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 	return checks, nil
 }
 
+// DecodeStatement returns the in-toto Statement of an envelope, checked as
+// VerifyReceipt checks it (payload type, statement type, one subject whose
+// sha256 digest is that of the predicate's bytes). Signatures are not
+// checked. Its Predicate holds the record's exact bytes: the blob that
+// `cosign verify-blob-attestation` hashes.
+func DecodeStatement(env *dsse.Envelope) (*Statement, error) {
+	payload, err := checkStatement(env)
+	if err != nil {
+		return nil, errf(KindVerify, "statement", "", err)
+	}
+	var st Statement
+	if err := json.Unmarshal(payload, &st); err != nil {
+		return nil, errf(KindVerify, "statement", "", err)
+	}
+	return &st, nil
+}
+
 // checkStatement decodes the envelope payload and checks the in-toto
 // Statement v1 shape and the subject digest.
 func checkStatement(env *dsse.Envelope) ([]byte, error) {

@@ -14,6 +14,7 @@ import (
 )
 
 const verifyUsage = `Usage: cuasd verify BUNDLE.json [--pubkey KEY.pem] [--checkpoint CP] [--consistency PROOF.json]
+                    [--envelope-out FILE] [--record-out FILE]
 
 Checks a receipt bundle (the answer of POST /v1/receipt/emit or
 GET /v1/receipt/{index}) offline: the in-toto statement and its subject
@@ -28,6 +29,11 @@ JSON of GET /v1/receipt/checkpoint). If it is for a larger tree than the
 bundle's, give --consistency: the JSON of
 GET /v1/receipt/proof/consistency?first=<bundle tree_size>&second=<its size>.
 
+--envelope-out and --record-out write the DSSE envelope and the record (the
+exact bytes the statement's subject digest covers), the inputs of
+  cosign verify-blob-attestation --key KEY.pem --signature ENVELOPE \
+    --type <predicateType> --insecure-ignore-tlog=true RECORD
+
 Exit status 0 when every check passes, 1 otherwise, with the reasons.
 `
 
@@ -39,6 +45,8 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	pubPath := fs.String("pubkey", "", "Ed25519 public key (PKIX PEM) of the ledger")
 	cpPath := fs.String("checkpoint", "", "a trusted checkpoint (signed note or GET /v1/receipt/checkpoint JSON)")
 	consPath := fs.String("consistency", "", "consistency proof JSON from the bundle's tree size to the checkpoint's")
+	envOut := fs.String("envelope-out", "", "write the DSSE envelope JSON here (cosign --signature)")
+	recOut := fs.String("record-out", "", "write the record, the statement's predicate bytes, here (cosign's blob)")
 
 	// Flags may come before or after the bundle.
 	var pos []string
@@ -84,6 +92,12 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return errors.New("verify: --consistency needs --checkpoint")
 		}
 		if opts.Consistency, err = readConsistency(*consPath, r.TreeSize, opts.Checkpoint); err != nil {
+			return err
+		}
+	}
+
+	if *envOut != "" || *recOut != "" {
+		if err := export(r, *envOut, *recOut); err != nil {
 			return err
 		}
 	}
@@ -166,4 +180,27 @@ func readConsistency(path string, from uint64, cp []byte) ([][]byte, error) {
 		return nil, fmt.Errorf("verify: --consistency: %w", err)
 	}
 	return p, nil
+}
+
+// export writes the envelope and the record for other DSSE/in-toto tools.
+func export(r *ledger.Receipt, envPath, recPath string) error {
+	if envPath != "" {
+		b, err := json.Marshal(&r.Envelope)
+		if err != nil {
+			return fmt.Errorf("verify: --envelope-out: %w", err)
+		}
+		if err := os.WriteFile(envPath, b, 0o644); err != nil {
+			return fmt.Errorf("verify: --envelope-out: %w", err)
+		}
+	}
+	if recPath != "" {
+		st, err := ledger.DecodeStatement(&r.Envelope)
+		if err != nil {
+			return fmt.Errorf("verify: --record-out: %w", err)
+		}
+		if err := os.WriteFile(recPath, st.Predicate, 0o644); err != nil {
+			return fmt.Errorf("verify: --record-out: %w", err)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -164,5 +165,42 @@ func TestVerifyCommand(t *testing.T) {
 				t.Errorf("stdout lacks %q:\n%s", tt.out, out.String())
 			}
 		})
+	}
+}
+
+// TestVerifyExportsCosignInputs: the exported record hashes to the
+// statement's subject digest (what cosign checks against the blob), and the
+// exported envelope is the bundle's.
+func TestVerifyExportsCosignInputs(t *testing.T) {
+	f := newVerifyFixture(t)
+	envPath := filepath.Join(f.dir, "env.json")
+	recPath := filepath.Join(f.dir, "record.json")
+	var out strings.Builder
+	if err := run(context.Background(), []string{"verify", f.bundle, "--pubkey", f.pub,
+		"--envelope-out", envPath, "--record-out", recPath}, os.Getenv, &out, io.Discard); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	rec, _ := os.ReadFile(recPath)
+	if string(rec) != `{"decision":"monitor","i":2}` {
+		t.Errorf("record %q", rec)
+	}
+	env, _ := os.ReadFile(envPath)
+	var e struct {
+		PayloadType string `json:"payloadType"`
+		Payload     string `json:"payload"`
+	}
+	if err := json.Unmarshal(env, &e); err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := base64.StdEncoding.DecodeString(e.Payload)
+	var st struct {
+		Subject []struct {
+			Digest map[string]string `json:"digest"`
+		} `json:"subject"`
+	}
+	_ = json.Unmarshal(payload, &st)
+	sum := sha256.Sum256(rec)
+	if st.Subject[0].Digest["sha256"] != hex.EncodeToString(sum[:]) {
+		t.Errorf("subject digest %s is not the SHA-256 of the exported record %x", st.Subject[0].Digest["sha256"], sum)
 	}
 }
