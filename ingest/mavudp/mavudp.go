@@ -1,0 +1,505 @@
+package mavudp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cuasd/cuasd/decode/mavlink"
+	"github.com/cuasd/cuasd/ingest"
+)
+
+// Publisher publishes raw frames to the pipeline; *ingest.Publisher
+// implements it. PublishFrames must return only after the frames are
+// stored (or with an error).
+type Publisher interface {
+	PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []ingest.Frame) (ingest.Result, error)
+}
+
+// dropCounter is implemented by *ingest.Publisher: drops are then also
+// counted in the cuasd_frames_dropped_total metric.
+type dropCounter interface {
+	Dropped(protocol, adapter, reason string, n int)
+}
+
+// Protocol is the raw-subject protocol token the frames are published under.
+const Protocol = "mavlink"
+
+// Defaults of Config.
+const (
+	DefaultSensor   = "mavlink"
+	DefaultMaxPeers = 256
+	DefaultPeerIdle = 5 * time.Minute
+	// queueLen bounds the batches waiting for the publisher; when it is
+	// full the reader drops the batch (counted) rather than stall the
+	// socket.
+	queueLen = 256
+	// maxBatch bounds the frames of one publish call.
+	maxBatch = 512
+)
+
+// Error is the error type of package mavudp.
+type Error struct {
+	Op  string
+	Err error
+}
+
+func (e *Error) Error() string { return "mavudp: " + e.Op + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Stats counts what an adapter saw. All counters are totals since start.
+type Stats struct {
+	// Datagrams and Bytes count what was read (UDP datagrams, or TCP reads).
+	Datagrams int64
+	Bytes     int64
+	// Frames counts frames handed to the publisher queue; Published those
+	// the publisher acknowledged; Dropped those lost to a full queue or a
+	// failed publish.
+	Frames    int64
+	Published int64
+	Dropped   int64
+	// The parser's rejections, summed over peers.
+	BadCRC       int64
+	HeaderErrors int64
+	SkippedBytes int64
+	// Peers is the number of peers with parser state now; PeersEvicted
+	// counts peers forgotten for idleness or to make room.
+	Peers        int64
+	PeersEvicted int64
+	// Connects counts TCP connections made (TCP client only).
+	Connects int64
+}
+
+type counters struct {
+	datagrams, bytes, frames, published, dropped atomic.Int64
+	badCRC, headerErrors, skipped                atomic.Int64
+	peers, evicted, connects                     atomic.Int64
+}
+
+func (c *counters) snapshot() Stats {
+	return Stats{
+		Datagrams: c.datagrams.Load(), Bytes: c.bytes.Load(), Frames: c.frames.Load(),
+		Published: c.published.Load(), Dropped: c.dropped.Load(),
+		BadCRC: c.badCRC.Load(), HeaderErrors: c.headerErrors.Load(), SkippedBytes: c.skipped.Load(),
+		Peers: c.peers.Load(), PeersEvicted: c.evicted.Load(), Connects: c.connects.Load(),
+	}
+}
+
+// batch is the frames of one read, for one sensor.
+type batch struct {
+	sensor string
+	frames []ingest.Frame
+}
+
+// publisher drains the queue in its own goroutine so that a slow
+// acknowledgement never stalls the socket reader.
+type publisher struct {
+	pub     Publisher
+	adapter string
+	log     *slog.Logger
+	c       *counters
+	q       chan batch
+}
+
+func newPublisher(pub Publisher, adapter string, log *slog.Logger, c *counters) *publisher {
+	return &publisher{pub: pub, adapter: adapter, log: log, c: c, q: make(chan batch, queueLen)}
+}
+
+// enqueue hands a batch to the publisher goroutine, dropping it (counted)
+// when the queue is full.
+func (p *publisher) enqueue(b batch) {
+	if len(b.frames) == 0 {
+		return
+	}
+	p.c.frames.Add(int64(len(b.frames)))
+	select {
+	case p.q <- b:
+	default:
+		p.drop("queue_full", len(b.frames))
+	}
+}
+
+func (p *publisher) drop(reason string, n int) {
+	p.c.dropped.Add(int64(n))
+	if dc, ok := p.pub.(dropCounter); ok {
+		dc.Dropped(Protocol, p.adapter, reason, n)
+	}
+}
+
+// run publishes until the queue is closed. Batches waiting together are
+// merged per sensor into one call.
+func (p *publisher) run(ctx context.Context) {
+	for b := range p.q {
+		pending := map[string][]ingest.Frame{b.sensor: b.frames}
+		order := []string{b.sensor}
+	drain:
+		for n := len(b.frames); n < maxBatch; {
+			select {
+			case more, ok := <-p.q:
+				if !ok {
+					break drain
+				}
+				if _, seen := pending[more.sensor]; !seen {
+					order = append(order, more.sensor)
+				}
+				pending[more.sensor] = append(pending[more.sensor], more.frames...)
+				n += len(more.frames)
+			default:
+				break drain
+			}
+		}
+		for _, sensor := range order {
+			frames := pending[sensor]
+			res, err := p.pub.PublishFrames(ctx, p.adapter, Protocol, sensor, frames)
+			if err != nil {
+				p.c.published.Add(int64(res.Accepted))
+				p.drop("publish", len(frames)-res.Accepted)
+				p.log.Warn("publish MAVLink frames", "adapter", p.adapter, "sensor", sensor, "frames", len(frames), "err", err)
+				continue
+			}
+			p.c.published.Add(int64(len(frames)))
+		}
+	}
+}
+
+// collect parses what s holds and returns the frames as ingest.Frames
+// sharing one freshly allocated backing array (frames outlive the read
+// buffer).
+func collect(s *mavlink.Stream, recv int64) []ingest.Frame {
+	var frames []ingest.Frame
+	var arena []byte
+	for {
+		f, ok := s.Next()
+		if !ok {
+			break
+		}
+		if arena == nil {
+			arena = make([]byte, 0, len(f.Raw)+s.Buffered()) // every frame still to come fits
+		}
+		start := len(arena)
+		arena = append(arena, f.Raw...)
+		frames = append(frames, ingest.Frame{Data: arena[start:len(arena):len(arena)], RecvUnixNano: recv})
+	}
+	return frames
+}
+
+// peerSensor names a per-peer sensor: base, "-", the address with every
+// character outside [A-Za-z0-9_-] replaced by '-' ("mavlink-127-0-0-1-14551"),
+// so it is a valid subject token.
+func peerSensor(base string, addr string) string {
+	var b strings.Builder
+	b.WriteString(base)
+	b.WriteByte('-')
+	for _, r := range addr {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := b.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
+// UDPConfig configures a UDP listener.
+type UDPConfig struct {
+	// Addr is the address to listen on, e.g. "127.0.0.1:14550".
+	Addr string
+	// Sensor names the receiver (a subject token: [A-Za-z0-9_-]{1,64});
+	// default "mavlink".
+	Sensor string
+	// PerPeerSensor publishes each peer's frames under its own sensor,
+	// Sensor + "-" + the peer's address: a MAVLink system id is unique only
+	// on one link, so two vehicles both calling themselves system 1 from
+	// two addresses stay two tracks.
+	PerPeerSensor bool
+	// MaxPeers bounds the peers with parser state (default 256); when a new
+	// peer arrives at the limit the least recently heard one is forgotten.
+	MaxPeers int
+	// PeerIdle forgets the parser state of a peer silent this long
+	// (default 5 minutes).
+	PeerIdle time.Duration
+	// Publisher receives the frames (required).
+	Publisher Publisher
+	// Log receives warnings; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// UDP is a MAVLink UDP listener.
+type UDP struct {
+	cfg  UDPConfig
+	conn *net.UDPConn
+	c    counters
+	pub  *publisher
+
+	peers map[netip.AddrPort]*peer // used by the reader goroutine only
+}
+
+type peer struct {
+	s      mavlink.Stream
+	sensor string
+	last   time.Time
+	// reported parser counters already added to the totals
+	bad, hdr, skipped int
+}
+
+// ListenUDP binds the listener's socket; Run then serves it.
+func ListenUDP(cfg UDPConfig) (*UDP, error) {
+	if cfg.Publisher == nil {
+		return nil, &Error{Op: "listen", Err: errors.New("no publisher")}
+	}
+	if cfg.Sensor == "" {
+		cfg.Sensor = DefaultSensor
+	}
+	if cfg.MaxPeers <= 0 {
+		cfg.MaxPeers = DefaultMaxPeers
+	}
+	if cfg.PeerIdle <= 0 {
+		cfg.PeerIdle = DefaultPeerIdle
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	addr, err := net.ResolveUDPAddr("udp", cfg.Addr)
+	if err != nil {
+		return nil, &Error{Op: "listen", Err: err}
+	}
+	conn, err := net.ListenUDP("udp", addr)
+	if err != nil {
+		return nil, &Error{Op: "listen", Err: err}
+	}
+	u := &UDP{cfg: cfg, conn: conn, peers: map[netip.AddrPort]*peer{}}
+	u.pub = newPublisher(cfg.Publisher, "mavlink-udp", cfg.Log, &u.c)
+	return u, nil
+}
+
+// Addr returns the bound address (useful with port 0).
+func (u *UDP) Addr() net.Addr { return u.conn.LocalAddr() }
+
+// Stats returns the counters.
+func (u *UDP) Stats() Stats { return u.c.snapshot() }
+
+// Run reads datagrams until ctx ends (then it closes the socket, publishes
+// what is queued and returns nil) or the socket fails.
+func (u *UDP) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); u.pub.run(context.WithoutCancel(ctx)) }()
+	stop := context.AfterFunc(ctx, func() { u.conn.Close() })
+	defer stop()
+	defer func() { close(u.pub.q); wg.Wait() }()
+
+	buf := make([]byte, 64<<10)
+	lastSweep := time.Now()
+	for {
+		n, from, err := u.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return &Error{Op: "read", Err: err}
+		}
+		now := time.Now()
+		u.c.datagrams.Add(1)
+		u.c.bytes.Add(int64(n))
+		if now.Sub(lastSweep) > u.cfg.PeerIdle/4 {
+			u.sweep(now)
+			lastSweep = now
+		}
+		p := u.peer(from, now)
+		p.last = now
+		p.s.Write(buf[:n])
+		frames := collect(&p.s, now.UnixNano())
+		u.account(p)
+		u.pub.enqueue(batch{sensor: p.sensor, frames: frames})
+	}
+}
+
+// account adds a peer's new parser rejections to the totals.
+func (u *UDP) account(p *peer) {
+	st := p.s.Stats()
+	u.c.badCRC.Add(int64(st.BadCRC - p.bad))
+	u.c.headerErrors.Add(int64(st.HeaderErrors - p.hdr))
+	u.c.skipped.Add(st.SkippedBytes - int64(p.skipped))
+	p.bad, p.hdr, p.skipped = st.BadCRC, st.HeaderErrors, int(st.SkippedBytes)
+}
+
+func (u *UDP) peer(from netip.AddrPort, now time.Time) *peer {
+	if p, ok := u.peers[from]; ok {
+		return p
+	}
+	if len(u.peers) >= u.cfg.MaxPeers {
+		var oldest netip.AddrPort
+		var ot time.Time
+		for a, p := range u.peers {
+			if ot.IsZero() || p.last.Before(ot) {
+				oldest, ot = a, p.last
+			}
+		}
+		delete(u.peers, oldest)
+		u.c.evicted.Add(1)
+	}
+	p := &peer{sensor: u.cfg.Sensor, last: now}
+	if u.cfg.PerPeerSensor {
+		p.sensor = peerSensor(u.cfg.Sensor, from.String())
+	}
+	u.peers[from] = p
+	u.c.peers.Store(int64(len(u.peers)))
+	return p
+}
+
+func (u *UDP) sweep(now time.Time) {
+	for a, p := range u.peers {
+		if now.Sub(p.last) > u.cfg.PeerIdle {
+			delete(u.peers, a)
+			u.c.evicted.Add(1)
+		}
+	}
+	u.c.peers.Store(int64(len(u.peers)))
+}
+
+// TCPConfig configures a TCP client.
+type TCPConfig struct {
+	// Addr is the MAVLink server, e.g. "127.0.0.1:5760" (ArduPilot SITL).
+	Addr string
+	// Sensor names the receiver; default "mavlink-tcp-" + Addr sanitised.
+	Sensor string
+	// Publisher receives the frames (required).
+	Publisher Publisher
+	// MinBackoff and MaxBackoff bound the wait between reconnection
+	// attempts (defaults 500 ms and 30 s); it doubles after each failure
+	// and resets after a connection that delivered data.
+	MinBackoff, MaxBackoff time.Duration
+	// Log receives connection events; nil means slog.Default().
+	Log *slog.Logger
+}
+
+// TCP is a MAVLink TCP client that reconnects until its context ends.
+type TCP struct {
+	cfg TCPConfig
+	c   counters
+	pub *publisher
+}
+
+// NewTCP returns a TCP client; Run connects.
+func NewTCP(cfg TCPConfig) (*TCP, error) {
+	if cfg.Publisher == nil {
+		return nil, &Error{Op: "tcp", Err: errors.New("no publisher")}
+	}
+	if cfg.Addr == "" {
+		return nil, &Error{Op: "tcp", Err: errors.New("no address")}
+	}
+	if cfg.Sensor == "" {
+		cfg.Sensor = peerSensor("mavlink-tcp", cfg.Addr)
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = 500 * time.Millisecond
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(30*time.Second, cfg.MinBackoff)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	t := &TCP{cfg: cfg}
+	t.pub = newPublisher(cfg.Publisher, "mavlink-tcp", cfg.Log, &t.c)
+	return t, nil
+}
+
+// Stats returns the counters.
+func (t *TCP) Stats() Stats { return t.c.snapshot() }
+
+// Run connects, reads and publishes, reconnecting with backoff, until ctx
+// ends; it then returns nil after publishing what is queued.
+func (t *TCP) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); t.pub.run(context.WithoutCancel(ctx)) }()
+	defer func() { close(t.pub.q); wg.Wait() }()
+
+	backoff := t.cfg.MinBackoff
+	for {
+		got, err := t.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if got {
+			backoff = t.cfg.MinBackoff
+		}
+		t.cfg.Log.Warn("MAVLink TCP connection ended; reconnecting", "addr", t.cfg.Addr, "err", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, t.cfg.MaxBackoff)
+	}
+}
+
+// session runs one connection; got reports whether it delivered data.
+func (t *TCP) session(ctx context.Context) (got bool, err error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", t.cfg.Addr)
+	if err != nil {
+		return false, err
+	}
+	t.c.connects.Add(1)
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	defer conn.Close()
+	t.cfg.Log.Info("MAVLink TCP connected", "addr", t.cfg.Addr)
+
+	var s mavlink.Stream // a new connection starts a new stream
+	var bad, hdr int
+	var skipped int64
+	account := func() {
+		st := s.Stats()
+		t.c.badCRC.Add(int64(st.BadCRC - bad))
+		t.c.headerErrors.Add(int64(st.HeaderErrors - hdr))
+		t.c.skipped.Add(st.SkippedBytes - skipped)
+		bad, hdr, skipped = st.BadCRC, st.HeaderErrors, st.SkippedBytes
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := conn.Read(buf)
+		if n > 0 {
+			got = true
+			now := time.Now().UnixNano()
+			t.c.datagrams.Add(1)
+			t.c.bytes.Add(int64(n))
+			s.Write(buf[:n])
+			t.pub.enqueue(batch{sensor: t.cfg.Sensor, frames: collect(&s, now)})
+			account()
+		}
+		if err != nil {
+			// The stream ended: frames hidden in a cut candidate are
+			// still worth publishing.
+			var tail []ingest.Frame
+			for {
+				f, ok := s.FlushNext()
+				if !ok {
+					break
+				}
+				tail = append(tail, ingest.Frame{Data: append([]byte(nil), f.Raw...), RecvUnixNano: time.Now().UnixNano()})
+			}
+			t.pub.enqueue(batch{sensor: t.cfg.Sensor, frames: tail})
+			account()
+			return got, fmt.Errorf("read: %w", err)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package mavudp
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/ingest"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// fakePub records what would be published.
+type fakePub struct {
+	mu      sync.Mutex
+	frames  map[string][][]byte // by sensor
+	recv    []int64
+	fail    bool
+	dropped map[string]int
+}
+
+func (f *fakePub) PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []ingest.Frame) (ingest.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if protocol != Protocol {
+		panic("protocol " + protocol)
+	}
+	if f.fail {
+		return ingest.Result{}, errors.New("bus down")
+	}
+	if f.frames == nil {
+		f.frames = map[string][][]byte{}
+	}
+	for _, fr := range frames {
+		f.frames[sensor] = append(f.frames[sensor], append([]byte(nil), fr.Data...))
+		f.recv = append(f.recv, fr.RecvUnixNano)
+	}
+	return ingest.Result{Accepted: len(frames)}, nil
+}
+
+func (f *fakePub) Dropped(protocol, adapter, reason string, n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dropped == nil {
+		f.dropped = map[string]int{}
+	}
+	f.dropped[reason] += n
+}
+
+func (f *fakePub) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, v := range f.frames {
+		n += len(v)
+	}
+	return n
+}
+
+// vectors returns frames of the MAVLink C library vectors by id.
+func vectors(t *testing.T) map[string][]byte {
+	t.Helper()
+	b, err := os.ReadFile("../../decode/mavlink/testdata/mavlink.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []struct {
+		ID  string `json:"id"`
+		Hex string `json:"hex"`
+	}
+	if err := json.Unmarshal(b, &vs); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string][]byte{}
+	for _, v := range vs {
+		m[v.ID], _ = hex.DecodeString(v.Hex)
+	}
+	return m
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestUDP(t *testing.T) {
+	v := vectors(t)
+	pub := &fakePub{}
+	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", Sensor: "rx", PerPeerSensor: true, Publisher: pub, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- u.Run(ctx) }()
+
+	send := func(c *net.UDPConn, b []byte) {
+		t.Helper()
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := net.DialUDP("udp", nil, u.Addr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := net.DialUDP("udp", nil, u.Addr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	hb, gpi, sig := v["HEARTBEAT_v1"], v["GLOBAL_POSITION_INT_v2"], v["HEARTBEAT_v2_signed"]
+	// Peer a: two frames in one datagram, garbage, then a frame split
+	// across two datagrams, interleaved with peer b's traffic.
+	send(a, append(append(append([]byte{}, hb...), 0x00, 0x42), gpi...))
+	send(a, sig[:11])
+	send(b, append(append([]byte{}, v["bad_crc_v1_heartbeat"]...), gpi...))
+	send(a, sig[11:])
+	waitFor(t, "4 frames", func() bool { return pub.count() == 4 })
+
+	sa := peerSensor("rx", a.LocalAddr().String())
+	sb := peerSensor("rx", b.LocalAddr().String())
+	pub.mu.Lock()
+	gotA, gotB := pub.frames[sa], pub.frames[sb]
+	pub.mu.Unlock()
+	if len(gotA) != 3 || !bytes.Equal(gotA[0], hb) || !bytes.Equal(gotA[1], gpi) || !bytes.Equal(gotA[2], sig) {
+		t.Errorf("peer a (%s): %x", sa, gotA)
+	}
+	if len(gotB) != 1 || !bytes.Equal(gotB[0], gpi) {
+		t.Errorf("peer b (%s): %x", sb, gotB)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	st := u.Stats()
+	if st.Datagrams != 4 || st.Frames != 4 || st.Published != 4 || st.BadCRC != 1 || st.SkippedBytes != 2+17 || st.Peers != 2 || st.Dropped != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	for _, r := range pub.recv {
+		if r == 0 {
+			t.Error("no receive time")
+		}
+	}
+}
+
+func TestUDPPeerLimitAndPublishFailure(t *testing.T) {
+	v := vectors(t)
+	pub := &fakePub{fail: true}
+	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", MaxPeers: 1, Publisher: pub, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- u.Run(ctx) }()
+	for range 3 {
+		c, err := net.DialUDP("udp", nil, u.Addr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write(v["HEARTBEAT_v1"])
+		c.Close()
+	}
+	waitFor(t, "3 drops", func() bool { return u.Stats().Dropped == 3 })
+	cancel()
+	<-done
+	st := u.Stats()
+	if st.Peers != 1 || st.PeersEvicted != 2 || st.Published != 0 || pub.dropped["publish"] != 3 {
+		t.Errorf("stats %+v, dropped %v", st, pub.dropped)
+	}
+}
+
+func TestTCP(t *testing.T) {
+	v := vectors(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	stream := bytes.Join([][]byte{v["HEARTBEAT_v1"], {0xFE, 0x01}, v["SYS_STATUS_v2"], v["OPEN_DRONE_ID_LOCATION_v2"]}, nil)
+	// Serve the stream twice, in 7-byte writes, closing in between: the
+	// client must reconnect and reassemble.
+	go func() {
+		for range 2 {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			for i := 0; i < len(stream); i += 7 {
+				c.Write(stream[i:min(i+7, len(stream))])
+				time.Sleep(time.Millisecond)
+			}
+			c.Close()
+		}
+	}()
+	pub := &fakePub{}
+	cl, err := NewTCP(TCPConfig{Addr: ln.Addr().String(), Publisher: pub, MinBackoff: 10 * time.Millisecond, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cl.Run(ctx) }()
+	waitFor(t, "6 frames", func() bool { return pub.count() == 6 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sensor := peerSensor("mavlink-tcp", ln.Addr().String())
+	got := pub.frames[sensor]
+	for i, want := range [][]byte{v["HEARTBEAT_v1"], v["SYS_STATUS_v2"], v["OPEN_DRONE_ID_LOCATION_v2"]} {
+		if !bytes.Equal(got[i], want) || !bytes.Equal(got[i+3], want) {
+			t.Errorf("frame %d differs", i)
+		}
+	}
+	if st := cl.Stats(); st.Connects < 2 || st.Published != 6 || st.SkippedBytes != 4 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	if _, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0"}); err == nil {
+		t.Error("no publisher accepted")
+	}
+	if _, err := ListenUDP(UDPConfig{Addr: "nonsense:addr:x", Publisher: &fakePub{}}); err == nil {
+		t.Error("bad address accepted")
+	}
+	if _, err := NewTCP(TCPConfig{Publisher: &fakePub{}}); err == nil {
+		t.Error("no address accepted")
+	}
+	if s := peerSensor("rx", "[::1]:14550"); s != "rx----1--14550" {
+		t.Errorf("peerSensor %q", s)
+	}
+}
