@@ -1,0 +1,385 @@
+package zones
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/gate"
+)
+
+// Keys of the bucket.
+const (
+	geofencePrefix = "geofence."
+	allowKey       = "allowlist"
+)
+
+// Config says where the zones live and what seeds them.
+type Config struct {
+	// Bucket is the KV bucket (default bus.BucketZones).
+	Bucket string
+	// Replicas of the bucket's stream (default 1).
+	Replicas int
+	// Geofences seed the bucket: each is written only when its key is
+	// absent (never written, or deleted). IDs are required.
+	Geofences []gate.Geofence
+	// AllowList, when not nil, seeds the allow-list if none is stored.
+	AllowList *gate.AllowList
+	// Logger receives warnings about unreadable entries (default
+	// slog.Default()).
+	Logger *slog.Logger
+	// OnChange, when not nil, is called from the watch goroutine (one call
+	// at a time) with the current snapshot: once when the initial values
+	// are loaded, then after every change the watch delivers, whichever
+	// instance made it. It must not block for long.
+	OnChange func(*Snapshot)
+}
+
+// Error is the error type of this package: an operation on a key that
+// failed, wrapping the cause (a *gate.Error for invalid input).
+type Error struct {
+	Op  string
+	Key string
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return "zones: " + e.Op + ": " + e.Err.Error()
+	}
+	return "zones: " + e.Op + " " + e.Key + ": " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Snapshot is an immutable view of the zones at one bucket revision.
+type Snapshot struct {
+	// Revision is the highest bucket revision applied.
+	Revision uint64
+	// Geofences sorted by ID. Read-only: shared by every reader.
+	Geofences []gate.Geofence
+	// AllowList in canonical form, and its index.
+	AllowList gate.AllowList
+	Allow     *gate.AllowIndex
+}
+
+// Geofence returns the geofence with the ID.
+func (s *Snapshot) Geofence(id string) (gate.Geofence, bool) {
+	i, ok := slices.BinarySearchFunc(s.Geofences, id, func(g gate.Geofence, id string) int { return strings.Compare(g.ID, id) })
+	if !ok {
+		return gate.Geofence{}, false
+	}
+	return s.Geofences[i], true
+}
+
+// Store is the replicated zone store. Its methods are safe for concurrent
+// use.
+type Store struct {
+	kv  jetstream.KeyValue
+	log *slog.Logger
+	cfg Config
+
+	snap atomic.Pointer[Snapshot]
+
+	mu     sync.Mutex
+	fences map[string]gate.Geofence
+	allow  gate.AllowList
+	revs   map[string]uint64 // last revision applied per key, deletes included
+	top    uint64
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Open creates or binds the bucket, seeds it from cfg, loads every entry
+// and starts watching for changes. It returns once the snapshot holds the
+// bucket's current contents.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
+	if cfg.Bucket == "" {
+		cfg.Bucket = bus.BucketZones
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := validateSeeds(&cfg); err != nil {
+		return nil, err
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "cuasd geofences and allow-list",
+		History:     10,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, &Error{Op: "open bucket", Key: cfg.Bucket, Err: err}
+	}
+	s := &Store{kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
+	s.snap.Store(&Snapshot{Geofences: []gate.Geofence{}, Allow: gate.NewAllowIndex(gate.AllowList{})})
+
+	for _, g := range cfg.Geofences {
+		if err := s.create(ctx, geofencePrefix+g.ID, g); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.AllowList != nil {
+		if err := s.create(ctx, allowKey, cfg.AllowList.Normalize()); err != nil {
+			return nil, err
+		}
+	}
+
+	wctx, cancel := context.WithCancel(context.Background())
+	w, err := kv.WatchAll(wctx)
+	if err != nil {
+		cancel()
+		return nil, &Error{Op: "watch", Key: cfg.Bucket, Err: err}
+	}
+	s.cancel, s.done = cancel, make(chan struct{})
+	loaded := make(chan struct{})
+	go s.watch(w, loaded)
+	select {
+	case <-loaded:
+		return s, nil
+	case <-ctx.Done():
+		s.Close()
+		return nil, &Error{Op: "load", Key: cfg.Bucket, Err: ctx.Err()}
+	case <-s.done:
+		return nil, &Error{Op: "load", Key: cfg.Bucket, Err: errors.New("watch ended before the initial values arrived")}
+	}
+}
+
+func validateSeeds(cfg *Config) error {
+	var e gate.Error
+	seen := map[string]bool{}
+	for i, g := range cfg.Geofences {
+		p := fmt.Sprintf("geofences[%d]", i)
+		if g.ID == "" {
+			e.Fields = append(e.Fields, gate.FieldError{Field: p + ".id", Message: "is required"})
+		} else if seen[g.ID] {
+			e.Fields = append(e.Fields, gate.FieldError{Field: p + ".id", Message: "duplicates another geofence's id"})
+		}
+		seen[g.ID] = true
+		if err := g.Validate(); err != nil {
+			for _, f := range err.(*gate.Error).Fields {
+				e.Fields = append(e.Fields, gate.FieldError{Field: p + "." + f.Field, Message: f.Message})
+			}
+		}
+	}
+	if cfg.AllowList != nil {
+		if err := cfg.AllowList.Validate(); err != nil {
+			for _, f := range err.(*gate.Error).Fields {
+				e.Fields = append(e.Fields, gate.FieldError{Field: "allowlist." + f.Field, Message: f.Message})
+			}
+		}
+	}
+	if len(e.Fields) > 0 {
+		return &Error{Op: "seed", Err: &e}
+	}
+	return nil
+}
+
+// create writes v under key unless the key holds a value.
+func (s *Store) create(ctx context.Context, key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return &Error{Op: "seed", Key: key, Err: err}
+	}
+	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return &Error{Op: "seed", Key: key, Err: err}
+	}
+	return nil
+}
+
+// watch applies every change until the watcher stops. The nil entry marks
+// the end of the initial values.
+func (s *Store) watch(w jetstream.KeyWatcher, loaded chan struct{}) {
+	defer close(s.done)
+	defer func() { _ = w.Stop() }()
+	for e := range w.Updates() {
+		if e == nil {
+			if loaded != nil {
+				close(loaded)
+				loaded = nil
+				if s.cfg.OnChange != nil {
+					s.cfg.OnChange(s.Snapshot())
+				}
+			}
+			continue
+		}
+		s.apply(e.Key(), e.Revision(), e.Operation(), e.Value())
+		if loaded == nil && s.cfg.OnChange != nil {
+			s.cfg.OnChange(s.Snapshot())
+		}
+	}
+}
+
+// apply folds one entry into the state, ignoring anything older than what
+// is already applied (our own writes are applied before the watch echoes
+// them).
+func (s *Store) apply(key string, rev uint64, op jetstream.KeyValueOp, value []byte) {
+	s.mu.Lock()
+	if rev <= s.revs[key] {
+		s.mu.Unlock()
+		return
+	}
+	s.revs[key] = rev
+	s.top = max(s.top, rev)
+	del := op != jetstream.KeyValuePut
+	switch {
+	case key == allowKey && del:
+		s.allow = gate.AllowList{}
+	case key == allowKey:
+		var a gate.AllowList
+		if err := decode(value, &a); err != nil || a.Validate() != nil {
+			s.log.Warn("zones: ignoring an unreadable allow-list", "bucket", s.cfg.Bucket, "revision", rev, "err", errors.Join(err, a.Validate()))
+			break
+		}
+		s.allow = a.Normalize()
+	case strings.HasPrefix(key, geofencePrefix) && del:
+		delete(s.fences, strings.TrimPrefix(key, geofencePrefix))
+	case strings.HasPrefix(key, geofencePrefix):
+		id := strings.TrimPrefix(key, geofencePrefix)
+		var g gate.Geofence
+		if err := decode(value, &g); err != nil || g.Validate() != nil || g.ID != id {
+			s.log.Warn("zones: ignoring an unreadable geofence", "key", key, "revision", rev, "err", errors.Join(err, g.Validate()))
+			delete(s.fences, id)
+			break
+		}
+		s.fences[id] = g
+	default:
+		s.log.Warn("zones: ignoring an unknown key", "key", key)
+	}
+	s.snap.Store(s.snapshotLocked())
+	s.mu.Unlock()
+}
+
+func decode(b []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func (s *Store) snapshotLocked() *Snapshot {
+	fs := make([]gate.Geofence, 0, len(s.fences))
+	for _, g := range s.fences {
+		fs = append(fs, g)
+	}
+	slices.SortFunc(fs, func(a, b gate.Geofence) int { return strings.Compare(a.ID, b.ID) })
+	return &Snapshot{Revision: s.top, Geofences: fs, AllowList: s.allow, Allow: gate.NewAllowIndex(s.allow)}
+}
+
+// Snapshot returns the current zones. It never blocks and the snapshot is
+// never modified: a reader may keep it as long as it likes.
+func (s *Store) Snapshot() *Snapshot { return s.snap.Load() }
+
+// Geofences returns every geofence, sorted by ID.
+func (s *Store) Geofences(ctx context.Context) ([]gate.Geofence, error) {
+	return s.Snapshot().Geofences, nil
+}
+
+// Geofence returns one geofence.
+func (s *Store) Geofence(ctx context.Context, id string) (gate.Geofence, bool, error) {
+	g, ok := s.Snapshot().Geofence(id)
+	return g, ok, nil
+}
+
+// PutGeofence validates and stores g under g.ID and reports whether it is
+// new. The change is in this instance's snapshot when PutGeofence returns
+// and reaches the others through their watch.
+func (s *Store) PutGeofence(ctx context.Context, g gate.Geofence) (created bool, err error) {
+	key := geofencePrefix + g.ID
+	if !gate.ValidID(g.ID) {
+		return false, &Error{Op: "put", Key: key, Err: &gate.Error{Fields: []gate.FieldError{{Field: "id", Message: "must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'"}}}}
+	}
+	if err := g.Validate(); err != nil {
+		return false, &Error{Op: "put", Key: key, Err: err}
+	}
+	b, err := json.Marshal(g)
+	if err != nil {
+		return false, &Error{Op: "put", Key: key, Err: err}
+	}
+	rev, err := s.kv.Create(ctx, key, b)
+	created = err == nil
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		rev, err = s.kv.Put(ctx, key, b)
+	}
+	if err != nil {
+		return false, &Error{Op: "put", Key: key, Err: err}
+	}
+	s.apply(key, rev, jetstream.KeyValuePut, b)
+	return created, nil
+}
+
+// DeleteGeofence removes a geofence and reports whether it existed.
+func (s *Store) DeleteGeofence(ctx context.Context, id string) (existed bool, err error) {
+	key := geofencePrefix + id
+	if !gate.ValidID(id) {
+		return false, nil
+	}
+	if _, err := s.kv.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, &Error{Op: "delete", Key: key, Err: err}
+	}
+	if err := s.kv.Delete(ctx, key); err != nil {
+		return false, &Error{Op: "delete", Key: key, Err: err}
+	}
+	// Delete returns no revision: drop the geofence from this instance's
+	// view now, leaving the key's revision alone so that the watch still
+	// applies the delete marker, and any later put, in bucket order.
+	s.mu.Lock()
+	delete(s.fences, id)
+	s.snap.Store(s.snapshotLocked())
+	s.mu.Unlock()
+	return true, nil
+}
+
+// AllowList returns the allow-list in canonical form.
+func (s *Store) AllowList(ctx context.Context) (gate.AllowList, error) {
+	return s.Snapshot().AllowList, nil
+}
+
+// PutAllowList validates and replaces the allow-list.
+func (s *Store) PutAllowList(ctx context.Context, a gate.AllowList) error {
+	if err := a.Validate(); err != nil {
+		return &Error{Op: "put", Key: allowKey, Err: err}
+	}
+	a = a.Normalize()
+	b, err := json.Marshal(a)
+	if err != nil {
+		return &Error{Op: "put", Key: allowKey, Err: err}
+	}
+	rev, err := s.kv.Put(ctx, allowKey, b)
+	if err != nil {
+		return &Error{Op: "put", Key: allowKey, Err: err}
+	}
+	s.apply(allowKey, rev, jetstream.KeyValuePut, b)
+	return nil
+}
+
+// MatchAllowList reports whether an identity is on the allow-list.
+func (s *Store) MatchAllowList(ctx context.Context, id gate.Identity) (gate.AllowStatus, error) {
+	st, _ := s.Snapshot().Allow.Match(id)
+	return st, nil
+}
+
+// Close stops the watch and waits for it to end. The bucket is untouched.
+func (s *Store) Close() error {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package zones
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuasd/cuasd/gate"
+)
+
+// startServer runs an embedded JetStream server for one test.
+func startServer(t *testing.T) *server.Server {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+// connect opens a separate client connection: one per simulated instance.
+func connect(t *testing.T, ns *server.Server) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect("", nats.InProcessServer(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func airport() gate.Geofence {
+	return gate.Geofence{ID: "egll", Name: "Heathrow", Class: gate.ClassAirport, Center: []float64{51.47, -0.4543}, RadiusM: 5000}
+}
+
+func prison() gate.Geofence {
+	return gate.Geofence{ID: "hmp-1", Class: gate.ClassPrison, Polygon: &gate.Polygon{Type: "Polygon",
+		Coordinates: [][][]float64{{{-0.2, 51.5}, {-0.19, 51.5}, {-0.19, 51.51}, {-0.2, 51.5}}}}}
+}
+
+func open(t *testing.T, js jetstream.JetStream, cfg Config) *Store {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = quiet()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Open(ctx, js, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func ids(gs []gate.Geofence) []string {
+	var out []string
+	for _, g := range gs {
+		out = append(out, g.ID)
+	}
+	return out
+}
+
+func TestSeedPutDeleteAndRestart(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	seed := Config{Geofences: []gate.Geofence{airport()}, AllowList: &gate.AllowList{ICAO: []string{"4ca2d1"}}}
+	s := open(t, connect(t, ns), seed)
+
+	got, _ := s.Geofences(ctx)
+	if !slices.Equal(ids(got), []string{"egll"}) {
+		t.Fatalf("seeded geofences %v", ids(got))
+	}
+	if a, _ := s.AllowList(ctx); !slices.Equal(a.ICAO, []string{"4CA2D1"}) {
+		t.Errorf("seeded allow-list %+v (ICAO addresses are stored upper case)", a)
+	}
+	if st, _ := s.MatchAllowList(ctx, gate.Identity{ICAO: "4ca2d1"}); st != gate.AllowListed {
+		t.Errorf("allow-list match: %v", st)
+	}
+
+	// Put a new one, replace the seeded one.
+	created, err := s.PutGeofence(ctx, prison())
+	if err != nil || !created {
+		t.Fatalf("put new: %v %v", created, err)
+	}
+	changed := airport()
+	changed.RadiusM = 8000
+	if created, err := s.PutGeofence(ctx, changed); err != nil || created {
+		t.Fatalf("replace: created %v err %v", created, err)
+	}
+	if g, ok, _ := s.Geofence(ctx, "egll"); !ok || g.RadiusM != 8000 {
+		t.Fatalf("read your write: %+v %v", g, ok)
+	}
+
+	// Invalid input never reaches the bucket.
+	bad := airport()
+	bad.RadiusM = -1
+	_, err = s.PutGeofence(ctx, bad)
+	var ge *gate.Error
+	if !errors.As(err, &ge) || ge.Fields[0].Field != "radius_m" {
+		t.Errorf("invalid geofence: %v", err)
+	}
+	bad = airport()
+	bad.ID = "has space"
+	if _, err := s.PutGeofence(ctx, bad); !errors.As(err, &ge) {
+		t.Errorf("invalid id: %v", err)
+	}
+
+	// Delete.
+	if existed, err := s.DeleteGeofence(ctx, "hmp-1"); err != nil || !existed {
+		t.Fatalf("delete: %v %v", existed, err)
+	}
+	if existed, err := s.DeleteGeofence(ctx, "hmp-1"); err != nil || existed {
+		t.Fatalf("delete again: %v %v", existed, err)
+	}
+	if _, ok, _ := s.Geofence(ctx, "hmp-1"); ok {
+		t.Fatal("deleted geofence still readable")
+	}
+	_ = s.Close()
+
+	// A restart with the same seed keeps the API's edit of egll.
+	s2 := open(t, connect(t, ns), seed)
+	if g, ok := s2.Snapshot().Geofence("egll"); !ok || g.RadiusM != 8000 {
+		t.Errorf("after restart egll is %+v, want the edited radius 8000", g)
+	}
+	if _, ok := s2.Snapshot().Geofence("hmp-1"); ok {
+		t.Error("deleted geofence came back")
+	}
+}
+
+// Two instances on one bucket: a change made through one reaches the
+// other through its watch.
+func TestWatchReplicatesAcrossInstances(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	a := open(t, connect(t, ns), Config{})
+	changes := make(chan *Snapshot, 64)
+	b := open(t, connect(t, ns), Config{OnChange: func(s *Snapshot) { changes <- s }})
+
+	waitFor := func(what string, ok func(*Snapshot) bool) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			if ok(b.Snapshot()) {
+				return
+			}
+			select {
+			case <-changes:
+			case <-deadline:
+				t.Fatalf("instance b never saw %s", what)
+			}
+		}
+	}
+	if _, err := a.PutGeofence(ctx, prison()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the new geofence", func(s *Snapshot) bool { _, ok := s.Geofence("hmp-1"); return ok })
+	if err := a.PutAllowList(ctx, gate.AllowList{UASIDs: []string{"1581F5FJD239C00DW22E"}}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the allow-list", func(s *Snapshot) bool {
+		st, _ := s.Allow.Match(gate.Identity{UASID: "1581F5FJD239C00DW22E"})
+		return st == gate.AllowListed
+	})
+	if _, err := a.DeleteGeofence(ctx, "hmp-1"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the delete", func(s *Snapshot) bool { _, ok := s.Geofence("hmp-1"); return !ok })
+}
+
+// Entries written by something else that do not validate are ignored,
+// never served.
+func TestIgnoresInvalidEntries(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	js := connect(t, ns)
+	s := open(t, js, Config{Bucket: "ZONES_T"})
+	kv, err := js.KeyValue(ctx, "ZONES_T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, val := range map[string]string{
+		"geofence.x":   `{"id":"x","center":[95,0],"radius_m":10}`,
+		"geofence.y":   `not json`,
+		"geofence.z":   `{"id":"other","center":[0,0],"radius_m":10}`,
+		"allowlist":    `{"icao":["nothex"]}`,
+		"something":    `{}`,
+		"geofence.ok1": `{"id":"ok1","center":[0,0],"radius_m":10}`,
+	} {
+		if _, err := kv.PutString(ctx, key, val); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, ok := s.Snapshot().Geofence("ok1"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("valid entry never applied")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := ids(s.Snapshot().Geofences); !slices.Equal(got, []string{"ok1"}) {
+		t.Errorf("geofences %v, want only ok1", got)
+	}
+	if len(s.Snapshot().AllowList.ICAO) != 0 {
+		t.Error("invalid allow-list applied")
+	}
+}
+
+func TestSeedValidation(t *testing.T) {
+	ns := startServer(t)
+	bad := airport()
+	bad.RadiusM = 0
+	_, err := Open(context.Background(), connect(t, ns), Config{Logger: quiet(),
+		Geofences: []gate.Geofence{bad, {Center: []float64{0, 0}, RadiusM: 1}, airport()},
+		AllowList: &gate.AllowList{ICAO: []string{"xyz"}}})
+	var ze *Error
+	var ge *gate.Error
+	if !errors.As(err, &ze) || !errors.As(err, &ge) {
+		t.Fatalf("want a zones.Error wrapping a gate.Error, got %v", err)
+	}
+	var fields []string
+	for _, f := range ge.Fields {
+		fields = append(fields, f.Field)
+	}
+	want := []string{"geofences[0].radius_m", "geofences[1].id", "geofences[2].id", "allowlist.icao[0]"}
+	if !slices.Equal(fields, want) {
+		t.Errorf("fields %v, want %v", fields, want)
+	}
+}
