@@ -503,3 +503,9 @@ func (t *TCP) session(ctx context.Context) (got bool, err error) {
 		}
 	}
 }
+
+// The pipeline's publisher is what the adapters are wired to.
+var (
+	_ Publisher   = (*ingest.Publisher)(nil)
+	_ dropCounter = (*ingest.Publisher)(nil)
+)
