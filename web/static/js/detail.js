@@ -1,0 +1,222 @@
+// The detail of one track: identity claims (unauthenticated), sources and
+// sensors, kinematics, the 13 Λ axes as a bar chart with their evidence,
+// the caps, the decision and its receipt with a verification status.
+import { ApiError, get } from "./api.js";
+import { el, fmt, kv, protocolNames, replace, trackLabel } from "./util.js";
+import { decodePayload, verifyReceipt } from "./verify.js";
+
+const TRACK_REFRESH_MS = 4000;
+
+export class DetailPanel {
+  constructor({ section, body, close, onClose }) {
+    Object.assign(this, { section, body, onClose });
+    this.id = null;
+    this.track = null;
+    this.threat = null;
+    this.trackError = null;
+    this.receipts = new Map(); // index -> {state, result|error}
+    close.addEventListener("click", () => onClose());
+  }
+
+  get open() {
+    return this.id !== null;
+  }
+
+  /** show opens the panel on a track; threat is its board entry, if any. */
+  show(id, threat) {
+    if (this.id !== id) {
+      this.track = null;
+      this.trackError = null;
+    }
+    this.id = id;
+    this.threat = threat || null;
+    this.section.hidden = false;
+    this.render();
+    this.refreshTrack();
+  }
+
+  hide() {
+    this.id = null;
+    clearTimeout(this.timer);
+    this.section.hidden = true;
+  }
+
+  /** update gives the panel the newest board entry of its track (or null when it left the board). */
+  update(threat) {
+    if (!this.open) return;
+    this.threat = threat || null;
+    this.render();
+  }
+
+  async refreshTrack() {
+    clearTimeout(this.timer);
+    const id = this.id;
+    if (id === null) return;
+    try {
+      const t = await get("/v1/tracks/" + encodeURIComponent(id));
+      if (this.id !== id) return;
+      this.track = t;
+      this.trackError = null;
+    } catch (e) {
+      if (this.id !== id) return;
+      this.trackError = e instanceof ApiError ? e : new ApiError(0, String(e));
+    }
+    this.render();
+    if (!(this.trackError && this.trackError.notBuilt)) this.timer = setTimeout(() => this.refreshTrack(), TRACK_REFRESH_MS);
+  }
+
+  render() {
+    if (!this.open) return;
+    const t = this.track || {};
+    const th = this.threat;
+    const idn = { ...(th?.identity || {}) };
+    for (const k of ["icao", "uas_id", "operator_id", "callsign", "category"]) if (t[k] !== undefined && idn[k] === undefined) idn[k] = t[k];
+    const name = trackLabel({ identity: idn, track_id: this.id });
+    const pos = { ...t, ...(th ? pick(th, ["lat", "lon", "alt_m", "speed_mps", "heading_deg"]) : {}) };
+    const parts = [el("h2", { id: "detail-title", text: name }), el("div", { class: "mono", text: this.id })];
+
+    if (th) {
+      parts.push(
+        el(
+          "div",
+          { class: "headline" },
+          el("span", { class: "lambda-big", text: "Λ " + fmt.lambda(th.lambda) }),
+          el("span", { class: "badge " + th.decision, text: th.decision }),
+          th.breach ? el("span", { class: "breach", text: "BREACH" }) : null,
+        ),
+        el("div", { class: "human", text: "Decision support only: a human decision is required (Λ is a decision aid, not a proof of safety)." }),
+      );
+    } else {
+      parts.push(el("p", { class: "note", text: "This track is not on the threat board (not evaluated against a geofence)." }));
+    }
+
+    parts.push(el("h3", { text: "Identity claims" }));
+    parts.push(el("p", { class: "claim", text: "Unauthenticated claims: these fields are what the broadcast says. Remote ID, ADS-B and civilian MAVLink are spoofable." }));
+    parts.push(
+      kv([
+        ["Callsign", idn.callsign],
+        ["UAS ID", idn.uas_id],
+        ["ICAO", idn.icao],
+        ["Operator ID", idn.operator_id],
+        ["Category", idn.category],
+        ["Allow-listed", idn.allow_listed === undefined ? undefined : idn.allow_listed ? "yes (claimed identity is on the allow-list)" : "no"],
+        ["Squawk", t.squawk],
+        ["Emergency", t.emergency],
+      ]),
+    );
+
+    parts.push(el("h3", { text: "Position and motion (claimed)" }));
+    parts.push(
+      kv([
+        ["Lat, lon", typeof pos.lat === "number" ? `${fmt.deg(pos.lat)}, ${fmt.deg(pos.lon)}` : undefined],
+        ["Altitude", typeof pos.alt_m === "number" ? fmt.metres(pos.alt_m) + (t.alt_kind ? ` (${t.alt_kind})` : "") : undefined],
+        ["Speed", typeof pos.speed_mps === "number" ? `${fmt.num(pos.speed_mps, 1)} m/s` : undefined],
+        ["Heading", typeof pos.heading_deg === "number" ? fmt.deg(pos.heading_deg, 0) : undefined],
+        ["Vertical rate", typeof t.vertical_rate_mps === "number" ? `${fmt.num(t.vertical_rate_mps, 1)} m/s` : undefined],
+        ["Operator at", typeof t.operator_lat === "number" ? `${fmt.deg(t.operator_lat)}, ${fmt.deg(t.operator_lon)}` : undefined],
+        ["Geofence", th ? th.geofence_name || th.geofence : undefined],
+        ["To boundary", th && typeof th.distance_to_boundary_m === "number" ? fmt.metres(th.distance_to_boundary_m) + (th.distance_to_boundary_m < 0 ? " (inside)" : "") : undefined],
+        ["Swarm", th?.swarm_id],
+      ]),
+    );
+
+    parts.push(el("h3", { text: "Sources" }));
+    const protocols = t.protocols || th?.protocols || [];
+    parts.push(
+      kv([
+        ["Protocols", protocols.map((p) => protocolNames[p] || p).join(", ")],
+        ["Sensors", (t.sensors || []).join(", ") || (this.trackError ? this.trackError.describe() : this.track ? "none reported" : "loading…")],
+        ["Observations", t.observations],
+        ["First seen", t.first_seen || th?.first_seen ? fmt.time(t.first_seen || th.first_seen) : undefined],
+        ["Last seen", t.last_seen || th?.last_seen ? `${fmt.time(t.last_seen || th.last_seen)} (${fmt.age(t.last_seen || th.last_seen)})` : undefined],
+      ]),
+    );
+    if (Array.isArray(t.warnings) && t.warnings.length) {
+      parts.push(el("ul", { class: "caps warn" }, t.warnings.map((w) => el("li", { text: w }))));
+    }
+
+    if (th) {
+      const axes = Array.isArray(th.axes) ? th.axes : [];
+      parts.push(el("h3", { text: `Λ axes (${axes.length})` }));
+      parts.push(axisChart(axes));
+      parts.push(el("h3", { text: "Caps" }));
+      parts.push(
+        Array.isArray(th.caps) && th.caps.length
+          ? el("ul", { class: "caps" }, th.caps.map((c) => el("li", { text: c })))
+          : el("p", { class: "note", text: "No governance rule capped this decision." }),
+      );
+      parts.push(el("h3", { text: "Receipt" }));
+      parts.push(this.receiptView(th.receipt_index));
+    }
+    const scroll = this.section.parentElement?.scrollTop;
+    replace(this.body, parts);
+    if (scroll !== undefined) this.section.parentElement.scrollTop = scroll;
+  }
+
+  receiptView(index) {
+    if (typeof index !== "number") return el("p", { class: "note", text: "No receipt for this decision yet." });
+    let r = this.receipts.get(index);
+    if (!r) {
+      r = { state: "pending" };
+      this.receipts.set(index, r);
+      get("/v1/receipt/" + index)
+        .then((body) => {
+          r.state = "done";
+          r.result = verifyReceipt(body);
+          r.statement = decodePayload(body.envelope || body.entry?.envelope || {});
+        })
+        .catch((e) => {
+          r.state = "error";
+          r.error = e instanceof ApiError ? e.describe() : String(e);
+        })
+        .finally(() => this.render());
+    }
+    const box = el("div", { class: "receipt" }, kv([["Index", String(index)]]));
+    if (r.state === "pending") box.append(el("p", { class: "pending", text: "Verifying…" }));
+    else if (r.state === "error") box.append(el("p", { class: "unavailable", text: "Receipt not available: " + r.error }));
+    else {
+      box.append(
+        el("p", { class: r.result.ok ? "ok receipt-status" : "bad receipt-status", text: r.result.ok ? "✓ verified in the browser" : "✗ verification failed" }),
+        el("ul", { class: "caps" }, r.result.steps.map((s) => el("li", { class: s.ok ? "ok" : "bad" }, `${s.ok ? "✓" : "✗"} ${s.name}: `, el("span", { class: "hash", text: s.detail })))),
+        el("p", { class: "note", text: "Signatures are checked offline with `cuasd verify`, not in the browser." }),
+      );
+      if (r.statement) {
+        box.append(el("details", {}, el("summary", { text: "Signed statement" }), el("pre", { text: JSON.stringify(r.statement, null, 2) })));
+      }
+    }
+    return box;
+  }
+}
+
+function pick(o, keys) {
+  const out = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+function axisChart(axes) {
+  const ol = el("ol", { class: "axes", "aria-label": "Λ axes" });
+  for (const a of axes) {
+    const v = typeof a.value === "number" ? Math.min(Math.max(a.value, 0), 1) : 0;
+    const level = v >= 0.7 ? "hi" : v >= 0.4 ? "mid" : "";
+    ol.append(
+      el(
+        "li",
+        { class: "axis", dataset: { axis: a.id } },
+        el(
+          "div",
+          { class: "line" },
+          el("span", {}, a.name || a.id, " ", el("span", { class: "w", text: "×" + fmt.num(a.weight, 2) })),
+          el(
+            "div",
+            { class: "bar", role: "meter", "aria-valuemin": 0, "aria-valuemax": 1, "aria-valuenow": v, "aria-label": a.name || a.id },
+            el("div", { class: "fill " + level, style: `width:${(v * 100).toFixed(1)}%` }),
+          ),
+          el("span", { class: "val", text: fmt.num(a.value, 2) }),
+        ),
+        a.evidence ? el("p", { class: "ev", text: a.evidence }) : null,
+      ),
+    );
+  }
+  return ol;
+}

@@ -1,0 +1,129 @@
+// Live data: the threat board over Server-Sent Events (EventSource, which
+// reconnects by itself), and the track list, geofences and swarm components
+// by polling. Each source reports its state; one that answers 501 is
+// reported as not built and no longer asked.
+import { ApiError, get, list, url } from "./api.js";
+
+const TRACKS_EVERY_MS = 2000;
+const SWARMS_EVERY_MS = 3000;
+const ZONES_EVERY_MS = 15000;
+const BOARD_POLL_MS = 2000;
+// The stream sends a board at least every 5 s; silence for this long means
+// a dead connection that EventSource has not noticed (a half-open socket).
+const STREAM_SILENCE_MS = 15000;
+
+/**
+ * Live calls back with fresh data:
+ *   onBoard(ThreatBoard), onTracks([Track]), onGeofences([Geofence]),
+ *   onSwarms([component]), onStatus(name, state, detail)
+ * where state is "live", "polling", "reconnecting", "down" or "notbuilt".
+ */
+export class Live {
+  constructor(cb) {
+    this.cb = cb;
+    this.es = null;
+    this.timers = [];
+    this.lastEvent = 0;
+  }
+
+  start() {
+    this.startBoard();
+    this.poll("tracks", TRACKS_EVERY_MS, async () => this.cb.onTracks(list(await get("/v1/tracks?limit=1000"), "tracks")));
+    this.poll("geofences", ZONES_EVERY_MS, async () => this.cb.onGeofences(list(await get("/v1/geofences"), "geofences", "items")));
+    this.poll("swarms", SWARMS_EVERY_MS, async () => this.cb.onSwarms(list(await get("/v1/swarm/topology"), "components")));
+  }
+
+  // poll runs fn now and every `every` ms, until it answers 501.
+  poll(name, every, fn) {
+    const tick = async () => {
+      try {
+        await fn();
+        this.cb.onStatus(name, "live");
+      } catch (e) {
+        if (e instanceof ApiError && e.notBuilt) {
+          this.cb.onStatus(name, "notbuilt", e.describe());
+          return; // not built into this binary: asking again will not change that
+        }
+        this.cb.onStatus(name, "down", e.describe ? e.describe() : String(e));
+      }
+      this.timers.push(setTimeout(tick, every));
+    };
+    tick();
+  }
+
+  // startBoard reads the board once (so the page is filled at once and we
+  // learn whether the board is built), then follows the stream.
+  async startBoard() {
+    try {
+      this.cb.onBoard(await get("/v1/threats/active?limit=200"));
+    } catch (e) {
+      if (e instanceof ApiError && e.notBuilt) {
+        this.cb.onStatus("board", "notbuilt", e.describe());
+        return;
+      }
+      this.cb.onStatus("board", "down", e.describe ? e.describe() : String(e));
+      this.timers.push(setTimeout(() => this.startBoard(), 3000));
+      return;
+    }
+    this.openStream();
+  }
+
+  openStream() {
+    this.es?.close();
+    const es = new EventSource(url("/v1/threats/stream?limit=200"));
+    this.es = es;
+    this.lastEvent = Date.now();
+    es.addEventListener("open", () => {
+      this.lastEvent = Date.now();
+      this.cb.onStatus("board", "live");
+    });
+    es.addEventListener("board", (ev) => {
+      this.lastEvent = Date.now();
+      let board;
+      try {
+        board = JSON.parse(ev.data);
+      } catch {
+        return; // one bad event: the next one replaces it
+      }
+      this.cb.onBoard(board);
+      this.cb.onStatus("board", "live");
+    });
+    es.addEventListener("error", () => {
+      if (es.readyState === EventSource.CLOSED) {
+        // The server answered, but not with a stream (an error status):
+        // EventSource gives up by design. Poll the board and try the
+        // stream again later.
+        this.cb.onStatus("board", "polling", "the stream is unavailable; polling");
+        this.pollBoardUntilStream();
+      } else {
+        this.cb.onStatus("board", "reconnecting", "reconnecting…");
+      }
+    });
+    clearInterval(this.watchdog);
+    this.watchdog = setInterval(() => {
+      if (this.es === es && es.readyState === EventSource.OPEN && Date.now() - this.lastEvent > STREAM_SILENCE_MS) {
+        this.cb.onStatus("board", "reconnecting", "the stream went silent; reconnecting…");
+        this.openStream();
+      }
+    }, 5000);
+  }
+
+  async pollBoardUntilStream() {
+    this.es?.close();
+    this.es = null;
+    clearInterval(this.watchdog);
+    const started = Date.now();
+    const tick = async () => {
+      try {
+        this.cb.onBoard(await get("/v1/threats/active?limit=200"));
+        this.cb.onStatus("board", "polling", "polling the board");
+      } catch (e) {
+        this.cb.onStatus("board", e.notBuilt ? "notbuilt" : "down", e.describe ? e.describe() : String(e));
+        if (e.notBuilt) return;
+      }
+      if (Date.now() - started > 30000) this.openStream();
+      else this.timers.push(setTimeout(tick, BOARD_POLL_MS));
+    };
+    tick();
+  }
+}

@@ -1,0 +1,100 @@
+// Small DOM and formatting helpers. Everything that came from the network is
+// put into the page as text (textContent), never as HTML: callsigns, ids and
+// operator ids are whatever a broadcaster chose to send.
+
+/**
+ * el builds an element. attrs: plain attributes, plus `class`, `text`,
+ * `dataset` (object) and `on` (object of event listeners). Children may be
+ * nodes, strings (added as text) or null/false (skipped).
+ */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else if (k === "dataset") Object.assign(e.dataset, v);
+    else if (k === "on") for (const [ev, fn] of Object.entries(v)) e.addEventListener(ev, fn);
+    else if (k === "style") e.style.cssText = v;
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  append(e, children);
+  return e;
+}
+
+function append(e, children) {
+  for (const c of children) {
+    if (c === null || c === undefined || c === false) continue;
+    if (Array.isArray(c)) append(e, c);
+    else e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+/** clear removes every child of e and appends the given children. */
+export function replace(e, ...children) {
+  e.replaceChildren();
+  append(e, children);
+  return e;
+}
+
+/** kv renders a definition list of [label, value] pairs, skipping empty values. */
+export function kv(pairs) {
+  const dl = el("dl", { class: "kv" });
+  for (const [k, v] of pairs) {
+    if (v === undefined || v === null || v === "") continue;
+    dl.append(el("dt", { text: k }), el("dd", {}, v));
+  }
+  return dl;
+}
+
+export const fmt = {
+  num(x, digits = 0) {
+    return typeof x === "number" && Number.isFinite(x) ? x.toFixed(digits) : "—";
+  },
+  lambda(x) {
+    return typeof x === "number" ? x.toFixed(2) : "—";
+  },
+  deg(x, digits = 5) {
+    return typeof x === "number" ? x.toFixed(digits) + "°" : "—";
+  },
+  metres(x) {
+    if (typeof x !== "number" || !Number.isFinite(x)) return "—";
+    return Math.abs(x) >= 10000 ? (x / 1000).toFixed(1) + " km" : Math.round(x) + " m";
+  },
+  time(s) {
+    if (!s) return "—";
+    const d = new Date(s);
+    return Number.isNaN(d.getTime()) ? String(s) : d.toLocaleTimeString([], { hour12: false });
+  },
+  age(s) {
+    const d = new Date(s);
+    if (!s || Number.isNaN(d.getTime())) return "";
+    const secs = Math.max(0, Math.round((Date.now() - d.getTime()) / 1000));
+    return secs < 120 ? secs + " s ago" : Math.round(secs / 60) + " min ago";
+  },
+  short(hash, n = 12) {
+    return typeof hash === "string" && hash.length > n ? hash.slice(0, n) + "…" : hash || "—";
+  },
+};
+
+export const protocolNames = { adsb: "ADS-B", remoteid: "Remote ID", mavlink: "MAVLink" };
+
+/** label is the name an operator knows a track by: its claimed callsign or id. */
+export function trackLabel(t) {
+  const id = t.identity || t;
+  return id.callsign || id.uas_id || (id.icao ? "ICAO " + id.icao : "") || t.track_id || t.id || "?";
+}
+
+/** debounce delays fn until `ms` have passed without another call. */
+export function debounce(fn, ms) {
+  let timer;
+  return (...args) => {
+    clearTimeout(timer);
+    timer = setTimeout(() => fn(...args), ms);
+  };
+}
+
+/** safeHref returns u when it is an http(s) URL, else null: data never becomes a javascript: link. */
+export function safeHref(u) {
+  return typeof u === "string" && /^https?:\/\//i.test(u) ? u : null;
+}
