@@ -84,6 +84,7 @@ type config struct {
 	AVRConnect   string   `yaml:"avr-connect"`
 	// MAVLinkKey is a secret: it is never logged or echoed.
 	MAVLinkKey   string   `yaml:"mavlink-key"`
+	Demo         bool     `yaml:"demo"`
 	ShutdownWait duration `yaml:"shutdown-timeout"`
 }
 
@@ -133,6 +134,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output (host:30005), reconnecting")
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output (host:30002), reconnecting")
 	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 hex digits) to verify signed frames")
+	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
 }
 

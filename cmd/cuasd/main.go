@@ -48,6 +48,8 @@ Usage:
   cuasd decode mavlink --tlog F    parse a MAVLink telemetry log
   cuasd replay FILE --format F     publish a capture (beast, avr, tlog, pcap, hex) to a running
                                    cuasd over NATS [--speed N | --max] [--nats-url URL]
+  cuasd simulate [flags]            publish synthetic aircraft, drones, MAVLink vehicles and a
+                                   swarm to a running cuasd (--rate N for load tests)
   cuasd verify BUNDLE.json         verify a receipt bundle offline
   cuasd version                    print the version
 
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runServe(ctx, args[1:], getenv, stdout, stderr)
 	case "decode":
 		return runDecode(ctx, args[1:], stdout, stderr)
+	case "simulate":
+		return runSimulate(ctx, args[1:], getenv, stdout, stderr)
 	case "replay":
 		return runReplay(ctx, args[1:], getenv, stdout, stderr)
 	case "verify":

@@ -14,6 +14,7 @@ import (
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/pipeline"
+	"github.com/cuasd/cuasd/sim"
 )
 
 // stages are the pipeline's long-running parts, started by startPipeline
@@ -25,13 +26,14 @@ type stages struct {
 	// listenAddrs are the bound adapter listeners ("beast=127.0.0.1:30004").
 	listenAddrs []string
 	cancel      context.CancelFunc
+	ctx         context.Context // cancelled by stop
 }
 
 // startPipeline starts the decoder workers, the fusion consumer and track
 // expiry on b.
 func startPipeline(ctx context.Context, b *bus.Bus, cfg config, reg prometheus.Registerer, log *slog.Logger) *stages {
 	ctx, cancel := context.WithCancel(ctx)
-	s := &stages{cancel: cancel}
+	s := &stages{cancel: cancel, ctx: ctx}
 	s.publisher = ingest.NewPublisher(b.JS, reg)
 	s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(cfg.TrackTTL)})
 
@@ -90,6 +92,17 @@ func (s *stages) startAdapters(ctx context.Context, cfg config, log *slog.Logger
 		}()
 	}
 	return nil
+}
+
+// startDemo runs the simulator in-process, publishing through the same
+// JetStream path as every other adapter.
+func (s *stages) startDemo(ctx context.Context, log *slog.Logger) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		log.Info("demo traffic simulator running", "site_lat", sim.DemoSite[0], "site_lon", sim.DemoSite[1])
+		_, _ = sim.Run(ctx, sim.DefaultDemo(), &publisherSink{pub: s.publisher, sensor: "demo"})
+	}()
 }
 
 // frameDecoders are the protocols the pipeline decodes.

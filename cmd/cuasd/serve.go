@@ -86,6 +86,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := st.startAdapters(ctx, cfg, log); err != nil {
 		return err
 	}
+	if cfg.Demo {
+		st.startDemo(st.ctx, log)
+	}
 
 	deps := httpapi.Deps{
 		Logger:   log,

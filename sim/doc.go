@@ -1,0 +1,10 @@
+// Package sim generates realistic synthetic traffic for demos, tests and
+// load benchmarks: aircraft broadcasting ADS-B (DF17 frames with correct
+// CRC-24 and CPR encoding), drones broadcasting Remote ID message packs,
+// MAVLink vehicles, and coordinated swarms, moving along plausible paths.
+//
+// Every frame sim produces is a real, standard-conformant encoding; the
+// package's tests decode them with the production decoders. sim publishes
+// through a Sink and knows nothing of NATS or HTTP. It is synthetic data:
+// nothing it emits is an observation of the real world.
+package sim
