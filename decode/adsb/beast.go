@@ -48,8 +48,9 @@ func (f *BeastFrame) RSSI() float64 {
 // how many bytes of b it used. Errors say what to do next:
 //   - ErrIncomplete (n = 0): b ends inside the record; call again with more.
 //   - ErrSync (n > 0): b does not start with a record; skip n bytes.
-//   - ErrFormat (n > 0): an unknown record type or a lone 0x1a inside the
-//     record (a new record began before this one ended); skip n bytes.
+//   - ErrFormat (n > 0): an unknown record type (skip n bytes to the next
+//     0x1a) or a lone 0x1a inside the record (a new record began before
+//     this one ended: skip n bytes to it).
 //
 // It does not allocate.
 func ParseBeast(b []byte, f *BeastFrame) (n int, err error) {
@@ -78,7 +79,13 @@ func ParseBeast(b []byte, f *BeastFrame) (n int, err error) {
 		// An escaped 0x1a: we are inside a record's payload.
 		return 2, ErrSync
 	default:
-		return 1, ErrFormat
+		// Unknown record type (e.g. a receiver status record): skip to
+		// the next possible record start.
+		i := bytes.IndexByte(b[1:], beastEsc)
+		if i < 0 {
+			return len(b), ErrFormat
+		}
+		return 1 + i, ErrFormat
 	}
 	need := 6 + 1 + plen
 	var raw [21]byte

@@ -24,6 +24,19 @@ func CRC24(b []byte) uint32 {
 // is the value pyModeS and dump1090 print as the CRC. Frames shorter than
 // 4 bytes give 0.
 func Syndrome(frame []byte) uint32 {
+	switch len(frame) {
+	case 14:
+		// Independent lookups, one per data byte (see crcPos).
+		f := frame[:14]
+		return crcPos[0][f[0]] ^ crcPos[1][f[1]] ^ crcPos[2][f[2]] ^ crcPos[3][f[3]] ^
+			crcPos[4][f[4]] ^ crcPos[5][f[5]] ^ crcPos[6][f[6]] ^ crcPos[7][f[7]] ^
+			crcPos[8][f[8]] ^ crcPos[9][f[9]] ^ crcPos[10][f[10]] ^
+			(uint32(f[11])<<16 | uint32(f[12])<<8 | uint32(f[13]))
+	case 7:
+		f := frame[:7]
+		return crcPos[7][f[0]] ^ crcPos[8][f[1]] ^ crcPos[9][f[2]] ^ crcPos[10][f[3]] ^
+			(uint32(f[4])<<16 | uint32(f[5])<<8 | uint32(f[6]))
+	}
 	n := len(frame)
 	if n < 4 {
 		return 0

@@ -43,6 +43,27 @@ func main() {
 	}
 	b.WriteString("}\n\n")
 
+	// crcPos[i][v] is the parity of 11 data bytes that are all zero but
+	// byte i = v. Parity is linear, so the parity of any 11 data bytes is
+	// the XOR of one entry per byte, and the 11 lookups do not depend on
+	// each other (the byte-at-a-time loop is a chain of 11 dependent
+	// steps). A 56-bit frame's 4 data bytes weigh like bytes 7-10.
+	b.WriteString("// crcPos[i][v] is the CRC-24 parity of 11 data bytes, all zero but byte i = v.\n")
+	b.WriteString("var crcPos = [11][256]uint32{\n")
+	for i := 0; i < 11; i++ {
+		b.WriteString("{\n")
+		for v := 0; v < 256; v++ {
+			var d [11]byte
+			d[i] = byte(v)
+			fmt.Fprintf(&b, "0x%06X,", bitwiseCRC(d[:]))
+			if v%8 == 7 {
+				b.WriteString("\n")
+			}
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n\n")
+
 	// syndrome112[i] is the syndrome (parity computed over the 88 data
 	// bits, XOR the 24 parity bits received) of a 112-bit frame whose only
 	// set bit is bit i (0 = first bit sent). A frame with exactly one bit
