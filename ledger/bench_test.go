@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"path/filepath"
 	"sync"
@@ -11,6 +12,17 @@ import (
 
 	"github.com/cuasd/cuasd/ledger"
 )
+
+// gateRecord is shaped like a gate decision record (inputs, the 13 axis
+// values, Λ, decision, caps, version, doctrine, time): about 900 bytes, so
+// an envelope is about 1.4 KB.
+var gateRecord = json.RawMessage(`{"inputs":{"track":{"id":"rid:1581F5FKD229400P","lat":52.520008,"lon":13.404954,"alt_m":118.5,` +
+	`"speed_mps":14.2,"heading_deg":271.5,"sources":["remoteid","adsb"],"last_seen":"2026-05-01T12:00:00.123Z"},` +
+	`"geofence":{"id":"hq","center":[52.5201,13.4049],"radius_m":500}},` +
+	`"axes":{"breach":1,"proximity":0.93,"altitude":0.41,"speed":0.37,"heading":0.88,"identity":0.2,"spoof":0.05,` +
+	`"swarm":0,"loiter":0.61,"payload":0.1,"time_of_day":0.3,"allowlist":0,"history":0.12},` +
+	`"lambda":0.6132,"decision":"alert","caps":["breach-floor","identity-unverified"],"human_decision_required":true,` +
+	`"service_version":"v0.1.0","doctrine":"v11","time":"2026-05-01T12:00:00.456Z","note":"decision support only"}`)
 
 var reopenEntries = flag.Int("ledger.reopen-entries", 20000,
 	"size of the log BenchmarkReopen builds and reopens (the target is 1000000 in under 5 s)")
@@ -22,7 +34,7 @@ func BenchmarkAppendParallel(b *testing.B) {
 	for _, clients := range []int{1, 16, 64} {
 		b.Run("clients="+itoa(clients), func(b *testing.B) {
 			l, _, _ := openLog(b, b.TempDir(), ledger.Options{})
-			rec := record(1)
+			rec := gateRecord
 			var batches atomic.Int64
 			b.SetParallelism((clients + 1) / 2) // GOMAXPROCS is 2 here
 			b.ReportAllocs()
@@ -59,7 +71,7 @@ func BenchmarkReopen(b *testing.B) {
 	l, _, stop := openLog(b, dir, ledger.Options{Instance: "bench"})
 	var wg sync.WaitGroup
 	var next atomic.Int64
-	rec := record(7)
+	rec := gateRecord
 	for range 128 {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
@@ -72,6 +84,11 @@ func BenchmarkReopen(b *testing.B) {
 	}
 	wg.Wait()
 	want := l.Checkpoint()
+	envBytes := 0
+	if es, _, err := l.Entries(context.Background(), 0, 1); err == nil && len(es) == 1 {
+		env, _ := json.Marshal(es[0].Envelope)
+		envBytes = len(env)
+	}
 	stop()
 	b.ResetTimer()
 	for b.Loop() {
@@ -87,6 +104,7 @@ func BenchmarkReopen(b *testing.B) {
 		stopNATS()
 	}
 	b.ReportMetric(float64(want.Size), "entries")
+	b.ReportMetric(float64(envBytes), "envelope-bytes")
 }
 
 func itoa(i int) string {
