@@ -120,8 +120,8 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     const out = page.locator("#decoder-out pre.decoded, #decoder-out .problem").first();
     await out.waitFor({ timeout: WAIT_MS });
     const decoded = await out.innerText();
-    assert.ok(decoded.includes(ADSB_CALLSIGN), `decoded ${ADSB_FRAME} shows ${ADSB_CALLSIGN}; got:\n${decoded}`);
     await page.screenshot({ path: path.join(outDir, "desktop-decoder.png") });
+    assert.ok(decoded.includes(ADSB_CALLSIGN), `decoded ${ADSB_FRAME} shows ${ADSB_CALLSIGN}; got:\n${decoded}`);
     await page.context().close();
   });
 

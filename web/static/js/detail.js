@@ -8,8 +8,8 @@ import { decodePayload, verifyReceipt } from "./verify.js";
 const TRACK_REFRESH_MS = 4000;
 
 export class DetailPanel {
-  constructor({ section, body, close, onClose }) {
-    Object.assign(this, { section, body, onClose });
+  constructor({ section, body, close, onClose, onTrack }) {
+    Object.assign(this, { section, body, onClose, onTrack });
     this.id = null;
     this.track = null;
     this.threat = null;
@@ -57,6 +57,7 @@ export class DetailPanel {
       if (this.id !== id) return;
       this.track = t;
       this.trackError = null;
+      this.onTrack?.(t);
     } catch (e) {
       if (this.id !== id) return;
       this.trackError = e instanceof ApiError ? e : new ApiError(0, String(e));
@@ -148,14 +149,25 @@ export class DetailPanel {
       parts.push(el("h3", { text: "Receipt" }));
       parts.push(this.receiptView(th.receipt_index));
     }
+    // The panel is rebuilt at every board update: keep what the operator
+    // opened, where they scrolled to and what had the keyboard focus.
+    const open = new Set([...this.body.querySelectorAll("details[open] > summary")].map((s) => s.textContent));
+    const focused = this.body.contains(document.activeElement) && document.activeElement.tagName === "SUMMARY" ? document.activeElement.textContent : null;
     const scroll = this.section.parentElement?.scrollTop;
     replace(this.body, parts);
+    for (const s of this.body.querySelectorAll("details > summary")) {
+      if (open.has(s.textContent)) s.parentElement.open = true;
+      if (s.textContent === focused) s.focus({ preventScroll: true });
+    }
     if (scroll !== undefined) this.section.parentElement.scrollTop = scroll;
   }
 
   receiptView(index) {
     if (typeof index !== "number") return el("p", { class: "note", text: "No receipt for this decision yet." });
     let r = this.receipts.get(index);
+    // A failed fetch (the ledger restarting, say) is tried again after a
+    // while; a verified receipt never changes and is kept.
+    if (r && r.state === "error" && Date.now() - r.at > 10000) r = null;
     if (!r) {
       r = { state: "pending" };
       this.receipts.set(index, r);
@@ -167,6 +179,7 @@ export class DetailPanel {
         })
         .catch((e) => {
           r.state = "error";
+          r.at = Date.now();
           r.error = e instanceof ApiError ? e.describe() : String(e);
         })
         .finally(() => this.render());

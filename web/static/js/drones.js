@@ -75,7 +75,7 @@ export class DronesView {
             },
           },
         },
-        el("td", {}, el("strong", { text: d.name }), el("div", { class: "note", text: d.manufacturer })),
+        el("td", {}, el("strong", { text: d.name }), el("div", { class: "maker", text: d.manufacturer })),
         el("td", { text: d.country?.name || d.country?.code || "" }),
         el("td", { text: d.side }),
         el("td", { text: d.group ? "Group " + d.group : (d.counters_groups || []).length ? "counters " + d.counters_groups.join(",") : "—" }),

@@ -34,6 +34,7 @@ const detail = new DetailPanel({
   body: $("detail-body"),
   close: $("detail-close"),
   onClose: () => select(null),
+  onTrack: (t) => mapView.seedTrail(t.id, t.history),
 });
 
 function select(id, { centre = false } = {}) {

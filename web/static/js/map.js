@@ -252,6 +252,20 @@ export class MapView {
     if (b.isValid()) this.map.fitBounds(b.pad(0.15), { maxZoom: 15 });
   }
 
+  /**
+   * seedTrail gives a track the server's position history (GET
+   * /v1/tracks/{id}) when it is longer than what the page has seen.
+   */
+  seedTrail(id, history) {
+    const e = this.tracks.get(id);
+    if (!e || !Array.isArray(history)) return;
+    const pts = history.filter(hasPos).map((p) => [p.lat, p.lon]).slice(-TRAIL_POINTS);
+    if (pts.length > e.points.length) {
+      e.points = pts;
+      e.trail.setLatLngs(pts);
+    }
+  }
+
   /** select highlights one track (null for none). */
   select(id) {
     const prev = this.selected;
