@@ -466,3 +466,22 @@ func haversine(lat1, lon1, lat2, lon2 float64) float64 {
 	a := math.Sin(dp/2)*math.Sin(dp/2) + math.Cos(p1)*math.Cos(p2)*math.Sin(dl/2)*math.Sin(dl/2)
 	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
 }
+
+// ListWithHistory is List with each track's full bounded history, for
+// the evaluator's behaviour features.
+func (s *Store) ListWithHistory(f Filter) []Track {
+	now := s.cfg.Now().UnixNano()
+	s.mu.RLock()
+	out := make([]Track, 0, len(s.tracks))
+	for _, t := range s.tracks {
+		if s.expiredLocked(t, now) {
+			continue
+		}
+		if f.Protocol != "" && t.protocols&maskOf(decode.Protocol(f.Protocol)) == 0 {
+			continue
+		}
+		out = append(out, t.snapshot(true))
+	}
+	s.mu.RUnlock()
+	return out
+}

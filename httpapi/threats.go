@@ -1,9 +1,264 @@
 package httpapi
 
-import "net/http"
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/gate"
+)
 
 // ThreatBoard is the live board of evaluated tracks.
-type ThreatBoard interface{}
+type ThreatBoard interface {
+	Snapshot() *fusion.BoardSnapshot
+	// Subscribe signals after each sweep that changed the board.
+	Subscribe() (<-chan struct{}, func())
+}
 
-func handleThreatsActive(d Deps) http.HandlerFunc { return notBuilt("the threat board") }
-func handleThreatsStream(d Deps) http.HandlerFunc { return notBuilt("the threat board stream") }
+type threatIdentity struct {
+	ICAO        string `json:"icao,omitempty"`
+	UASID       string `json:"uas_id,omitempty"`
+	OperatorID  string `json:"operator_id,omitempty"`
+	Callsign    string `json:"callsign,omitempty"`
+	Category    string `json:"category,omitempty"`
+	AllowListed bool   `json:"allow_listed"`
+	Side        string `json:"side,omitempty"`
+}
+
+type threatAxis struct {
+	ID       string         `json:"id"`
+	Name     string         `json:"name"`
+	Value    float64        `json:"value"`
+	Weight   float64        `json:"weight"`
+	Known    bool           `json:"known"`
+	Inputs   map[string]any `json:"inputs"`
+	Evidence string         `json:"evidence"`
+}
+
+type threatJSON struct {
+	TrackID       string         `json:"track_id"`
+	Protocols     []string       `json:"protocols"`
+	Identity      threatIdentity `json:"identity"`
+	Lat           float64        `json:"lat"`
+	Lon           float64        `json:"lon"`
+	AltM          *float64       `json:"alt_m,omitempty"`
+	SpeedMps      *float64       `json:"speed_mps,omitempty"`
+	HeadingDeg    *float64       `json:"heading_deg,omitempty"`
+	Lambda        float64        `json:"lambda"`
+	Decision      string         `json:"decision"`
+	HumanDecision bool           `json:"human_decision_required"`
+	Caps          []string       `json:"caps"`
+	Axes          []threatAxis   `json:"axes,omitempty"`
+	Geofence      string         `json:"geofence,omitempty"`
+	GeofenceName  string         `json:"geofence_name,omitempty"`
+	Breach        bool           `json:"breach"`
+	DistanceM     *float64       `json:"distance_m,omitempty"`
+	ToBoundaryM   *float64       `json:"distance_to_boundary_m,omitempty"`
+	SwarmID       string         `json:"swarm_id,omitempty"`
+	Sensors       []string       `json:"sensors"`
+	Warnings      []string       `json:"warnings,omitempty"`
+	Trail         [][2]float64   `json:"trail,omitempty"`
+	FirstSeen     time.Time      `json:"first_seen"`
+	LastSeen      time.Time      `json:"last_seen"`
+	ReceiptIndex  *int64         `json:"receipt_index,omitempty"`
+}
+
+type boardJSON struct {
+	Threats    []threatJSON `json:"threats"`
+	Count      int          `json:"count"`
+	Total      int          `json:"total"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+	Generated  time.Time    `json:"generated_at"`
+	Geofences  int          `json:"geofences"`
+	Statement  string       `json:"statement"`
+}
+
+func toThreatJSON(e *fusion.Entry, withAxes bool) threatJSON {
+	t := &e.Track
+	j := threatJSON{
+		TrackID: t.ID, Protocols: t.Protocols,
+		Identity: threatIdentity{ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID, Callsign: t.Callsign,
+			Category: t.Category, AllowListed: e.Allow == gate.AllowListed, Side: string(e.Side)},
+		Lat: round(t.Lat, 6), Lon: round(t.Lon, 6),
+		Lambda: round(e.Result.Lambda.Score, 4), Decision: e.Result.Decision.String(), HumanDecision: true,
+		Caps: []string{}, Breach: e.Result.Breach, SwarmID: e.SwarmID, Sensors: t.Sensors, Warnings: t.Warnings,
+		FirstSeen: t.FirstSeen, LastSeen: t.LastSeen,
+	}
+	if j.Sensors == nil {
+		j.Sensors = []string{}
+	}
+	if t.HasAltitude {
+		j.AltM = fptr(round(t.AltM, 1))
+	}
+	if t.HasVelocity {
+		j.SpeedMps, j.HeadingDeg = fptr(round(t.SpeedMps, 2)), fptr(round(t.HeadingDeg, 1))
+	}
+	if e.HasGeofence {
+		j.Geofence, j.GeofenceName = e.Geofence.ID, e.Geofence.Name
+		j.DistanceM, j.ToBoundaryM = fptr(round(e.Result.DistanceM, 1)), fptr(round(e.Result.DistanceToBoundaryM, 1))
+	}
+	for _, c := range e.Result.Lambda.Applied() {
+		j.Caps = append(j.Caps, c.ID)
+	}
+	if e.ReceiptIndex >= 0 {
+		v := e.ReceiptIndex
+		j.ReceiptIndex = &v
+	}
+	for _, p := range t.History {
+		j.Trail = append(j.Trail, [2]float64{round(p.Lat, 6), round(p.Lon, 6)})
+	}
+	if withAxes {
+		for i := range e.Result.Lambda.Axes {
+			a := &e.Result.Lambda.Axes[i]
+			inputs := map[string]any{}
+			for _, p := range a.Inputs() {
+				inputs[p.Name] = p.Value()
+			}
+			j.Axes = append(j.Axes, threatAxis{ID: a.ID.String(), Name: a.ID.Name(), Value: round(a.Value, 4),
+				Weight: round(a.Weight, 4), Known: a.Known, Inputs: inputs, Evidence: a.Evidence()})
+		}
+	}
+	return j
+}
+
+// boardQuery is the parsed filter of the board endpoints.
+type boardQuery struct {
+	minLambda float64
+	geofence  string
+	protocol  string
+	decision  string
+	limit     int
+	offset    int
+}
+
+func parseBoardQuery(w http.ResponseWriter, r *http.Request, stream bool) (boardQuery, bool) {
+	allowed := []string{"min_lambda", "geofence", "protocol", "decision", "limit", "cursor"}
+	def, maxLimit := 100, 1000
+	if stream {
+		allowed, def = []string{"min_lambda", "protocol", "decision", "geofence", "limit"}, 200
+	}
+	q := newQuery(r, allowed...)
+	var bq boardQuery
+	bq.minLambda, _ = q.floatIn("min_lambda", 0, 1)
+	bq.geofence = r.URL.Query().Get("geofence")
+	bq.protocol = q.str("protocol", protocolEnum...)
+	bq.decision = q.str("decision", "monitor", "alert", "intercept-recommended")
+	bq.limit = q.intIn("limit", def, 1, maxLimit)
+	if c := r.URL.Query().Get("cursor"); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		n, err2 := strconv.Atoi(string(b))
+		if err != nil || err2 != nil || n < 0 {
+			q.errs = append(q.errs, FieldError{"cursor", "not a cursor returned by this endpoint"})
+		}
+		bq.offset = n
+	}
+	return bq, !q.failed(w)
+}
+
+func (bq *boardQuery) page(s *fusion.BoardSnapshot, withAxes bool) boardJSON {
+	out := boardJSON{Threats: []threatJSON{}, Generated: s.Generated, Geofences: s.Zones, Statement: gate.Statement}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if e.Result.Lambda.Score < bq.minLambda ||
+			(bq.geofence != "" && e.Geofence.ID != bq.geofence) ||
+			(bq.decision != "" && e.Result.Decision.String() != bq.decision) ||
+			(bq.protocol != "" && !contains(e.Track.Protocols, bq.protocol)) {
+			continue
+		}
+		out.Total++
+		if out.Total <= bq.offset || len(out.Threats) >= bq.limit {
+			continue
+		}
+		out.Threats = append(out.Threats, toThreatJSON(e, withAxes))
+	}
+	out.Count = len(out.Threats)
+	if next := bq.offset + out.Count; next < out.Total {
+		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(next)))
+	}
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// handleThreatsActive serves GET /v1/threats/active.
+func handleThreatsActive(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		bq, ok := parseBoardQuery(w, r, false)
+		if !ok {
+			return
+		}
+		if d.Threats == nil {
+			unavailable(w, r, "the threat board")
+			return
+		}
+		writeJSON(w, http.StatusOK, bq.page(d.Threats.Snapshot(), true))
+	}
+}
+
+// handleThreatsStream serves GET /v1/threats/stream as Server-Sent Events:
+// an "board" event after every change, and a comment every 15 s.
+func handleThreatsStream(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		bq, ok := parseBoardQuery(w, r, true)
+		if !ok {
+			return
+		}
+		if d.Threats == nil {
+			unavailable(w, r, "the threat board")
+			return
+		}
+		rc := http.NewResponseController(w)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		ch, cancel := d.Threats.Subscribe()
+		defer cancel()
+		send := func() bool {
+			b, _ := json.Marshal(bq.page(d.Threats.Snapshot(), true))
+			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if _, err := fmt.Fprintf(w, "retry: 2000\nevent: board\ndata: %s\n\n", b); err != nil {
+				return false
+			}
+			return rc.Flush() == nil
+		}
+		if !send() {
+			return
+		}
+		keep := time.NewTicker(15 * time.Second)
+		defer keep.Stop()
+		heartbeat := time.NewTicker(5 * time.Second)
+		defer heartbeat.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-ch:
+				if !send() {
+					return
+				}
+			case <-heartbeat.C:
+				// At least every 5 s, as documented, even when idle.
+				if !send() {
+					return
+				}
+			case <-keep.C:
+				_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+					return
+				}
+			}
+		}
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cuasd/cuasd/gate"
 )
 
 // duration is a time.Duration that reads "60s" from flags, environment
@@ -85,6 +87,17 @@ type config struct {
 	// MAVLinkKey is a secret: it is never logged or echoed.
 	MAVLinkKey   string   `yaml:"mavlink-key"`
 	Demo         bool     `yaml:"demo"`
+	MAVLinkUDP   string   `yaml:"mavlink-udp"`
+	MAVLinkTCP   string   `yaml:"mavlink-tcp"`
+	SigningKey   string   `yaml:"signing-key"`
+	Unsigned     bool     `yaml:"unsigned"`
+	Instance     string   `yaml:"instance"`
+	TileURL      string   `yaml:"tile-url"`
+	EvalInterval duration `yaml:"eval-interval"`
+
+	// Geofences and AllowList seed the replicated zone store (YAML only).
+	Geofences []gate.Geofence `yaml:"geofences"`
+	AllowList *gate.AllowList `yaml:"allowlist"`
 	ShutdownWait duration `yaml:"shutdown-timeout"`
 }
 
@@ -105,6 +118,8 @@ func defaultConfig() config {
 		ObsMaxBytes:  1 << 30,
 		Replicas:     1,
 		TrackTTL:     duration(60 * time.Second),
+		Instance:     "default",
+		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
 	}
 }
@@ -135,6 +150,13 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output (host:30002), reconnecting")
 	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 hex digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
+	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address (e.g. 127.0.0.1:14550)")
+	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server (e.g. SITL 127.0.0.1:5760), reconnecting")
+	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key (PKCS#8 PEM); default: generated in the data dir")
+	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of SPEC.md")
+	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name: the ledger's origin is cuasd/<instance>")
+	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
+	fs.Var(&c.EvalInterval, "eval-interval", "how often the continuous gate evaluates every live track")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
 }
 
@@ -209,6 +231,19 @@ func (c *config) validate() error {
 		if k, err := hex.DecodeString(c.MAVLinkKey); err != nil || len(k) != 32 {
 			// Never quote the value: it is a secret.
 			errs = append(errs, errors.New("--mavlink-key must be 64 hex digits (32 bytes)"))
+		}
+	}
+	for i := range c.Geofences {
+		if err := c.Geofences[i].Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("geofences[%d]: %w", i, err))
+		}
+		if c.Geofences[i].ID == "" {
+			errs = append(errs, fmt.Errorf("geofences[%d]: an id is required", i))
+		}
+	}
+	if c.AllowList != nil {
+		if err := c.AllowList.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("allowlist: %w", err))
 		}
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {

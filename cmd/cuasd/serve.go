@@ -18,6 +18,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/httpapi"
+	"github.com/cuasd/cuasd/web"
 )
 
 // runServe runs the service until ctx is cancelled (SIGINT/SIGTERM), then
@@ -86,9 +87,18 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := st.startAdapters(ctx, cfg, log); err != nil {
 		return err
 	}
+	if err := st.startMAVLinkNet(cfg, log); err != nil {
+		return err
+	}
+	svc, err := openServices(ctx, b, cfg, st, reg, log)
+	if err != nil {
+		return err
+	}
+	defer svc.close()
 	if cfg.Demo {
 		st.startDemo(st.ctx, log)
 	}
+	web := webHandler(cfg)
 
 	deps := httpapi.Deps{
 		Logger:   log,
@@ -96,10 +106,24 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		BasePath: cfg.BasePath,
 		Registry: reg,
 		Gatherer: reg,
-		Ready:    b.Ready,
+		Ready: func(ctx context.Context) []string {
+			reasons := b.Ready(ctx)
+			if svc.drones == nil || svc.drones.Len() == 0 {
+				reasons = append(reasons, "drone database not loaded")
+			}
+			return reasons
+		},
+		SigningMode: svc.ledger.SigningMode(),
 
-		Publisher: st.publisher,
-		Tracks:    st.store,
+		Publisher:  st.publisher,
+		Tracks:     st.store,
+		Threats:    svc.board,
+		Live:       liveTracks{st.store},
+		Ledger:     svc.ledger,
+		Drones:     svc.drones,
+		Zones:      svc.zones,
+		MAVLinkKey: cfg.mavlinkKey(),
+		Web:        web,
 	}
 	handler := httpapi.NewServer(deps)
 
@@ -187,4 +211,9 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// webHandler serves the map at the base path.
+func webHandler(cfg config) http.Handler {
+	return web.Handler(cfg.BasePath, web.Options{TileURL: cfg.TileURL})
 }

@@ -1,0 +1,453 @@
+package fusion
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/fusion/swarm"
+	"github.com/cuasd/cuasd/fusion/zones"
+	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/ledger"
+)
+
+// Appender records a gate decision durably and returns its receipt (the
+// ledger's Append).
+type Appender interface {
+	Append(ctx context.Context, subject, predicateType string, record json.RawMessage) (ledger.Receipt, error)
+}
+
+// BoardConfig wires the board.
+type BoardConfig struct {
+	Store *Store
+	// Zones returns the current geofences and allow-list (nil: none).
+	Zones func() *zones.Snapshot
+	// Classify returns the drone-database side of a track ("" unknown).
+	Classify func(t *Track) gate.Side
+	// Ledger records decision changes; nil records nothing (and the board
+	// says so: entries carry no receipt).
+	Ledger Appender
+	Policy gate.Policy
+	// Interval between evaluation sweeps (default 500 ms).
+	Interval time.Duration
+	// Swarm is the proximity rule of swarm detection.
+	Swarm   swarm.Options
+	Version string
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Entry is one row of the threat board: a live track evaluated against its
+// most severe geofence.
+type Entry struct {
+	Track       Track
+	Result      gate.Result
+	Geofence    gate.Geofence
+	HasGeofence bool
+	SwarmID     string
+	SwarmSize   int
+	Allow       gate.AllowStatus
+	Side        gate.Side
+	// ReceiptIndex is the ledger index of the latest receipt for this
+	// track's decision, -1 while none is recorded.
+	ReceiptIndex int64
+}
+
+// BoardSnapshot is an immutable board, sorted by Λ descending.
+type BoardSnapshot struct {
+	Entries   []Entry
+	Generated time.Time
+	Version   uint64
+	// Zones is the number of geofences evaluated against.
+	Zones int
+}
+
+// Board evaluates every live track against every geofence on a fixed
+// cadence, keeps the sorted threat board, and records a receipt whenever a
+// track's decision changes or a breach starts or ends.
+type Board struct {
+	cfg  BoardConfig
+	snap atomic.Pointer[BoardSnapshot]
+
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+
+	// state per track: the last recorded decision and breach, and the
+	// receipt index of that record.
+	state map[string]*decisionState
+	queue chan receiptJob
+
+	evaluations prometheus.Counter
+	receipts    *prometheus.CounterVec
+	sweep       prometheus.Histogram
+}
+
+type decisionState struct {
+	decision gate.Decision
+	breach   bool
+	zone     string
+	receipt  atomic.Int64
+}
+
+type receiptJob struct {
+	st      *decisionState
+	record  json.RawMessage
+	trackID string
+}
+
+// NewBoard returns a board; Run starts it.
+func NewBoard(cfg BoardConfig, reg prometheus.Registerer) *Board {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 500 * time.Millisecond
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.Policy == (gate.Policy{}) {
+		cfg.Policy = gate.DefaultPolicy()
+	}
+	b := &Board{
+		cfg: cfg, subs: map[chan struct{}]struct{}{}, state: map[string]*decisionState{},
+		queue: make(chan receiptJob, 4096),
+		evaluations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_gate_evaluations_total", Help: "Track-against-geofence evaluations of the continuous gate.",
+		}),
+		receipts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_gate_receipts_total", Help: "Decision receipts of the continuous gate, by outcome (recorded, failed, dropped).",
+		}, []string{"outcome"}),
+		sweep: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "cuasd_gate_sweep_seconds", Help: "Time to evaluate every live track against every geofence once.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(b.evaluations, b.receipts, b.sweep)
+	}
+	b.snap.Store(&BoardSnapshot{Generated: cfg.Now()})
+	return b
+}
+
+// Snapshot returns the current board.
+func (b *Board) Snapshot() *BoardSnapshot { return b.snap.Load() }
+
+// Subscribe returns a channel that receives a signal after every sweep
+// that changed the board, and a function to unsubscribe.
+func (b *Board) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	b.mu.Lock()
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
+	return ch, func() {
+		b.mu.Lock()
+		delete(b.subs, ch)
+		b.mu.Unlock()
+	}
+}
+
+// Run sweeps until ctx ends.
+func (b *Board) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		b.recordLoop(ctx)
+	}()
+	t := time.NewTicker(b.cfg.Interval)
+	defer t.Stop()
+	var last uint64
+	for {
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return nil
+		case <-t.C:
+		}
+		// Re-evaluate when the tracks changed, and at least every 2 s
+		// because freshness changes with time alone.
+		v := b.cfg.Store.Version()
+		if v == last && time.Since(b.Snapshot().Generated) < 2*time.Second {
+			continue
+		}
+		last = v
+		b.Sweep(ctx)
+	}
+}
+
+// Sweep evaluates every live track once and publishes the new board.
+func (b *Board) Sweep(ctx context.Context) {
+	start := time.Now()
+	now := b.cfg.Now()
+	tracks := b.cfg.Store.ListWithHistory(Filter{})
+	var zs *zones.Snapshot
+	if b.cfg.Zones != nil {
+		zs = b.cfg.Zones()
+	}
+	var geofences []gate.Geofence
+	var allow *gate.AllowIndex
+	if zs != nil {
+		geofences, allow = zs.Geofences, zs.Allow
+	}
+
+	// Swarms: components of the proximity graph of positioned tracks.
+	st := make([]swarm.Track, 0, len(tracks))
+	idx := make([]int, 0, len(tracks))
+	for i := range tracks {
+		t := &tracks[i]
+		if !t.HasPosition {
+			continue
+		}
+		st = append(st, swarm.Track{ID: t.ID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, HasAlt: t.HasAltitude,
+			SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, HasVelocity: t.HasVelocity})
+		idx = append(idx, i)
+	}
+	groups := swarm.Groups(st, b.cfg.Swarm, nil)
+	minSize := b.cfg.Swarm.MinSize
+	if minSize <= 0 {
+		minSize = 3
+	}
+	swarmOf := make(map[int]struct {
+		id   string
+		size int
+	}, len(idx))
+	for k, i := range idx {
+		size := int(groups.Size[k])
+		id := ""
+		if size >= minSize {
+			id = "swarm-" + st[groups.Comp[k]].ID
+		}
+		swarmOf[i] = struct {
+			id   string
+			size int
+		}{id, size}
+	}
+
+	entries := make([]Entry, 0, len(tracks))
+	var res gate.Result
+	for i := range tracks {
+		t := &tracks[i]
+		if !t.HasPosition {
+			continue
+		}
+		in := b.input(t, now)
+		if allow != nil && in.HasIdentity {
+			in.Allow, _ = allow.Match(in.Identity)
+		}
+		sw := swarmOf[i]
+		in.SwarmSize, in.HasSwarm = sw.size, true
+		e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
+		best := -1.0
+		samples := samplesOf(t)
+		for z := range geofences {
+			g := &geofences[z]
+			in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
+			gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
+			b.evaluations.Inc()
+			if better(&res, best, e.HasGeofence, &e.Result) {
+				best = res.Lambda.Score
+				e.Result, e.Geofence, e.HasGeofence = res, *g, true
+			}
+		}
+		if !e.HasGeofence {
+			// No zone configured: still score the track (proximity unknown).
+			gate.EvaluateInto(&res, &in, &gate.Geofence{Center: []float64{t.Lat, t.Lon}, RadiusM: 1}, &b.cfg.Policy)
+			e.Result = res
+			e.Result.Breach = false
+		}
+		e.ReceiptIndex = b.track(ctx, &e, now)
+		entries = append(entries, e)
+	}
+	// Forget the decision state of expired tracks.
+	live := make(map[string]bool, len(entries))
+	for i := range entries {
+		live[entries[i].Track.ID] = true
+	}
+	for id := range b.state {
+		if !live[id] {
+			delete(b.state, id)
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool {
+		a, c := &entries[i], &entries[j]
+		if a.Result.Lambda.Score != c.Result.Lambda.Score {
+			return a.Result.Lambda.Score > c.Result.Lambda.Score
+		}
+		return a.Track.ID < c.Track.ID
+	})
+	prev := b.Snapshot()
+	b.snap.Store(&BoardSnapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)})
+	b.sweep.Observe(time.Since(start).Seconds())
+	b.mu.Lock()
+	for ch := range b.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+	b.mu.Unlock()
+}
+
+// better: a breach beats no breach, then the higher Λ.
+func better(r *gate.Result, best float64, have bool, cur *gate.Result) bool {
+	if !have {
+		return true
+	}
+	if r.Breach != cur.Breach {
+		return r.Breach
+	}
+	return r.Lambda.Score > best
+}
+
+func samplesOf(t *Track) []gate.Sample {
+	out := make([]gate.Sample, len(t.History))
+	for i, p := range t.History {
+		out[i] = gate.Sample{UnixNano: p.T, Lat: p.Lat, Lon: p.Lon}
+	}
+	return out
+}
+
+// input translates a track into the gate's input.
+func (b *Board) input(t *Track, now time.Time) gate.Input {
+	in := gate.Input{ID: t.ID, Lat: t.Lat, Lon: t.Lon}
+	if t.HasAltitude {
+		in.AltM, in.HasAlt = t.AltM, true
+	}
+	if t.HasVelocity {
+		in.SpeedMps, in.HasSpeed = t.SpeedMps, true
+		in.HeadingDeg, in.HasHeading = t.HeadingDeg, true
+		in.VRateMps, in.HasVRate = t.VRateMps, true
+	}
+	in.Identity = gate.Identity{UASID: t.UASID, ICAO: t.ICAO, OperatorID: t.OperatorID}
+	in.HasIdentity = t.UASID != "" || t.ICAO != "" || t.OperatorID != ""
+	if b.cfg.Classify != nil {
+		in.Side = b.cfg.Classify(t)
+	}
+	if s := samplesOf(t); len(s) >= 2 {
+		in.Behaviour, in.HasBehaviour = gate.Features(s), true
+	}
+	in.Sensors, in.Protocols, in.HasCorroboration = len(t.Sensors), len(t.Protocols), true
+	rid := false
+	for _, p := range t.Protocols {
+		rid = rid || p == "remoteid"
+	}
+	in.Compliance = gate.Compliance{RemoteID: rid, OperatorLocation: t.HasOperator,
+		Emergency: t.Emergency != "" && t.Emergency != "none" && t.Emergency != "no_emergency"}
+	in.HasCompliance = true
+	in.Integrity, in.HasIntegrity = gate.Integrity{Warnings: t.Warnings}, true
+	age := now.Sub(t.LastSeen).Seconds()
+	if age < 0 {
+		age = 0
+	}
+	in.EvidenceAgeS, in.HasEvidenceAge = age, true
+	return in
+}
+
+// track compares an entry with the track's last recorded decision and
+// queues a receipt when the decision changed or a breach started or ended.
+// It returns the receipt index to show (-1: none yet).
+func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
+	id := e.Track.ID
+	st := b.state[id]
+	zone := e.Geofence.ID
+	reason := ""
+	switch {
+	case st == nil:
+		st = &decisionState{}
+		st.receipt.Store(-1)
+		b.state[id] = st
+		if e.Result.Decision != gate.Monitor || e.Result.Breach {
+			reason = "first_evaluation"
+		}
+	case e.Result.Breach != st.breach:
+		reason = map[bool]string{true: "breach_started", false: "breach_ended"}[e.Result.Breach]
+	case e.Result.Decision != st.decision:
+		reason = "decision_changed"
+	}
+	prev := st.decision
+	st.decision, st.breach, st.zone = e.Result.Decision, e.Result.Breach, zone
+	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence {
+		return st.receipt.Load()
+	}
+	rec, err := b.record(e, reason, prev, now)
+	if err != nil {
+		b.cfg.Log.Error("board: encode decision record", "track", id, "err", err)
+		return st.receipt.Load()
+	}
+	select {
+	case b.queue <- receiptJob{st: st, record: rec, trackID: id}:
+	default:
+		b.receipts.WithLabelValues("dropped").Inc()
+		b.cfg.Log.Error("board: receipt queue full; decision not recorded", "track", id, "reason", reason)
+	}
+	return st.receipt.Load()
+}
+
+func (b *Board) recordLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			// Record what is already queued: these decisions were made.
+			for {
+				select {
+				case j := <-b.queue:
+					b.append(context.Background(), j)
+				default:
+					return
+				}
+			}
+		case j := <-b.queue:
+			b.append(ctx, j)
+		}
+	}
+}
+
+func (b *Board) append(ctx context.Context, j receiptJob) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	r, err := b.cfg.Ledger.Append(ctx, "track:"+j.trackID, ledger.PredicateTypeGateDecision, j.record)
+	if err != nil {
+		b.receipts.WithLabelValues("failed").Inc()
+		b.cfg.Log.Error("board: ledger append failed", "track", j.trackID, "err", err)
+		return
+	}
+	b.receipts.WithLabelValues("recorded").Inc()
+	j.st.receipt.Store(int64(r.Index))
+}
+
+// record is the decision record of a continuous evaluation: the claims it
+// rested on, the zone, the full result with its 13 axes and caps, and why
+// it was recorded.
+func (b *Board) record(e *Entry, reason string, prev gate.Decision, now time.Time) (json.RawMessage, error) {
+	t := &e.Track
+	return json.Marshal(struct {
+		Kind           string         `json:"kind"`
+		Reason         string         `json:"reason"`
+		Doctrine       string         `json:"doctrine"`
+		ServiceVersion string         `json:"service_version"`
+		Time           string         `json:"time"`
+		Track          map[string]any `json:"track"`
+		Geofence       gate.Geofence  `json:"geofence"`
+		Previous       string         `json:"previous_decision"`
+		Result         gate.Result    `json:"result"`
+		HumanDecision  bool           `json:"human_decision_required"`
+	}{
+		Kind: "continuous_evaluation", Reason: reason, Doctrine: gate.Doctrine, ServiceVersion: b.cfg.Version,
+		Time: now.UTC().Format(time.RFC3339Nano),
+		Track: map[string]any{
+			"id": t.ID, "protocols": t.Protocols, "icao": t.ICAO, "uas_id": t.UASID, "operator_id": t.OperatorID,
+			"lat": t.Lat, "lon": t.Lon, "alt_m": t.AltM, "has_alt": t.HasAltitude, "speed_mps": t.SpeedMps,
+			"heading_deg": t.HeadingDeg, "sensors": t.Sensors, "last_seen": t.LastSeen, "warnings": t.Warnings,
+			"swarm_size": strconv.Itoa(e.SwarmSize), "side": string(e.Side),
+		},
+		Geofence: e.Geofence, Previous: prev.String(), Result: e.Result, HumanDecision: true,
+	})
+}
