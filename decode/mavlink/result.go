@@ -210,7 +210,7 @@ func (r *Result) NoFrameDetail(inputLen int) string {
 	case inputLen == 0:
 		b.WriteString(": the input is empty")
 	default:
-		fmt.Fprintf(&b, ": no frame start byte (0xFE for MAVLink 1, 0xFD for MAVLink 2) begins a frame; %d bytes skipped", r.Stats.SkippedBytes)
+		fmt.Fprintf(&b, ": no frame start byte (0xFE for MAVLink 1, 0xFD for MAVLink 2) in the input; %d bytes skipped", r.Stats.SkippedBytes)
 	}
 	return b.String()
 }
