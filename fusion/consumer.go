@@ -139,4 +139,3 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(n), r)
 	}
 }
-

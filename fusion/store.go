@@ -10,6 +10,7 @@ import (
 
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/gate"
 )
 
 // Config tunes the store.
@@ -61,13 +62,16 @@ type Store struct {
 
 	mu     sync.RWMutex
 	tracks map[string]*track
-	// alias maps identity keys ("adsb:406B90", "uas:1596F3...", "mav:1-1@udp")
-	// to track ids, so observations of one object from several protocols
-	// land on one track.
-	alias map[string]string
-	// dataClock is the newest receive time seen: expiry is measured on it
-	// as well as on the wall clock, so a replayed old capture still shows.
-	dataClock int64
+	// alias maps identity keys (protocol "adsb" + "406B90", "uas" +
+	// "1596F3...", "mavlink" + "1-1@udp") to track ids, so observations of
+	// one object from several protocols land on one track. A struct key
+	// avoids building a string per lookup.
+	alias map[aliasKey]string
+	// clocks holds each sensor's newest receive time: expiry is measured
+	// on a track's sensor clock as well as on the wall clock, so a replayed
+	// old capture still shows and then expires as the capture moves on,
+	// whatever live sensors report meanwhile.
+	clocks map[string]int64
 	// dropped counts observations that could not be applied, by reason.
 	dropped map[string]uint64
 	version uint64
@@ -76,7 +80,7 @@ type Store struct {
 // NewStore returns an empty store.
 func NewStore(cfg Config) *Store {
 	cfg.defaults()
-	return &Store{cfg: cfg, tracks: map[string]*track{}, alias: map[string]string{}, dropped: map[string]uint64{}}
+	return &Store{cfg: cfg, tracks: map[string]*track{}, alias: map[aliasKey]string{}, clocks: map[string]int64{}, dropped: map[string]uint64{}}
 }
 
 // TTL is the configured track lifetime.
@@ -127,13 +131,13 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	if recv == 0 {
 		recv = now
 	}
-	if recv > s.dataClock {
-		s.dataClock = recv
+	if recv > s.clocks[o.Sensor] {
+		s.clocks[o.Sensor] = recv
 	}
-	key := trackPrefix(o.Protocol) + o.Key
-	id, ok := s.alias[key]
+	ak := aliasKey{string(o.Protocol), o.Key}
+	id, ok := s.alias[ak]
 	if !ok && o.UASID != "" {
-		id, ok = s.alias["uas:"+o.UASID]
+		id, ok = s.alias[aliasKey{"uas", o.UASID}]
 	}
 	t := s.tracks[id]
 	if ok && t != nil && s.expiredLocked(t, now) {
@@ -148,9 +152,9 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 			s.drop("mode_s_unknown_aircraft")
 			return Update{}, false
 		}
+		key := trackPrefix(o.Protocol) + o.Key
 		t = &track{id: key, firstSeen: recv}
 		s.tracks[key] = t
-		s.alias[key] = key
 	}
 	up := Update{TrackID: t.id, NewTrack: t.nObs == 0}
 	t.protocols |= maskOf(o.Protocol)
@@ -162,17 +166,20 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 		t.firstSeen = recv
 	}
 	t.lastUpdate = now
+	t.lastSensor = o.Sensor
 	t.addSensor(o.Sensor)
-	s.alias[key] = t.id
+	if cur, ok := s.alias[ak]; !ok || cur != t.id {
+		s.alias[ak] = t.id
+	}
 	setStr := func(dst *string, v string) {
 		if v != "" {
 			*dst = v
 		}
 	}
 	setStr(&t.icao, o.ICAO)
-	if o.UASID != "" {
+	if o.UASID != "" && o.UASID != t.uasID {
 		t.uasID = o.UASID
-		s.alias["uas:"+o.UASID] = t.id
+		s.alias[aliasKey{"uas", o.UASID}] = t.id
 	}
 	setStr(&t.operatorID, o.OperatorID)
 	setStr(&t.callsign, o.Callsign)
@@ -217,7 +224,7 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 	if t.hasPos && t.histN > 0 {
 		last := t.hist[(t.histI+historyLen-1)%historyLen]
 		dt := float64(recv-last.T) / 1e9
-		d := haversine(last.Lat, last.Lon, lat, lon)
+		d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})
 		// Allow 1 km of slack for the position quantisation of the
 		// protocols and receiver clock jitter.
 		if d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps) {
@@ -297,6 +304,11 @@ func (s *Store) acceptFix(t *track, recv int64, lat, lon float64, method string)
 	return true
 }
 
+type aliasKey struct {
+	kind string // a protocol, or "uas" for a Remote ID UAS id
+	key  string
+}
+
 type constErr string
 
 func (e constErr) Error() string { return string(e) }
@@ -314,7 +326,7 @@ func abs64(v int64) int64 {
 // has moved TTL past the track's last reception.
 func (s *Store) expiredLocked(t *track, now int64) bool {
 	ttl := s.cfg.TTL.Nanoseconds()
-	return now-t.lastUpdate > ttl || s.dataClock-t.lastSeen > ttl
+	return now-t.lastUpdate > ttl || s.clocks[t.lastSensor]-t.lastSeen > ttl
 }
 
 func (s *Store) removeLocked(t *track) {
@@ -397,8 +409,10 @@ func (s *Store) Get(id string) (Track, bool) {
 	now := s.cfg.Now().UnixNano()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if real, ok := s.alias[id]; ok {
-		id = real
+	if p, k, ok := strings.Cut(id, ":"); ok {
+		if real, ok := s.alias[aliasKey{protoOfPrefix(p), k}]; ok {
+			id = real
+		}
 	}
 	t, ok := s.tracks[id]
 	if !ok || s.expiredLocked(t, now) {
@@ -449,22 +463,22 @@ func (s *Store) Version() uint64 {
 	return s.version
 }
 
+func protoOfPrefix(p string) string {
+	switch p {
+	case "rid":
+		return string(decode.RemoteID)
+	case "mav":
+		return string(decode.MAVLink)
+	}
+	return p
+}
+
 // TrackID normalises a user-supplied id ("adsb:406b90" → "adsb:406B90").
 func TrackID(id string) string {
 	if strings.HasPrefix(id, "adsb:") {
 		return "adsb:" + strings.ToUpper(id[5:])
 	}
 	return id
-}
-
-// haversine is the great-circle distance in metres (mean Earth radius).
-func haversine(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371008.8
-	p1, p2 := lat1*math.Pi/180, lat2*math.Pi/180
-	dp := p2 - p1
-	dl := (lon2 - lon1) * math.Pi / 180
-	a := math.Sin(dp/2)*math.Sin(dp/2) + math.Cos(p1)*math.Cos(p2)*math.Sin(dl/2)*math.Sin(dl/2)
-	return 2 * r * math.Asin(math.Min(1, math.Sqrt(a)))
 }
 
 // ListWithHistory is List with each track's full bounded history, for

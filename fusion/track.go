@@ -93,6 +93,7 @@ type track struct {
 	firstSeen  int64 // receive time
 	lastSeen   int64 // receive time
 	lastUpdate int64 // wall clock of the last update, for expiry
+	lastSensor string
 	nObs       uint64
 
 	warnings []string // bounded, most recent last

@@ -1,0 +1,119 @@
+package fusion
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/fusion/zones"
+	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/ledger"
+)
+
+type fakeLedger struct {
+	mu      sync.Mutex
+	records []map[string]any
+}
+
+func (f *fakeLedger) Append(_ context.Context, subject, predicateType string, record json.RawMessage) (ledger.Receipt, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var m map[string]any
+	if err := json.Unmarshal(record, &m); err != nil {
+		return ledger.Receipt{}, err
+	}
+	m["_subject"], m["_type"] = subject, predicateType
+	f.records = append(f.records, m)
+	return ledger.Receipt{Index: uint64(len(f.records) - 1)}, nil
+}
+
+func (f *fakeLedger) reasons() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, r := range f.records {
+		out = append(out, r["reason"].(string))
+	}
+	return out
+}
+
+// TestBoardRecordsBreachStartAndEnd drives one drone into a zone and out
+// again, and checks the board, the swarm grouping and the receipts.
+func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	zone := gate.Geofence{ID: "z1", Name: "Zone", Class: gate.ClassPrison, Center: []float64{52, 4}, RadiusM: 500}
+	snap := &zones.Snapshot{Geofences: []gate.Geofence{zone}, Allow: gate.NewAllowIndex(gate.AllowList{})}
+	led := &fakeLedger{}
+	b := NewBoard(BoardConfig{Store: s, Zones: func() *zones.Snapshot { return snap }, Ledger: led, Now: c.now}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { b.recordLoop(ctx); close(done) }()
+
+	step := func(lat float64) {
+		c.t = c.t.Add(10 * time.Second) // slow enough to pass the plausibility check
+		o := ridObs("D1", lat, 4, c.t.UnixNano())
+		s.Apply(&o)
+		b.Sweep(ctx)
+	}
+	step(52.02) // 2.2 km north: outside
+	e := b.Snapshot().Entries
+	if len(e) != 1 || e[0].Result.Breach || e[0].Geofence.ID != "z1" {
+		t.Fatalf("outside: %+v", e)
+	}
+	step(52.001) // 111 m from the centre: inside
+	if e := b.Snapshot().Entries; !e[0].Result.Breach {
+		t.Fatal("no breach inside the zone")
+	}
+	step(52.0011)
+	step(52.02)
+	cancel()
+	<-done
+	got := led.reasons()
+	want := []string{"breach_started", "breach_ended"}
+	if len(got) < 2 || got[len(got)-2] != want[0] || got[len(got)-1] != want[1] {
+		t.Fatalf("receipts %v, want ... %v", got, want)
+	}
+	r := led.records[len(led.records)-2]
+	if r["_type"] != ledger.PredicateTypeGateDecision || r["_subject"] != "track:rid:D1" || r["human_decision_required"] != true {
+		t.Fatalf("record %v", r)
+	}
+	res := r["result"].(map[string]any)
+	if axes, ok := res["lambda"].(map[string]any)["axes"].([]any); !ok || len(axes) != gate.NumAxes {
+		t.Fatalf("record result lacks the 13 axes: %v", res)
+	}
+	// Expiry removes the entry.
+	c.t = c.t.Add(2 * time.Minute)
+	s.Expire()
+	b.Sweep(context.Background())
+	if n := len(b.Snapshot().Entries); n != 0 {
+		t.Fatalf("%d entries after expiry", n)
+	}
+}
+
+func TestBoardSwarm(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	for i, d := range []float64{0, 0.0003, 0.0006, 0.05} { // 33 m apart, and one far away
+		o := ridObs(string(rune('A'+i)), 52+d, 4, c.t.UnixNano())
+		s.Apply(&o)
+	}
+	b := NewBoard(BoardConfig{Store: s, Now: c.now}, nil)
+	b.Sweep(context.Background())
+	swarms := map[string]int{}
+	for _, e := range b.Snapshot().Entries {
+		if e.SwarmID != "" {
+			swarms[e.SwarmID]++
+		}
+	}
+	if len(swarms) != 1 {
+		t.Fatalf("swarms %v", swarms)
+	}
+	for _, n := range swarms {
+		if n != 3 {
+			t.Fatalf("swarm of %d, want 3", n)
+		}
+	}
+}
