@@ -127,6 +127,11 @@ func Features(samples []Sample) Behaviour {
 	return b
 }
 
+// DwellBufferM is the distance from a zone's edge within which time counts
+// as dwelling near it, where the API computes DwellNear for a history it
+// is given.
+const DwellBufferM = 500.0
+
 // DwellNear returns the seconds of the path spent inside the geofence or
 // within bufferM of its edge: the sum of the time steps that start at such
 // a position. It does not allocate.

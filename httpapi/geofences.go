@@ -1,13 +1,202 @@
 package httpapi
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
 
-// ZoneStore holds the geofences and the allow-list.
-type ZoneStore interface{}
+	"github.com/go-chi/chi/v5"
 
-func handleGeofencesList(d Deps) http.HandlerFunc  { return notBuilt("geofences") }
-func handleGeofenceGet(d Deps) http.HandlerFunc    { return notBuilt("geofences") }
-func handleGeofencePut(d Deps) http.HandlerFunc    { return notBuilt("geofences") }
-func handleGeofenceDelete(d Deps) http.HandlerFunc { return notBuilt("geofences") }
-func handleAllowlistGet(d Deps) http.HandlerFunc   { return notBuilt("the allow-list") }
-func handleAllowlistPut(d Deps) http.HandlerFunc   { return notBuilt("the allow-list") }
+	"github.com/cuasd/cuasd/gate"
+)
+
+// ZoneStore holds the geofences and the allow-list; *zones.Store (package
+// fusion/zones) implements it over a JetStream KV bucket. Reads come from
+// a local snapshot; writes validate with package gate and return a
+// *gate.Error (possibly wrapped) for invalid input.
+type ZoneStore interface {
+	// Geofences lists every geofence, sorted by ID.
+	Geofences(ctx context.Context) ([]gate.Geofence, error)
+	// Geofence returns one geofence and whether it exists.
+	Geofence(ctx context.Context, id string) (gate.Geofence, bool, error)
+	// PutGeofence stores g under g.ID and reports whether it is new.
+	PutGeofence(ctx context.Context, g gate.Geofence) (created bool, err error)
+	// DeleteGeofence removes a geofence and reports whether it existed.
+	DeleteGeofence(ctx context.Context, id string) (existed bool, err error)
+	// AllowList returns the allow-list in canonical form.
+	AllowList(ctx context.Context) (gate.AllowList, error)
+	// PutAllowList replaces the allow-list.
+	PutAllowList(ctx context.Context, a gate.AllowList) error
+	// MatchAllowList reports whether an identity is allow-listed.
+	MatchAllowList(ctx context.Context, id gate.Identity) (gate.AllowStatus, error)
+}
+
+// zonesMaxBody bounds geofence and allow-list writes: a polygon of
+// gate.MaxPolygonPoints positions, or an allow-list of
+// gate.MaxAllowEntries identities, fits.
+const zonesMaxBody = 4 << 20
+
+// geofenceList is the body of GET /v1/geofences.
+type geofenceList struct {
+	Geofences []gate.Geofence `json:"geofences"`
+}
+
+func handleGeofencesList(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Zones == nil {
+			unavailable(w, r, "the geofence store")
+			return
+		}
+		gs, err := d.Zones.Geofences(r.Context())
+		if err != nil {
+			zoneStoreProblem(w, r, d, err, "")
+			return
+		}
+		if gs == nil {
+			gs = []gate.Geofence{}
+		}
+		writeJSON(w, http.StatusOK, geofenceList{Geofences: gs})
+	}
+}
+
+func handleGeofenceGet(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Zones == nil {
+			unavailable(w, r, "the geofence store")
+			return
+		}
+		id := chi.URLParam(r, "id")
+		g, ok, err := d.Zones.Geofence(r.Context(), id)
+		switch {
+		case err != nil:
+			zoneStoreProblem(w, r, d, err, "")
+		case !ok:
+			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no geofence %q", id))
+		default:
+			writeJSON(w, http.StatusOK, g)
+		}
+	}
+}
+
+// handleGeofencePut serves PUT /v1/geofences/{id}: create (201) or replace
+// (200) the geofence; the body's id may be omitted but must match the path.
+func handleGeofencePut(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Zones == nil {
+			unavailable(w, r, "the geofence store")
+			return
+		}
+		id := chi.URLParam(r, "id")
+		var g gate.Geofence
+		if !decodeJSON(w, r, &g, zonesMaxBody) {
+			return
+		}
+		var errs []FieldError
+		if !gate.ValidID(id) {
+			errs = append(errs, FieldError{Field: "id", Message: "the path id must be 1 to 64 characters from A-Z, a-z, 0-9, '_' and '-'"})
+		}
+		if g.ID != "" && g.ID != id {
+			errs = append(errs, FieldError{Field: "id", Message: fmt.Sprintf("the body's id %q differs from the path's %q", g.ID, id)})
+		}
+		g.ID = id
+		if err := g.Validate(); err != nil {
+			errs = append(errs, gateFields("", err)...)
+		}
+		if len(errs) > 0 {
+			writeFieldProblems(w, r, http.StatusBadRequest, errs)
+			return
+		}
+		created, err := d.Zones.PutGeofence(r.Context(), g)
+		if err != nil {
+			zoneStoreProblem(w, r, d, err, "")
+			return
+		}
+		status := http.StatusOK
+		if created {
+			status = http.StatusCreated
+			w.Header().Set("Location", r.URL.Path)
+		}
+		writeJSON(w, status, g)
+	}
+}
+
+func handleGeofenceDelete(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Zones == nil {
+			unavailable(w, r, "the geofence store")
+			return
+		}
+		id := chi.URLParam(r, "id")
+		existed, err := d.Zones.DeleteGeofence(r.Context(), id)
+		switch {
+		case err != nil:
+			zoneStoreProblem(w, r, d, err, "")
+		case !existed:
+			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no geofence %q", id))
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}
+}
+
+func handleAllowlistGet(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Zones == nil {
+			unavailable(w, r, "the allow-list store")
+			return
+		}
+		a, err := d.Zones.AllowList(r.Context())
+		if err != nil {
+			zoneStoreProblem(w, r, d, err, "")
+			return
+		}
+		writeJSON(w, http.StatusOK, nonNilAllow(a))
+	}
+}
+
+// handleAllowlistPut serves PUT /v1/allowlist: replace the whole list and
+// answer with its canonical form.
+func handleAllowlistPut(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Zones == nil {
+			unavailable(w, r, "the allow-list store")
+			return
+		}
+		var a gate.AllowList
+		if !decodeJSON(w, r, &a, zonesMaxBody) {
+			return
+		}
+		if err := a.Validate(); err != nil {
+			writeFieldProblems(w, r, http.StatusBadRequest, gateFields("", err))
+			return
+		}
+		if err := d.Zones.PutAllowList(r.Context(), a); err != nil {
+			zoneStoreProblem(w, r, d, err, "")
+			return
+		}
+		writeJSON(w, http.StatusOK, nonNilAllow(a.Normalize()))
+	}
+}
+
+func nonNilAllow(a gate.AllowList) gate.AllowList {
+	for _, l := range []*[]string{&a.UASIDs, &a.ICAO, &a.OperatorIDs} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	return a
+}
+
+// zoneStoreProblem maps a store error: invalid input is 400 naming the
+// fields, anything else means the store is unavailable.
+func zoneStoreProblem(w http.ResponseWriter, r *http.Request, d Deps, err error, prefix string) {
+	var ge *gate.Error
+	if errors.As(err, &ge) {
+		writeFieldProblems(w, r, http.StatusBadRequest, gateFields(prefix, ge))
+		return
+	}
+	d.Logger.Warn("zone store", "err", err)
+	w.Header().Set("Retry-After", "5")
+	writeProblem(w, r, http.StatusServiceUnavailable, "the geofence store could not serve this: "+err.Error())
+}

@@ -1,6 +1,18 @@
 package httpapi
 
-import "net/http"
+import (
+	"net/http"
 
-// handleLambda serves GET /v1/lambda.
-func handleLambda(d Deps) http.HandlerFunc { return notBuilt("the Λ definitions") }
+	"github.com/cuasd/cuasd/gate"
+)
+
+// handleLambda serves GET /v1/lambda: the 13 axes with their weights,
+// inputs and defaults, the decision bands, the governance caps and the
+// statement that Λ is a decision aid, not a proof of safety. The
+// definitions come from the same table Evaluate uses.
+func handleLambda(d Deps) http.HandlerFunc {
+	defs := gate.Define(gate.DefaultPolicy())
+	return func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, defs)
+	}
+}

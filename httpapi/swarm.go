@@ -1,9 +1,217 @@
 package httpapi
 
-import "net/http"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
 
-// LiveTracks gives the swarm endpoint the current track positions.
-type LiveTracks interface{}
+	"github.com/cuasd/cuasd/fusion/swarm"
+)
 
-func handleSwarmTopologyGet(d Deps) http.HandlerFunc  { return notBuilt("swarm topology") }
-func handleSwarmTopologyPost(d Deps) http.HandlerFunc { return notBuilt("swarm topology") }
+// LiveTracks gives GET /v1/swarm/topology the current positions of the
+// live tracks.
+type LiveTracks interface {
+	// LivePositions returns one swarm.Track (id, position, altitude and
+	// velocity when known) per live track with a position.
+	LivePositions(ctx context.Context) ([]swarm.Track, error)
+}
+
+// Limits of the swarm endpoints: the benchmarked size, and a body that
+// holds it.
+const (
+	swarmMaxTracks = 100_000
+	swarmMaxBody   = 16 << 20
+)
+
+// swarmRequest is the body of POST /v1/swarm/topology.
+type swarmRequest struct {
+	Tracks            []swarmTrack `json:"tracks"`
+	LinkM             *float64     `json:"link_m"`
+	MinSize           *int         `json:"min_size"`
+	MaxAltDiffM       *float64     `json:"max_alt_diff_m"`
+	MaxSpeedDiffMps   *float64     `json:"max_speed_diff_mps"`
+	MaxHeadingDiffDeg *float64     `json:"max_heading_diff_deg"`
+	Edges             *bool        `json:"edges"`
+}
+
+type swarmTrack struct {
+	ID         *string  `json:"id"`
+	Lat        *float64 `json:"lat"`
+	Lon        *float64 `json:"lon"`
+	AltM       *float64 `json:"alt_m"`
+	SpeedMps   *float64 `json:"speed_mps"`
+	HeadingDeg *float64 `json:"heading_deg"`
+}
+
+// handleSwarmTopologyPost serves POST /v1/swarm/topology over the tracks
+// in the body.
+func handleSwarmTopologyPost(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req swarmRequest
+		if !decodeJSON(w, r, &req, swarmMaxBody) {
+			return
+		}
+		if req.Tracks == nil {
+			writeProblem(w, r, http.StatusBadRequest, "tracks is required", FieldError{Field: "tracks", Message: "is required: an array of {id, lat, lon}"})
+			return
+		}
+		if len(req.Tracks) > swarmMaxTracks {
+			writeProblem(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("at most %d tracks per request", swarmMaxTracks),
+				FieldError{Field: "tracks", Message: fmt.Sprintf("at most %d tracks", swarmMaxTracks)})
+			return
+		}
+		var errs []FieldError
+		tracks := make([]swarm.Track, len(req.Tracks))
+		for i, t := range req.Tracks {
+			p := fmt.Sprintf("tracks[%d].", i)
+			for _, f := range [...]struct {
+				name string
+				ok   bool
+			}{{"id", t.ID != nil}, {"lat", t.Lat != nil}, {"lon", t.Lon != nil}} {
+				if !f.ok && len(errs) < 100 {
+					errs = append(errs, FieldError{Field: p + f.name, Message: "is required"})
+				}
+			}
+			tr := &tracks[i]
+			if t.ID != nil {
+				tr.ID = *t.ID
+			}
+			if t.Lat != nil && t.Lon != nil {
+				tr.Lat, tr.Lon = *t.Lat, *t.Lon
+			}
+			if t.AltM != nil {
+				tr.AltM, tr.HasAlt = *t.AltM, true
+			}
+			if t.SpeedMps != nil && t.HeadingDeg != nil {
+				tr.SpeedMps, tr.HeadingDeg, tr.HasVelocity = *t.SpeedMps, *t.HeadingDeg, true
+			}
+		}
+		if len(errs) > 0 {
+			writeFieldProblems(w, r, http.StatusBadRequest, errs)
+			return
+		}
+		opt := swarm.Options{CollectEdges: req.Edges == nil || *req.Edges}
+		setF := func(dst *float64, p *float64) {
+			if p != nil {
+				*dst = *p
+			}
+		}
+		setF(&opt.LinkM, req.LinkM)
+		setF(&opt.MaxAltDiffM, req.MaxAltDiffM)
+		setF(&opt.MaxSpeedDiffMps, req.MaxSpeedDiffMps)
+		setF(&opt.MaxHeadingDiffDeg, req.MaxHeadingDiffDeg)
+		if req.LinkM != nil && *req.LinkM == 0 {
+			errs = append(errs, FieldError{Field: "link_m", Message: "must be above 0"})
+		}
+		if req.MinSize != nil {
+			opt.MinSize = *req.MinSize
+			if *req.MinSize < 2 {
+				errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
+			}
+		}
+		if len(errs) > 0 {
+			writeFieldProblems(w, r, http.StatusBadRequest, errs)
+			return
+		}
+		writeTopology(w, r, d, tracks, opt, true)
+	}
+}
+
+// handleSwarmTopologyGet serves GET /v1/swarm/topology over the live
+// tracks; the query takes link_m, min_size, max_alt_diff_m,
+// max_speed_diff_mps, max_heading_diff_deg and edges.
+func handleSwarmTopologyGet(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if d.Live == nil {
+			unavailable(w, r, "the live track picture")
+			return
+		}
+		q := r.URL.Query()
+		var errs []FieldError
+		opt := swarm.Options{CollectEdges: true}
+		known := map[string]bool{"link_m": true, "min_size": true, "max_alt_diff_m": true,
+			"max_speed_diff_mps": true, "max_heading_diff_deg": true, "edges": true}
+		for k := range q {
+			if !known[k] {
+				errs = append(errs, FieldError{Field: k, Message: "unknown query parameter"})
+			}
+		}
+		for _, f := range [...]struct {
+			name string
+			dst  *float64
+		}{{"link_m", &opt.LinkM}, {"max_alt_diff_m", &opt.MaxAltDiffM},
+			{"max_speed_diff_mps", &opt.MaxSpeedDiffMps}, {"max_heading_diff_deg", &opt.MaxHeadingDiffDeg}} {
+			if s := q.Get(f.name); s != "" {
+				v, err := strconv.ParseFloat(s, 64)
+				switch {
+				case err != nil || !isFinite(v):
+					errs = append(errs, FieldError{Field: f.name, Message: "must be a number"})
+				case f.name == "link_m" && v <= 0:
+					errs = append(errs, FieldError{Field: f.name, Message: "must be above 0"})
+				default:
+					*f.dst = v
+				}
+			}
+		}
+		if s := q.Get("min_size"); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 2 {
+				errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
+			}
+			opt.MinSize = n
+		}
+		if s := q.Get("edges"); s != "" {
+			b, err := strconv.ParseBool(s)
+			if err != nil {
+				errs = append(errs, FieldError{Field: "edges", Message: "must be true or false"})
+			}
+			opt.CollectEdges = b
+		}
+		if len(errs) > 0 {
+			writeFieldProblems(w, r, http.StatusBadRequest, errs)
+			return
+		}
+		tracks, err := d.Live.LivePositions(r.Context())
+		if err != nil {
+			unavailable(w, r, "the live track picture")
+			return
+		}
+		// The options were checked above, so a validation failure now is
+		// in the live tracks: ours, not the caller's.
+		if err := opt.Validate(); err != nil {
+			var se *swarm.Error
+			errors.As(err, &se)
+			writeFieldProblems(w, r, http.StatusBadRequest, swarmFields(se))
+			return
+		}
+		writeTopology(w, r, d, tracks, opt, false)
+	}
+}
+
+// writeTopology answers with the topology of tracks. Invalid input is the
+// caller's fault (400) when the caller sent the tracks, and ours (500)
+// when they came from the live picture.
+func writeTopology(w http.ResponseWriter, r *http.Request, d Deps, tracks []swarm.Track, opt swarm.Options, fromCaller bool) {
+	top, err := swarm.Detect(tracks, opt)
+	if err != nil {
+		var se *swarm.Error
+		if errors.As(err, &se) && fromCaller {
+			writeFieldProblems(w, r, http.StatusBadRequest, swarmFields(se))
+			return
+		}
+		d.Logger.Error("swarm topology", "err", err)
+		writeProblem(w, r, http.StatusInternalServerError, "swarm detection failed on the live tracks: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, top)
+}
+
+func swarmFields(se *swarm.Error) []FieldError {
+	errs := make([]FieldError, 0, len(se.Fields))
+	for _, f := range se.Fields {
+		errs = append(errs, FieldError{Field: f.Field, Message: f.Message})
+	}
+	return errs
+}
