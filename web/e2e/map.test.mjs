@@ -33,6 +33,11 @@ if (!haveBrowser && inCI) {
 // pyModeS tests).
 const ADSB_FRAME = "8D406B902015A678D4D220AA4BDA";
 const ADSB_CALLSIGN = "EZY85MH";
+// An even/odd airborne position pair, odd received last, and the global
+// position it decodes to (shared/vectors/adsb.json#pms-cpr-global-odd-newest,
+// pyModeS tests): pasted as two lines, the page must send it as a pair.
+const ADSB_PAIR = ["8D40058B58C901375147EFD09357", "8D40058B58C904A87F402D3B8C59"];
+const ADSB_PAIR_POS = { lat: 49.81755, lon: 6.08442, tol: 0.001 };
 
 const WAIT_MS = 60_000;
 
@@ -122,6 +127,15 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     const decoded = await out.innerText();
     await page.screenshot({ path: path.join(outDir, "desktop-decoder.png") });
     assert.ok(decoded.includes(ADSB_CALLSIGN), `decoded ${ADSB_FRAME} shows ${ADSB_CALLSIGN}; got:\n${decoded}`);
+
+    await page.locator("#decoder-hex").fill(ADSB_PAIR.join("\n"));
+    await page.getByRole("button", { name: "Decode" }).click();
+    await page.waitForFunction((want) => !document.querySelector("#decoder-out")?.innerText.includes(want) && document.querySelector("#decoder-out pre.decoded, #decoder-out .problem"), ADSB_CALLSIGN, { timeout: WAIT_MS });
+    const pairText = await page.locator("#decoder-out").innerText();
+    const pos = findPosition(JSON.parse(await page.locator("#decoder-out pre.decoded").innerText().catch(() => "null")));
+    assert.ok(pos, `the pair decodes to a position; got:\n${pairText}`);
+    assert.ok(Math.abs(pos.lat - ADSB_PAIR_POS.lat) <= ADSB_PAIR_POS.tol && Math.abs(pos.lon - ADSB_PAIR_POS.lon) <= ADSB_PAIR_POS.tol,
+      `pair position ${pos.lat}, ${pos.lon}, want ${ADSB_PAIR_POS.lat}, ${ADSB_PAIR_POS.lon}`);
     await page.context().close();
   });
 
@@ -179,6 +193,18 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     assert.deepEqual(consoleErrors, []);
   });
 });
+
+// findPosition returns the first object with numeric lat and lon in a
+// decoded answer, wherever the decoder put it.
+function findPosition(v) {
+  if (!v || typeof v !== "object") return null;
+  if (typeof v.lat === "number" && typeof v.lon === "number") return v;
+  for (const x of Object.values(v)) {
+    const p = findPosition(x);
+    if (p) return p;
+  }
+  return null;
+}
 
 // startServer builds and starts the server under test and resolves with the
 // URL it prints ("cuasd serving URL").

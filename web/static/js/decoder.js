@@ -10,16 +10,39 @@ const endpoints = {
 };
 
 /**
- * requestFor builds the request body from the text area. One ADS-B frame or
- * a Remote ID / MAVLink buffer is {"hex": ...}; two ADS-B frames on two
- * lines are an even/odd CPR pair {"even", "odd"} (the first line even),
- * for a global position. Whitespace inside a line is dropped, so hex copied
- * with spaces works.
+ * cprFormat returns "even" or "odd" for a DF17/18 airborne or surface
+ * position frame (the F bit, message bit 54), else null.
+ */
+export function cprFormat(hex) {
+  if (!/^[0-9a-fA-F]{28}$/.test(hex)) return null;
+  const v = BigInt("0x" + hex);
+  const df = Number(v >> 107n);
+  const tc = Number((v >> 75n) & 0x1fn);
+  if ((df !== 17 && df !== 18) || !((tc >= 5 && tc <= 18) || (tc >= 20 && tc <= 22))) return null;
+  return (v >> 58n) & 1n ? "odd" : "even";
+}
+
+/**
+ * requestFor builds the request body from the text area, one frame per
+ * line. Whitespace inside a line is dropped, so hex copied with spaces
+ * works. One ADS-B line is {"hex"}; two ADS-B position frames of opposite
+ * CPR format are a pair {"even", "odd", "newest"} (the second line taken as
+ * received last) for a global position; other ADS-B lines are a batch
+ * {"frames"}. Remote ID and MAVLink take the lines as one byte stream.
  */
 export function requestFor(proto, text) {
-  const lines = text.split(/\r?\n/).map((l) => l.replace(/\s+/g, "")).filter(Boolean);
-  if (proto === "adsb" && lines.length === 2) return { even: lines[0], odd: lines[1] };
-  return { hex: lines.join("") };
+  const lines = text
+    .split(/\r?\n/)
+    .map((l) => l.replace(/\s+/g, ""))
+    .filter(Boolean);
+  if (proto !== "adsb") return { hex: lines.join("") };
+  if (lines.length === 1) return { hex: lines[0] };
+  const bare = lines.map((l) => l.replace(/^\*/, "").replace(/;$/, ""));
+  const f = bare.map(cprFormat);
+  if (lines.length === 2 && f[0] && f[1] && f[0] !== f[1]) {
+    return { [f[0]]: bare[0], [f[1]]: bare[1], newest: f[1] };
+  }
+  return { frames: lines };
 }
 
 export class Decoder {
@@ -70,7 +93,8 @@ export class Decoder {
     const s = this.sampleList.find((x) => x.id === this.samples.value);
     if (!s || !s.input) return;
     const inp = s.input;
-    this.hex.value = typeof inp.hex === "string" ? inp.hex : [inp.even, inp.odd].filter(Boolean).join("\n");
+    // A pair is shown in receive order: the newest frame last.
+    this.hex.value = typeof inp.hex === "string" ? inp.hex : inp.newest === "even" ? [inp.odd, inp.even].join("\n") : [inp.even, inp.odd].join("\n");
     this.hex.focus();
   }
 

@@ -53,7 +53,7 @@ export class DetailPanel {
     const id = this.id;
     if (id === null) return;
     try {
-      const t = await get("/v1/tracks/" + encodeURIComponent(id));
+      const t = await get("/v1/tracks/" + pathSegment(id));
       if (this.id !== id) return;
       this.track = t;
       this.trackError = null;
@@ -199,6 +199,13 @@ export class DetailPanel {
     }
     return box;
   }
+}
+
+// pathSegment escapes a track id for a URL path, leaving ':' and '@' as they
+// are: both are legal in a path segment (RFC 3986 pchar), and track ids are
+// made of them ("rid:…", "mav:1-1@udp").
+function pathSegment(id) {
+  return encodeURIComponent(id).replace(/%3A/gi, ":").replace(/%40/g, "@");
 }
 
 function pick(o, keys) {

@@ -158,7 +158,9 @@ function showTab(name, focus = false) {
     drones = new DronesView({ form: $("drones-filter"), out: $("drones-out") });
     drones.load();
   }
-  if (location.hash !== "#" + name) history.replaceState(null, "", "#" + name);
+  // "#/name", not "#name": a fragment naming an element id (the map is
+  // id="map") makes the browser focus that element when the page loads.
+  if (location.hash !== "#/" + name) history.replaceState(null, "", "#/" + name);
 }
 for (const t of tabs) {
   t.addEventListener("click", () => showTab(t.id.slice(4)));
@@ -173,7 +175,8 @@ for (const t of tabs) {
 document.addEventListener("keydown", (e) => {
   if (e.key === "Escape" && state.selected && !$("view-map").hidden) select(null);
 });
-window.addEventListener("hashchange", () => showTab(location.hash.slice(1)));
+const viewInHash = () => location.hash.replace(/^#\/?/, "") || "map";
+window.addEventListener("hashchange", () => showTab(viewInHash()));
 
-showTab(location.hash.slice(1) || "map");
+showTab(viewInHash());
 live.start();
