@@ -637,9 +637,11 @@ func BenchmarkEvaluateCircle(b *testing.B) {
 	var r Result
 	pol := Policy{}
 	b.ReportAllocs()
+	c0 := cpuTime()
 	for b.Loop() {
 		EvaluateInto(&r, &in, &zone, &pol)
 	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkEvaluatePolygon16(b *testing.B) {
@@ -654,9 +656,11 @@ func BenchmarkEvaluatePolygon16(b *testing.B) {
 	var r Result
 	pol := Policy{}
 	b.ReportAllocs()
+	c0 := cpuTime()
 	for b.Loop() {
 		EvaluateInto(&r, &in, &zone, &pol)
 	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkFeatures60(b *testing.B) {
@@ -666,7 +670,9 @@ func BenchmarkFeatures60(b *testing.B) {
 		s[i] = Sample{UnixNano: int64(i) * 1e9, Lat: q.Lat, Lon: q.Lon}
 	}
 	b.ReportAllocs()
+	c0 := cpuTime()
 	for b.Loop() {
 		Features(s)
 	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 }

@@ -172,8 +172,10 @@ func BenchmarkDistance(b *testing.B) {
 	p, q := Point{45.7597, 4.8422}, Point{48.8567, 2.3508}
 	b.ReportAllocs()
 	var s float64
+	c0 := cpuTime()
 	for b.Loop() {
 		s += Distance(p, q)
 	}
+	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
 	_ = s
 }
