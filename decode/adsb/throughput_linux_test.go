@@ -31,6 +31,12 @@ func TestThroughputCPUTime(t *testing.T) {
 		}
 	}
 	var m Message
+	var bf BeastFrame
+	var af AVRFrame
+	rec := [][]byte{AppendBeast(nil, &BeastFrame{Type: BeastModeSLong, Len: 14, Timestamp: 0x030bf18cc2ab, Signal: 0x13, Data: [14]byte(df17Mix[0])})}
+	avr := [][]byte{[]byte("@030BF18CC2AB8D406B902015A678D4D220AA4BDA;")}
+	pair := [][]byte{nil}
+	even, odd := CPR{Lat: 93000, Lon: 51372}, CPR{Lat: 74158, Lon: 50194, Odd: true}
 	for _, c := range []struct {
 		name   string
 		frames [][]byte
@@ -39,6 +45,10 @@ func TestThroughputCPUTime(t *testing.T) {
 		{"CRC (Syndrome) of the DF17 mix", df17Mix, func(b []byte) { _ = Syndrome(b) }},
 		{"Decode (CRC + full decode) of the DF17 mix", df17Mix, func(b []byte) { _ = Decode(b, &m) }},
 		{"Decode of every Mode S frame of the Beast capture", capture, func(b []byte) { _ = Decode(b, &m) }},
+		{"CPRGlobalAirborne of one pair", pair, func([]byte) { _, _, _ = CPRGlobalAirborne(even, odd, false) }},
+		{"CPRLocalAirborne of one report", pair, func([]byte) { _, _, _ = CPRLocalAirborne(even, 52.258, 3.918) }},
+		{"ParseBeast of one long record", rec, func(b []byte) { _, _ = ParseBeast(b, &bf) }},
+		{"ParseAVR of one @-timestamped line", avr, func(b []byte) { _ = ParseAVR(b, &af) }},
 	} {
 		if len(c.frames) == 0 {
 			continue
