@@ -145,6 +145,18 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     const page = await newPage({ width: 1280, height: 800 });
     await page.getByRole("tab", { name: "Ledger" }).click();
     await page.waitForFunction(() => !document.querySelector("#ledger-out .pending"), null, { timeout: WAIT_MS });
+    // When the build records receipts, the browser's inclusion check of the
+    // newest entry must pass.
+    const check = page.locator("#ledger-out tbody tr").first().getByRole("button", { name: "Check inclusion" });
+    if (await check.count()) {
+      await check.click();
+      const status = page.locator("#ledger-out tbody tr").first().locator(".inclusion");
+      await page.waitForFunction(() => {
+        const s = document.querySelector("#ledger-out tbody tr .inclusion");
+        return s && /\b(ok|bad|error)\b/.test(s.className);
+      }, null, { timeout: WAIT_MS });
+      assert.match(await status.getAttribute("class"), /\bok\b/, `inclusion check: ${await status.innerText()}`);
+    }
     await page.screenshot({ path: path.join(outDir, "desktop-ledger.png") });
     await page.getByRole("tab", { name: "Drones" }).click();
     await page.locator("#drones-out > *").first().waitFor({ timeout: WAIT_MS });

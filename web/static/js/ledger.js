@@ -81,8 +81,7 @@ export class LedgerView {
       .sort((a, b) => Number(b.index) - Number(a.index))
       .map((e) => {
         const st = decodePayload(e.envelope || {});
-        const pred = st?.predicate || {};
-        const what = [pred.decision, pred.track?.id || pred.track_id || pred.subject, st?.subject?.[0]?.name].filter(Boolean).join(" · ");
+        const what = summary(st);
         const status = el("span", { class: "inclusion" });
         const btn = el("button", { type: "button", text: "Check inclusion", on: { click: () => this.check(e.index, status, btn) } });
         return el(
@@ -113,19 +112,39 @@ export class LedgerView {
   async check(index, status, btn) {
     btn.disabled = true;
     replace(status, "checking…");
-    status.className = "pending";
+    status.className = "inclusion pending";
     try {
       const r = verifyReceipt(await get("/v1/receipt/" + index));
-      status.className = r.ok ? "ok" : "bad";
+      status.className = "inclusion " + (r.ok ? "ok" : "bad");
       replace(status, r.ok ? "✓ included" : "✗ " + r.steps.filter((s) => !s.ok).map((s) => `${s.name}: ${s.detail}`).join("; "));
       status.title = r.steps.map((s) => `${s.ok ? "✓" : "✗"} ${s.name}: ${s.detail}`).join("\n");
     } catch (e) {
-      status.className = "error";
+      status.className = "inclusion error";
       replace(status, e instanceof ApiError ? e.describe() : String(e));
     } finally {
       btn.disabled = false;
     }
   }
+}
+
+// summary says in a line what a statement records: for a gate decision the
+// decision, Λ, the breach and why it was recorded; for anything else its
+// subject and predicate type.
+function summary(st) {
+  if (!st || typeof st !== "object") return "";
+  const p = st.predicate && typeof st.predicate === "object" ? st.predicate : {};
+  const r = p.result && typeof p.result === "object" ? p.result : p;
+  const score = r.lambda && typeof r.lambda === "object" ? r.lambda.score : r.lambda;
+  const parts = [
+    r.decision,
+    typeof score === "number" ? "Λ " + score.toFixed(2) : null,
+    r.breach === true ? "breach" : null,
+    p.geofence?.name,
+    p.reason ? String(p.reason).replaceAll("_", " ") : null,
+    st.subject?.[0]?.name,
+  ];
+  const line = parts.filter(Boolean).join(" · ");
+  return line || String(st.predicateType || "");
 }
 
 function checkpointView(text) {
