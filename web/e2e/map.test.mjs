@@ -160,6 +160,16 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     await page.screenshot({ path: path.join(outDir, "desktop-ledger.png") });
     await page.getByRole("tab", { name: "Drones" }).click();
     await page.locator("#drones-out > *").first().waitFor({ timeout: WAIT_MS });
+    if (await page.locator(".drones-table").count()) {
+      // A filter reaches the API: every row listed is of the chosen side.
+      await page.selectOption("#df-side", "adversary");
+      await page.waitForFunction(() => {
+        const cells = [...document.querySelectorAll(".drones-table tbody tr.clickable td:nth-child(3)")];
+        return cells.length > 0 && cells.every((c) => c.textContent === "adversary");
+      }, null, { timeout: WAIT_MS });
+      await page.locator(".drones-table tbody tr.clickable").first().press("Enter");
+      await page.locator(".drone-detail").waitFor({ timeout: WAIT_MS });
+    }
     await page.screenshot({ path: path.join(outDir, "desktop-drones.png") });
     await page.context().close();
   });
