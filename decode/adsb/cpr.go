@@ -38,8 +38,8 @@ func modInt(a, b int) int {
 // (ErrLatRange) or the two latitudes lie in different longitude-zone bands
 // (ErrZone: the aircraft crossed a band edge between the reports). It does
 // not check that the two reports are recent enough to belong together:
-// pairing over time is the caller's job (10 s apart at most for airborne
-// reports).
+// pairing over time is the caller's job (dump1090 pairs airborne reports
+// at most 10 s apart).
 func CPRGlobalAirborne(even, odd CPR, newestOdd bool) (lat, lon float64, err error) {
 	return cprGlobal(even, odd, newestOdd, 360)
 }
@@ -119,8 +119,7 @@ func cprGlobalLon(even, odd CPR, newestOdd bool, span, lat0, lat1 float64) (lat,
 // northern or southern hemisphere: the reference (refLat, refLon), the
 // receiver's or the last known position, picks the candidate nearest to it.
 // The newest report decides the result. Errors are as for
-// [CPRGlobalAirborne]; pairing over time (25 s for surface reports) is the
-// caller's job.
+// [CPRGlobalAirborne]; pairing over time is the caller's job.
 func CPRGlobalSurface(even, odd CPR, newestOdd bool, refLat, refLon float64) (lat, lon float64, err error) {
 	if !validRef(refLat, refLon) {
 		return 0, 0, ErrReference
