@@ -74,7 +74,41 @@ func mergeOpenAPI(fsys fs.FS) (map[string]any, error) {
 			}
 		}
 	}
+	addCommonResponses(doc)
 	return doc, nil
+}
+
+// addCommonResponses documents, on every /v1 operation but the public
+// disclosure, the answers the shared middleware can give (authentication,
+// role, rate limit) and the bearer security, so fragments need not repeat
+// them.
+func addCommonResponses(doc map[string]any) {
+	paths, _ := doc["paths"].(map[string]any)
+	for p, item := range paths {
+		ops, ok := item.(map[string]any)
+		if !ok || len(p) < 4 || p[:4] != "/v1/" {
+			continue
+		}
+		for method, op := range ops {
+			o, ok := op.(map[string]any)
+			if !ok || method == "parameters" {
+				continue
+			}
+			resp := ensureMap(o, "responses")
+			add := map[string]string{"429": "TooManyRequests"}
+			if p != "/v1/honest" {
+				add["401"], add["403"] = "Unauthorized", "Forbidden"
+				if _, ok := o["security"]; !ok {
+					o["security"] = []any{map[string]any{"bearerAuth": []any{}}, map[string]any{}}
+				}
+			}
+			for code, name := range add {
+				if _, ok := resp[code]; !ok {
+					resp[code] = map[string]any{"$ref": "#/components/responses/" + name}
+				}
+			}
+		}
+	}
 }
 
 func readYAML(fsys fs.FS, name string, dst *map[string]any) error {

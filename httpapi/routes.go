@@ -26,6 +26,16 @@ func routes(d Deps) http.Handler {
 	r.MethodNotAllowed(methodNotAllowed(r))
 
 	base := d.BasePath
+	// Roles: reader reads and runs the pure computations, sensor also
+	// ingests, operator also acts (records receipts, edits zones). Probes,
+	// the OpenAPI document and the map's static files stay open.
+	reader := func(h http.HandlerFunc) http.HandlerFunc { return require(d.Auth, RoleReader, h) }
+	sensor := func(h http.HandlerFunc) http.HandlerFunc { return require(d.Auth, RoleSensor, h) }
+	operator := func(h http.HandlerFunc) http.HandlerFunc { return require(d.Auth, RoleOperator, h) }
+	var limiter *rateLimiter
+	if d.RateLimit > 0 {
+		limiter = newRateLimiter(d.RateLimit)
+	}
 	r.Route(base, func(r chi.Router) {
 		r.Get("/healthz", handleHealthz())
 		r.Get("/readyz", handleReadyz(d))
@@ -36,53 +46,61 @@ func routes(d Deps) http.Handler {
 		}
 
 		r.Route("/v1", func(r chi.Router) {
+			r.Use(limiter.limit)
 			r.Get("/honest", handleHonest(d))
 
 			// Decoders.
-			r.Post("/ads-b/decode", handleADSBDecode(d))
-			r.Post("/remote-id/decode", handleRemoteIDDecode(d))
-			r.Post("/mavlink/parse", handleMAVLinkParse(d))
+			r.Post("/ads-b/decode", reader(handleADSBDecode(d)))
+			r.Post("/remote-id/decode", reader(handleRemoteIDDecode(d)))
+			r.Post("/mavlink/parse", reader(handleMAVLinkParse(d)))
 
 			// Reference data.
-			r.Get("/drones/database", handleDronesList(d))
-			r.Get("/drones/{id}", handleDroneGet(d))
-			r.Get("/lambda", handleLambda(d))
-			r.Get("/research", handleResearch(d))
-			r.Get("/samples", handleSamples(d))
-			r.Get("/mcp/tools", handleMCPTools(d))
+			r.Get("/drones/database", reader(handleDronesList(d)))
+			r.Get("/drones/{id}", reader(handleDroneGet(d)))
+			r.Get("/lambda", reader(handleLambda(d)))
+			r.Get("/research", reader(handleResearch(d)))
+			r.Get("/samples", reader(handleSamples(d)))
+			r.Get("/mcp/tools", reader(handleMCPTools(d)))
 
 			// The gate.
-			r.Post("/counter-uas/evaluate", handleEvaluate(d))
-			r.Get("/swarm/topology", handleSwarmTopologyGet(d))
-			r.Post("/swarm/topology", handleSwarmTopologyPost(d))
-			r.Get("/threats/active", handleThreatsActive(d))
-			r.Get("/threats/stream", handleThreatsStream(d))
-			r.Get("/geofences", handleGeofencesList(d))
-			r.Get("/geofences/{id}", handleGeofenceGet(d))
-			r.Put("/geofences/{id}", handleGeofencePut(d))
-			r.Delete("/geofences/{id}", handleGeofenceDelete(d))
-			r.Get("/allowlist", handleAllowlistGet(d))
-			r.Put("/allowlist", handleAllowlistPut(d))
+			r.Post("/counter-uas/evaluate", operator(handleEvaluate(d)))
+			r.Get("/swarm/topology", reader(handleSwarmTopologyGet(d)))
+			r.Post("/swarm/topology", reader(handleSwarmTopologyPost(d)))
+			r.Get("/threats/active", reader(handleThreatsActive(d)))
+			r.Get("/threats/stream", reader(handleThreatsStream(d)))
+			r.Get("/geofences", reader(handleGeofencesList(d)))
+			r.Get("/geofences/{id}", reader(handleGeofenceGet(d)))
+			r.Put("/geofences/{id}", operator(handleGeofencePut(d)))
+			r.Delete("/geofences/{id}", operator(handleGeofenceDelete(d)))
+			r.Get("/allowlist", reader(handleAllowlistGet(d)))
+			r.Put("/allowlist", operator(handleAllowlistPut(d)))
 
 			// The pipeline.
-			r.Post("/ingest/{protocol}", handleIngest(d))
-			r.Get("/tracks", handleTracksList(d))
-			r.Get("/tracks/{id}", handleTrackGet(d))
+			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
+			r.Get("/tracks", reader(handleTracksList(d)))
+			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
 
 			// The ledger.
-			r.Post("/receipt/emit", handleReceiptEmit(d))
-			r.Get("/receipt/ledger", handleReceiptLedger(d))
-			r.Get("/receipt/checkpoint", handleReceiptCheckpoint(d))
-			r.Get("/receipt/keys", handleReceiptKeys(d))
-			r.Get("/receipt/proof/consistency", handleReceiptConsistency(d))
-			r.Get("/receipt/{index}", handleReceiptGet(d))
+			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
+			r.Get("/receipt/ledger", reader(handleReceiptLedger(d)))
+			r.Get("/receipt/checkpoint", reader(handleReceiptCheckpoint(d)))
+			r.Get("/receipt/keys", reader(handleReceiptKeys(d)))
+			r.Get("/receipt/proof/consistency", reader(handleReceiptConsistency(d)))
+			r.Get("/receipt/{index}", reader(handleReceiptGet(d)))
 		})
 	})
 
 	// Host-root paths.
 	r.Get("/openapi.json", handleOpenAPI(d))
 	if d.Gatherer != nil {
-		r.Handle("/metrics", promhttp.HandlerFor(d.Gatherer, promhttp.HandlerOpts{}))
+		metrics := promhttp.HandlerFor(d.Gatherer, promhttp.HandlerOpts{})
+		if d.MetricsToken != "" {
+			mt, err := NewAuthenticator([]TokenEntry{{Name: "metrics", Role: "reader", SHA256: sha256Hex(d.MetricsToken)}})
+			if err == nil {
+				metrics = require(mt, RoleReader, metrics.ServeHTTP)
+			}
+		}
+		r.Handle("/metrics", metrics)
 	}
 	if base != "" && base != "/" {
 		r.Get("/", func(w http.ResponseWriter, req *http.Request) {

@@ -41,6 +41,15 @@ type Deps struct {
 	// Web serves the single-page application at the base path; nil means
 	// the map is not built into this binary.
 	Web http.Handler
+
+	// Auth checks bearer tokens; nil leaves the API open (loopback only:
+	// cuasd refuses to start open on another address).
+	Auth *Authenticator
+	// RateLimit is the per-client request rate (requests per second, burst
+	// of the same size); 0 means unlimited.
+	RateLimit float64
+	// MetricsToken, when set, is required (as a bearer token) by /metrics.
+	MetricsToken string
 }
 
 // NewServer returns the complete HTTP handler of cuasd: the API under

@@ -94,11 +94,20 @@ type config struct {
 	Instance     string   `yaml:"instance"`
 	TileURL      string   `yaml:"tile-url"`
 	EvalInterval duration `yaml:"eval-interval"`
+	AuthTokens   string   `yaml:"auth-tokens"`
+	RateLimit    float64  `yaml:"rate-limit"`
+	InsecureOpen bool     `yaml:"insecure-open"`
+	MetricsToken string   `yaml:"metrics-token"`
+	TLSCert      string   `yaml:"tls-cert"`
+	TLSKey       string   `yaml:"tls-key"`
+	NATSUsers    string   `yaml:"nats-users"`
+	NATSTLSCert  string   `yaml:"nats-tls-cert"`
+	NATSTLSKey   string   `yaml:"nats-tls-key"`
 
 	// Geofences and AllowList seed the replicated zone store (YAML only).
-	Geofences []gate.Geofence `yaml:"geofences"`
-	AllowList *gate.AllowList `yaml:"allowlist"`
-	ShutdownWait duration `yaml:"shutdown-timeout"`
+	Geofences    []gate.Geofence `yaml:"geofences"`
+	AllowList    *gate.AllowList `yaml:"allowlist"`
+	ShutdownWait duration        `yaml:"shutdown-timeout"`
 }
 
 func defaultConfig() config {
@@ -157,6 +166,15 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name: the ledger's origin is cuasd/<instance>")
 	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
 	fs.Var(&c.EvalInterval, "eval-interval", "how often the continuous gate evaluates every live track")
+	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML file of bearer tokens {name, role, sha256}; see `cuasd token new`")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per client (token or address), burst of the same; 0 = unlimited")
+	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer token required by /metrics (default: open for probes)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "serve HTTPS with this certificate (PEM)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "private key of --tls-cert (PEM)")
+	fs.StringVar(&c.NATSUsers, "nats-users", c.NATSUsers, "YAML file of sensor credentials {user, password} for the embedded NATS listener (publish cuas.raw.> only)")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
 }
 
@@ -245,6 +263,12 @@ func (c *config) validate() error {
 		if err := c.AllowList.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("allowlist: %w", err))
 		}
+	}
+	if c.RateLimit < 0 {
+		errs = append(errs, errors.New("--rate-limit must not be negative"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))

@@ -51,6 +51,8 @@ Usage:
   cuasd simulate [flags]            publish synthetic aircraft, drones, MAVLink vehicles and a
                                    swarm to a running cuasd (--rate N for load tests)
   cuasd verify BUNDLE.json         verify a receipt bundle offline
+  cuasd token new --name N --role R
+                                   print a fresh API token and its --auth-tokens line
   cuasd version                    print the version
 
 Run "cuasd serve -h" for the service's flags. Every flag of serve is also
@@ -73,6 +75,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runSimulate(ctx, args[1:], getenv, stdout, stderr)
 	case "replay":
 		return runReplay(ctx, args[1:], getenv, stdout, stderr)
+	case "token":
+		return runToken(args[1:], stdout, stderr)
 	case "verify":
 		return runVerify(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":

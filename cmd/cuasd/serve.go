@@ -50,6 +50,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		d, _ := time.ParseDuration(cfg.JSSync) // validated by parseConfig
 		bopts.SyncInterval = d
 	}
+	auth, tlsCfg, err := security(cfg, &bopts, log)
+	if err != nil {
+		return err
+	}
 	b, err := bus.Start(ctx, bopts)
 	if err != nil {
 		return err
@@ -124,6 +128,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Zones:      svc.zones,
 		MAVLinkKey: cfg.mavlinkKey(),
 		Web:        web,
+
+		Auth:         auth,
+		RateLimit:    cfg.RateLimit,
+		MetricsToken: cfg.MetricsToken,
 	}
 	handler := httpapi.NewServer(deps)
 
@@ -143,9 +151,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	scheme := "http"
+	if tlsCfg != nil {
+		srv.TLSConfig, scheme = tlsCfg, "https"
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 
-	url := "http://" + displayAddr(ln.Addr().String()) + cfg.BasePath + "/"
+	url := scheme + "://" + displayAddr(ln.Addr().String()) + cfg.BasePath + "/"
 	log.Info("cuasd ready", "url", url, "version", version(), "startup", time.Since(start).Round(time.Millisecond),
 		"nats", natsDesc(b, cfg))
 	for _, a := range st.listenAddrs {
