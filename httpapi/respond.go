@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,8 +115,17 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 			fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
 		return false
 	}
-	body := http.MaxBytesReader(w, r.Body, maxBytes)
-	dec := json.NewDecoder(body)
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	if err != nil {
+		writeDecodeError(w, r, err, maxBytes)
+		return false
+	}
+	if d := jsonDepth(raw); d > MaxJSONDepth {
+		writeProblem(w, r, http.StatusBadRequest,
+			fmt.Sprintf("JSON nested %d levels deep; at most %d are accepted", d, MaxJSONDepth))
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		writeDecodeError(w, r, err, maxBytes)
@@ -166,6 +176,37 @@ func writeDecodeError(w http.ResponseWriter, r *http.Request, err error, maxByte
 	default:
 		writeProblem(w, r, http.StatusBadRequest, "malformed JSON: "+err.Error())
 	}
+}
+
+// MaxJSONDepth bounds the nesting of request bodies: no endpoint needs
+// more, and deep nesting is a cheap way to make a decoder work hard.
+const MaxJSONDepth = 32
+
+// jsonDepth returns the deepest nesting of objects and arrays in b,
+// skipping strings. Malformed JSON is left to the decoder to report.
+func jsonDepth(b []byte) int {
+	depth, deepest, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
 }
 
 // jsonKind turns a Go kind into the JSON type a caller should send.

@@ -147,6 +147,8 @@ func TestDecodeJSON(t *testing.T) {
 		{"text/plain", "text/plain", `{"hex":"ab"}`, 415, "application/json"},
 		{"no content type", "", `{"hex":"ab"}`, 415, "application/json"},
 		{"too large", "application/json", `{"hex":"` + strings.Repeat("a", 2000) + `"}`, 413, "limit"},
+		{"too deep", "application/json", `{"hex":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, 400, "levels deep"},
+		{"deep inside a string is fine", "application/json", `{"hex":"` + strings.Repeat("[", 40) + `"}`, 200, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

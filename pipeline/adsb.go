@@ -81,8 +81,11 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	if m.HasSquawk {
 		o.Squawk = m.Squawk.String()
 	}
-	if m.Kind == adsb.KindIdentification && m.Callsign.Valid() {
+	if m.HasCallsign && m.Callsign.Valid() {
+		// Also Comm-B (DF20/21) identification replies.
 		o.Callsign = m.Callsign.String()
+	}
+	if m.Kind == adsb.KindIdentification {
 		o.Category = m.EmitterCategory()
 	}
 	if m.HasCPR {

@@ -118,6 +118,31 @@ func TestServeEndToEnd(t *testing.T) {
 	if resp, body := get(t, base+"/v1/nope"); resp.StatusCode != 404 || resp.Header.Get("Content-Type") != "application/problem+json" {
 		t.Errorf("404: %d %s", resp.StatusCode, body)
 	}
+	for _, c := range []struct {
+		ct   string
+		body string
+		want int
+	}{
+		{"application/json", `{"hex": `, 400},
+		{"application/json", `{"hexx": "8D"}`, 400},
+		{"text/plain", `{"hex":"8D406B902015A678D4D220AA4BDA"}`, 415},
+		{"application/json", `{"hex":"` + strings.Repeat("A", 2<<20) + `"}`, 413},
+		{"application/json", `{"hex":"8D406B902015A678D4D220AA4BDB"}`, 422},
+	} {
+		resp, err := http.Post(base+"/v1/ads-b/decode", c.ct, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.want || resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s %.40q: %d %s, want %d problem+json", c.ct, c.body, resp.StatusCode, resp.Header.Get("Content-Type"), c.want)
+		}
+		var p map[string]any
+		if json.Unmarshal(b, &p) != nil || p["detail"] == "" || p["status"] != float64(c.want) {
+			t.Errorf("problem body %s", b)
+		}
+	}
 	req, _ := http.NewRequest("DELETE", base+"/v1/honest", nil)
 	r2, err := http.DefaultClient.Do(req)
 	if err != nil {
