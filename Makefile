@@ -2,41 +2,61 @@
 GO      ?= go
 BIN     := bin/cuasd
 PKGS    := ./...
-RUNARGS ?=
+RUNARGS ?= --demo
 
-.PHONY: all build run test vet unit bench fuzz clean
+.PHONY: all build run test vet unit e2e fuzz-short bench bench-pipeline fuzz test-cluster web-vendor clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/cuasd
 
-# Fetches modules, builds, starts with the embedded NATS + JetStream and
-# prints the URL to open.
+# Fetches modules, builds, starts with the embedded NATS + JetStream and the
+# demo traffic simulator, and prints the URL to open.
 run: build
 	./$(BIN) serve $(RUNARGS)
 
-# Everything CI runs: vet, the race-enabled test suite.
-test: vet unit
+# Everything CI runs: vet, the race-enabled test suite, a short fuzz of every
+# parser, and the map in a real browser.
+test: vet unit fuzz-short e2e
 
 vet:
 	$(GO) vet $(PKGS)
 
 unit:
-	$(GO) test -race -count=1 -timeout 20m $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
+
+# The map in Debian's Chromium via playwright-core (needs node >= 20 and
+# /usr/bin/chromium; .ci/run installs the browser).
+e2e:
+	cd web/e2e && npm ci --no-audit --no-fund && npm test
+
+# Every fuzz target for FUZZSHORT (make test) or FUZZTIME (make fuzz).
+FUZZSHORT ?= 3s
+FUZZTIME  ?= 60s
+fuzz-short:
+	@FT=$(FUZZSHORT) GO=$(GO) bash scripts/fuzz.sh $(PKGS)
+
+fuzz:
+	@FT=$(FUZZTIME) GO=$(GO) bash scripts/fuzz.sh $(PKGS)
 
 # Benchmarks of the hot paths; results are recorded in BENCHMARKS.md.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 $(PKGS)
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 -timeout 30m $(PKGS)
 
-# Longer fuzzing of every parser (FUZZTIME per target).
-FUZZTIME ?= 60s
-fuzz:
-	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+# The whole pipeline under load on an embedded instance: sustained frames/s
+# (batched and one frame per message) and frame-to-track latency.
+bench-pipeline:
+	CUAS_BENCH_PIPELINE=1 $(GO) test -count=1 -v -timeout 20m -run TestPipelineThroughputAndLatency ./internal/pipelinebench
+
+# Three nats-server processes as a JetStream cluster, two cuasd instances,
+# faults injected mid-stream (see deploy/ and docs/OPERATIONS.md).
+test-cluster:
+	CUAS_CLUSTER_TEST=1 $(GO) test -count=1 -v -timeout 10m ./internal/clustertest/...
+
+# Refresh the vendored front-end files (Leaflet, world outline) from npm.
+web-vendor:
+	bash web/vendor.sh
 
 clean:
 	rm -rf bin

@@ -258,10 +258,10 @@ func (b *Board) Sweep(ctx context.Context) {
 			}
 		}
 		if !e.HasGeofence {
-			// No zone configured: still score the track (proximity unknown).
-			gate.EvaluateInto(&res, &in, &gate.Geofence{Center: []float64{t.Lat, t.Lon}, RadiusM: 1}, &b.cfg.Policy)
-			e.Result = res
-			e.Result.Breach = false
+			// No zone configured: there is nothing to protect, so the
+			// track is listed without a score rather than scored against
+			// an invented zone (which could recommend an intercept).
+			e.Result = gate.Result{Decision: gate.Monitor, HumanDecisionRequired: true}
 		}
 		e.ReceiptIndex = b.track(ctx, &e, now)
 		entries = append(entries, e)

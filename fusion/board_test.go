@@ -117,3 +117,22 @@ func TestBoardSwarm(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardWithoutZonesNeverRecommends: with nothing to protect, no track
+// is scored against an invented zone.
+func TestBoardWithoutZonesNeverRecommends(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	o := ridObs("ADV", 52, 4, c.t.UnixNano())
+	s.Apply(&o)
+	led := &fakeLedger{}
+	b := NewBoard(BoardConfig{Store: s, Ledger: led, Now: c.now, Classify: func(*Track) gate.Side { return gate.SideAdversary }}, nil)
+	b.Sweep(context.Background())
+	e := b.Snapshot().Entries
+	if len(e) != 1 || e[0].HasGeofence || e[0].Result.Decision != gate.Monitor || e[0].Result.Breach || e[0].Result.PredictedBreach {
+		t.Fatalf("entry %+v", e)
+	}
+	if len(led.reasons()) != 0 {
+		t.Fatal("a receipt was recorded without a zone")
+	}
+}

@@ -104,6 +104,11 @@ func toThreatJSON(e *fusion.Entry, withAxes bool) threatJSON {
 	for _, c := range e.Result.Lambda.Applied() {
 		j.Caps = append(j.Caps, c.ID)
 	}
+	if !e.HasGeofence {
+		// Not scored: no geofence is configured (see fusion.Board).
+		j.Caps = append(j.Caps, "no-geofence")
+		withAxes = false
+	}
 	if e.ReceiptIndex >= 0 {
 		v := e.ReceiptIndex
 		j.ReceiptIndex = &v

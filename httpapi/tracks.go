@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -224,7 +225,13 @@ func handleTrackGet(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the track store")
 			return
 		}
-		id := fusion.TrackID(chi.URLParam(r, "id"))
+		raw := chi.URLParam(r, "id")
+		id, err := url.PathUnescape(raw)
+		if err != nil {
+			writeProblem(w, r, http.StatusBadRequest, "the track id is not a valid URL path segment", FieldError{"id", "bad escape"})
+			return
+		}
+		id = fusion.TrackID(id)
 		t, ok := d.Tracks.Get(id)
 		if !ok {
 			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no live track %q (tracks expire after their TTL)", clip(id)))

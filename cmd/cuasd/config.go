@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/web"
 )
 
 // duration is a time.Duration that reads "60s" from flags, environment
@@ -85,24 +86,25 @@ type config struct {
 	BeastConnect string   `yaml:"beast-connect"`
 	AVRConnect   string   `yaml:"avr-connect"`
 	// MAVLinkKey is a secret: it is never logged or echoed.
-	MAVLinkKey   string   `yaml:"mavlink-key"`
-	Demo         bool     `yaml:"demo"`
-	MAVLinkUDP   string   `yaml:"mavlink-udp"`
-	MAVLinkTCP   string   `yaml:"mavlink-tcp"`
-	SigningKey   string   `yaml:"signing-key"`
-	Unsigned     bool     `yaml:"unsigned"`
-	Instance     string   `yaml:"instance"`
-	TileURL      string   `yaml:"tile-url"`
-	EvalInterval duration `yaml:"eval-interval"`
-	AuthTokens   string   `yaml:"auth-tokens"`
-	RateLimit    float64  `yaml:"rate-limit"`
-	InsecureOpen bool     `yaml:"insecure-open"`
-	MetricsToken string   `yaml:"metrics-token"`
-	TLSCert      string   `yaml:"tls-cert"`
-	TLSKey       string   `yaml:"tls-key"`
-	NATSUsers    string   `yaml:"nats-users"`
-	NATSTLSCert  string   `yaml:"nats-tls-cert"`
-	NATSTLSKey   string   `yaml:"nats-tls-key"`
+	MAVLinkKey      string   `yaml:"mavlink-key"`
+	Demo            bool     `yaml:"demo"`
+	MAVLinkUDP      string   `yaml:"mavlink-udp"`
+	MAVLinkTCP      string   `yaml:"mavlink-tcp"`
+	SigningKey      string   `yaml:"signing-key"`
+	Unsigned        bool     `yaml:"unsigned"`
+	Instance        string   `yaml:"instance"`
+	TileURL         string   `yaml:"tile-url"`
+	TileAttribution string   `yaml:"tile-attribution"`
+	EvalInterval    duration `yaml:"eval-interval"`
+	AuthTokens      string   `yaml:"auth-tokens"`
+	RateLimit       float64  `yaml:"rate-limit"`
+	InsecureOpen    bool     `yaml:"insecure-open"`
+	MetricsToken    string   `yaml:"metrics-token"`
+	TLSCert         string   `yaml:"tls-cert"`
+	TLSKey          string   `yaml:"tls-key"`
+	NATSUsers       string   `yaml:"nats-users"`
+	NATSTLSCert     string   `yaml:"nats-tls-cert"`
+	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
@@ -165,6 +167,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of SPEC.md")
 	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name: the ledger's origin is cuasd/<instance>")
 	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
+	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution text the --tile-url provider requires")
 	fs.Var(&c.EvalInterval, "eval-interval", "how often the continuous gate evaluates every live track")
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML file of bearer tokens {name, role, sha256}; see `cuasd token new`")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per client (token or address), burst of the same; 0 = unlimited")
@@ -263,6 +266,9 @@ func (c *config) validate() error {
 		if err := c.AllowList.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("allowlist: %w", err))
 		}
+	}
+	if err := (web.Options{TileURL: c.TileURL, TileAttribution: c.TileAttribution}).Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--tile-url: %w", err))
 	}
 	if c.RateLimit < 0 {
 		errs = append(errs, errors.New("--rate-limit must not be negative"))

@@ -229,5 +229,5 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 
 // webHandler serves the map at the base path.
 func webHandler(cfg config) http.Handler {
-	return web.Handler(cfg.BasePath, web.Options{TileURL: cfg.TileURL})
+	return web.Handler(cfg.BasePath, web.Options{TileURL: cfg.TileURL, TileAttribution: cfg.TileAttribution})
 }
