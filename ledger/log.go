@@ -176,7 +176,7 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 	}
-	lastVKey, lastCP, err := l.rebuild(ctx)
+	lastVKey, err := l.rebuild(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -208,7 +208,7 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	l.cp = Checkpoint{Origin: l.origin, Size: l.size, Root: root, Text: text}
 	if l.size > 0 {
 		l.logger.Info("ledger: opened", "origin", l.origin, "tree_size", l.size, "root", hex.EncodeToString(root),
-			"batches", len(l.batches), "last_checkpoint_bytes", len(lastCP))
+			"batches", len(l.batches), "mode", l.SigningMode())
 	}
 	go l.run()
 	return l, nil
@@ -230,13 +230,15 @@ func validInstance(s string) bool {
 
 // rebuild replays the store into the tree, checking every batch's
 // checkpoint root, then verifies the last checkpoint's signature with the
-// verifier key stored beside it.
-func (l *Log) rebuild(ctx context.Context) (lastVKey, lastCP string, err error) {
+// verifier key stored beside it. It returns that verifier key ("" when the
+// last batch was unsigned or the log is empty).
+func (l *Log) rebuild(ctx context.Context) (lastVKey string, err error) {
 	const op = "open"
 	var (
-		b    batch
-		leaf [hashSize]byte
-		t    = l.tree
+		b      batch
+		leaf   [hashSize]byte
+		t      = l.tree
+		lastCP string
 	)
 	err = l.store.replay(ctx, func(seq uint64, body []byte) error {
 		if err := decodeBatch(&b, body); err != nil {
@@ -280,23 +282,23 @@ func (l *Log) rebuild(ctx context.Context) (lastVKey, lastCP string, err error) 
 		return nil
 	})
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	l.size = t.n
 	if lastVKey != "" {
 		v, err := note.NewVerifier(lastVKey)
 		if err != nil {
-			return "", "", errf(KindIntegrity, op, "last checkpoint's verifier key", err)
+			return "", errf(KindIntegrity, op, "last checkpoint's verifier key", err)
 		}
 		n, err := note.Open([]byte(lastCP), note.VerifierList(v))
 		if err != nil {
-			return "", "", errf(KindIntegrity, op, "last checkpoint's signature does not verify", err)
+			return "", errf(KindIntegrity, op, "last checkpoint's signature does not verify", err)
 		}
 		if v.Name() != l.origin || !strings.HasPrefix(n.Text, l.origin+"\n") {
-			return "", "", errf(KindIntegrity, op, "last checkpoint is signed for another origin", nil)
+			return "", errf(KindIntegrity, op, "last checkpoint is signed for another origin", nil)
 		}
 	}
-	return lastVKey, lastCP, nil
+	return lastVKey, nil
 }
 
 // noteKeyUse records that the key behind vkey signed entries first..last,

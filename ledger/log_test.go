@@ -527,3 +527,61 @@ func TestCloseFailsLaterAppends(t *testing.T) {
 		t.Errorf("Append after Close: %v", err)
 	}
 }
+
+// TestBatchLimitsSplitBatches drives the committer into its size and count
+// limits: large records from many clients must split into batches that
+// each fit the limits, and lose nothing.
+func TestBatchLimitsSplitBatches(t *testing.T) {
+	const maxBytes, maxEntries = 128 << 10, 3
+	dir := t.TempDir()
+	l, js, _ := openLog(t, dir, ledger.Options{MaxBatchBytes: maxBytes, MaxBatchEntries: maxEntries})
+	pub := l.PublicKey()
+	big := json.RawMessage(`{"blob":"` + string(bytes.Repeat([]byte("x"), 40_000)) + `"}`)
+	const n = 24
+	receipts := make([]ledger.Receipt, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			rec := record(i)
+			if i%2 == 0 {
+				rec = big
+			}
+			r, err := l.Append(context.Background(), "s", "p", rec)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			receipts[i] = r
+		})
+	}
+	wg.Wait()
+	for _, r := range receipts {
+		verifyIndependently(t, r, pub, "cuasd/test")
+	}
+	st, err := js.Stream(context.Background(), ledger.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := st.Info(context.Background())
+	for seq := uint64(1); seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(context.Background(), seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Data) > maxBytes {
+			t.Errorf("batch %d is %d bytes, over the %d limit", seq, len(m.Data), maxBytes)
+		}
+	}
+	sizes := map[uint64]int{}
+	for _, r := range receipts {
+		sizes[r.TreeSize]++
+	}
+	for size, k := range sizes {
+		if k > maxEntries {
+			t.Errorf("%d receipts share the checkpoint at size %d, over the %d-entry limit", k, size, maxEntries)
+		}
+	}
+	if cp := l.Checkpoint(); cp.Size != n {
+		t.Errorf("tree size %d, want %d", cp.Size, n)
+	}
+}
