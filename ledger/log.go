@@ -53,8 +53,8 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBatchEntries bounds one group commit. Default 4096.
 	MaxBatchEntries int
-	// MaxBatchBytes bounds one stored batch. Default: the NATS connection's
-	// max payload less 64 KiB of headroom, at most 4 MiB.
+	// MaxBatchBytes bounds one stored batch. Default 4 MiB; never more
+	// than the NATS connection's max payload less 64 KiB of headroom.
 	MaxBatchBytes int
 	// StoreTimeout bounds one durable write. Default 10 s.
 	StoreTimeout time.Duration
@@ -133,10 +133,12 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	}
 	if opts.MaxBatchBytes <= 0 {
 		opts.MaxBatchBytes = 4 << 20
-		if nc := js.Conn(); nc != nil {
-			if mp := int(nc.MaxPayload()); mp > 0 {
-				opts.MaxBatchBytes = min(opts.MaxBatchBytes, mp-64<<10)
-			}
+	}
+	// A batch is one message: it must fit the server's max_payload, with
+	// room for the headers.
+	if nc := js.Conn(); nc != nil {
+		if mp := int(nc.MaxPayload()); mp > 0 {
+			opts.MaxBatchBytes = min(opts.MaxBatchBytes, mp-64<<10)
 		}
 	}
 	// One maximal envelope (a 64 KiB record, base64'd, plus the statement
