@@ -14,8 +14,9 @@
 //     PKIX-encoded public key. An --unsigned placeholder mode keeps the
 //     SPEC.md behaviour and says so (SigningMode).
 //   - The log: RFC 6962 hashing and proofs via github.com/transparency-dev/merkle;
-//     entries stored in the JetStream stream CUAS_LEDGER (file storage,
-//     deletes and purges denied) one group-committed batch per message,
+//     entries stored in the JetStream stream CUAS_LEDGER (CUAS_LEDGER_<instance>
+//     for a named instance; file storage, deletes and purges denied), one
+//     group-committed batch per message,
 //     each batch carrying the signed C2SP tlog-checkpoint
 //     (golang.org/x/mod/sumdb/note) of the tree it completes; on Open the
 //     tree is rebuilt and checked against every stored checkpoint.

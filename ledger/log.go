@@ -33,7 +33,8 @@ const (
 // Options configure Open.
 type Options struct {
 	// Instance names this log; its origin (checkpoint first line and
-	// signed-note key name) is "cuasd/<Instance>". Letters, digits, '.',
+	// signed-note key name) is "cuasd/<Instance>" and its stream
+	// StreamFor(Instance). Letters, digits, '.',
 	// '_' and '-' only. Default "default". The origin is fixed when the
 	// log is created: a log reopened under another instance name keeps its
 	// own (and a warning is logged).
@@ -58,6 +59,10 @@ type Options struct {
 	MaxBatchBytes int
 	// StoreTimeout bounds one durable write. Default 10 s.
 	StoreTimeout time.Duration
+	// Replicas is the stream's replica count in a JetStream cluster
+	// (default 1). With more than one, an ack means a quorum stored the
+	// batch.
+	Replicas int
 }
 
 // Log is the receipt ledger: an append-only RFC 6962 Merkle log of
@@ -107,7 +112,7 @@ type appendResult struct {
 }
 
 // Open opens (creating if needed) the ledger in the JetStream stream
-// StreamName, rebuilds the Merkle tree from every stored entry, and checks
+// StreamFor(opts.Instance), rebuilds the Merkle tree from every stored entry, and checks
 // that each stored checkpoint's root equals the rebuilt root at its size
 // and that the last checkpoint's signature verifies. A log that fails
 // these checks is not served (KindIntegrity).
@@ -162,7 +167,10 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		}
 	}
 
-	st, err := openJetStreamStore(ctx, js, opts.StoreTimeout)
+	if opts.Replicas <= 0 {
+		opts.Replicas = 1
+	}
+	st, err := openJetStreamStore(ctx, js, opts.Instance, opts.StoreTimeout, opts.Replicas)
 	if err != nil {
 		return nil, err
 	}

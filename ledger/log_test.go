@@ -294,7 +294,7 @@ func TestStreamDeniesDeleteAndPurge(t *testing.T) {
 	if _, err := l.Append(context.Background(), "s", "p", record(1)); err != nil {
 		t.Fatal(err)
 	}
-	st, err := js.Stream(context.Background(), ledger.StreamName)
+	st, err := js.Stream(context.Background(), testStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,7 +558,7 @@ func TestBatchLimitsSplitBatches(t *testing.T) {
 	for _, r := range receipts {
 		verifyIndependently(t, r, pub, "cuasd/test")
 	}
-	st, err := js.Stream(context.Background(), ledger.StreamName)
+	st, err := js.Stream(context.Background(), testStream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,5 +583,51 @@ func TestBatchLimitsSplitBatches(t *testing.T) {
 	}
 	if cp := l.Checkpoint(); cp.Size != n {
 		t.Errorf("tree size %d, want %d", cp.Size, n)
+	}
+}
+
+// testStream is the stream of the "test" instance that openLog uses.
+var testStream, _ = ledger.StreamFor("test")
+
+func TestStreamFor(t *testing.T) {
+	for _, tt := range []struct{ instance, stream, subject string }{
+		{"", "CUAS_LEDGER", "cuas.ledger.batch"},
+		{"default", "CUAS_LEDGER", "cuas.ledger.batch"},
+		{"east-1", "CUAS_LEDGER_east-1", "cuas.ledger.east-1.batch"},
+		{"site.b", "CUAS_LEDGER_site_b", "cuas.ledger.site_b.batch"},
+	} {
+		st, sub := ledger.StreamFor(tt.instance)
+		if st != tt.stream || sub != tt.subject {
+			t.Errorf("StreamFor(%q) = %q, %q; want %q, %q", tt.instance, st, sub, tt.stream, tt.subject)
+		}
+	}
+}
+
+// TestInstancesHaveTheirOwnLogs: two instances on one JetStream write two
+// independent logs.
+func TestInstancesHaveTheirOwnLogs(t *testing.T) {
+	dir := t.TempDir()
+	js, _ := ledger.StartNATS(t, filepath.Join(dir, "js"))
+	ctx := context.Background()
+	var logs []*ledger.Log
+	for _, inst := range []string{"a", "b"} {
+		l, err := ledger.Open(ctx, js, ledger.Options{Instance: inst, DataDir: filepath.Join(dir, inst), Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		logs = append(logs, l)
+	}
+	for i := range 5 {
+		for _, l := range logs {
+			if _, err := l.Append(ctx, "s", "p", record(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, l := range logs {
+		if cp := l.Checkpoint(); cp.Size != 5 || cp.Origin != "cuasd/"+[]string{"a", "b"}[i] {
+			t.Errorf("log %d: %s size %d", i, cp.Origin, cp.Size)
+		}
 	}
 }

@@ -5,16 +5,32 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// StreamName is the JetStream stream that holds the ledger.
+// StreamName is the JetStream stream that holds the ledger of the default
+// instance; StreamFor names every instance's.
 const StreamName = "CUAS_LEDGER"
 
 // StreamSubject is the only subject of StreamName; one message per batch.
 const StreamSubject = "cuas.ledger.batch"
+
+// StreamFor returns the stream and subject of an instance's ledger. A log
+// has one writer, so instances sharing a JetStream cluster each get their
+// own: "default" (or "") uses StreamName and StreamSubject, instance X uses
+// CUAS_LEDGER_X and cuas.ledger.X.batch, with '.' in X written '_' (stream
+// names and subject tokens cannot hold it; so "a.b" and "a_b" would share
+// a stream: do not name two instances that way).
+func StreamFor(instance string) (stream, subject string) {
+	if instance == "" || instance == "default" {
+		return StreamName, StreamSubject
+	}
+	tok := strings.ReplaceAll(instance, ".", "_")
+	return StreamName + "_" + tok, "cuas.ledger." + tok + ".batch"
+}
 
 // store is where batches become durable. Batches are numbered 1, 2, ...
 // in append order with no gaps.
@@ -31,7 +47,7 @@ type store interface {
 	replay(ctx context.Context, fn func(seq uint64, body []byte) error) error
 }
 
-// jsStore keeps batches in the JetStream stream StreamName: file storage,
+// jsStore keeps batches in the instance's JetStream stream: file storage,
 // deletes and purges denied, no limits, one message per batch. Each
 // publish expects the stream's last sequence to be the one this process
 // last wrote, so a second writer, or a message this process believes it
@@ -44,30 +60,33 @@ type store interface {
 type jsStore struct {
 	js      jetstream.JetStream
 	stream  jetstream.Stream
+	name    string // stream name
+	subject string
 	last    uint64
 	timeout time.Duration
 }
 
-func openJetStreamStore(ctx context.Context, js jetstream.JetStream, timeout time.Duration) (*jsStore, error) {
+func openJetStreamStore(ctx context.Context, js jetstream.JetStream, instance string, timeout time.Duration, replicas int) (*jsStore, error) {
 	const op = "open"
+	name, subject := StreamFor(instance)
 	cfg := jetstream.StreamConfig{
-		Name:        StreamName,
+		Name:        name,
 		Description: "cuasd receipt ledger: DSSE-signed receipts in an RFC 6962 Merkle log, one message per group-committed batch",
-		Subjects:    []string{StreamSubject},
+		Subjects:    []string{subject},
 		Retention:   jetstream.LimitsPolicy,
 		MaxMsgs:     -1,
 		MaxBytes:    -1,
 		MaxAge:      0,
 		Discard:     jetstream.DiscardNew,
 		Storage:     jetstream.FileStorage,
-		Replicas:    1,
+		Replicas:    replicas,
 		DenyDelete:  true,
 		DenyPurge:   true,
 		AllowDirect: true,
 	}
 	st, err := js.CreateOrUpdateStream(ctx, cfg)
 	if err != nil {
-		return nil, errf(KindStorage, op, "create stream "+StreamName, err)
+		return nil, errf(KindStorage, op, "create stream "+name, err)
 	}
 	info, err := st.Info(ctx)
 	if err != nil {
@@ -77,9 +96,9 @@ func openJetStreamStore(ctx context.Context, js jetstream.JetStream, timeout tim
 	// Deletion is denied, so the stream must hold 1..LastSeq exactly.
 	if s.LastSeq != s.Msgs || (s.Msgs > 0 && s.FirstSeq != 1) || s.NumDeleted != 0 {
 		return nil, errf(KindIntegrity, op, fmt.Sprintf("stream %s has gaps: first %d, last %d, %d messages, %d deleted",
-			StreamName, s.FirstSeq, s.LastSeq, s.Msgs, s.NumDeleted), nil)
+			name, s.FirstSeq, s.LastSeq, s.Msgs, s.NumDeleted), nil)
 	}
-	return &jsStore{js: js, stream: st, last: s.LastSeq, timeout: timeout}, nil
+	return &jsStore{js: js, stream: st, name: name, subject: subject, last: s.LastSeq, timeout: timeout}, nil
 }
 
 func (s *jsStore) count() uint64 { return s.last }
@@ -88,8 +107,8 @@ func (s *jsStore) append(ctx context.Context, body []byte, id string) error {
 	const op = "append"
 	pctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	ack, err := s.js.Publish(pctx, StreamSubject, body,
-		jetstream.WithExpectStream(StreamName),
+	ack, err := s.js.Publish(pctx, s.subject, body,
+		jetstream.WithExpectStream(s.name),
 		jetstream.WithExpectLastSequence(s.last),
 		jetstream.WithMsgID(id))
 	if err == nil && !ack.Duplicate && ack.Sequence == s.last+1 {
@@ -126,7 +145,7 @@ func (s *jsStore) get(ctx context.Context, seq uint64) ([]byte, error) {
 	m, err := s.stream.GetMsg(ctx, seq)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			return nil, errf(KindIntegrity, "read", fmt.Sprintf("batch %d missing from %s", seq, StreamName), err)
+			return nil, errf(KindIntegrity, "read", fmt.Sprintf("batch %d missing from %s", seq, s.name), err)
 		}
 		return nil, errf(KindStorage, "read", fmt.Sprintf("batch %d", seq), err)
 	}

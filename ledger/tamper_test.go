@@ -73,7 +73,7 @@ func TestOpenRefusesTamperedLog(t *testing.T) {
 				envs = append(envs, b)
 			}
 			l.Close()
-			if _, err := js.Publish(ctx, StreamSubject, tt.forge(l, envs), jetstream.WithExpectLastSequence(l.store.count())); err != nil {
+			if _, err := js.Publish(ctx, l.store.(*jsStore).subject, tt.forge(l, envs), jetstream.WithExpectLastSequence(l.store.count())); err != nil {
 				t.Fatal(err)
 			}
 			if l2, err := Open(ctx, js, opts); KindOf(err) != KindIntegrity {
