@@ -100,7 +100,9 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 		b.shutdownServer()
 		return nil, &Error{"connect", err}
 	}
-	js, err := jetstream.New(nc)
+	// A decoder worker publishes up to a fetched batch times the partitions
+	// before it waits for acknowledgements.
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(65536))
 	if err != nil {
 		nc.Close()
 		b.shutdownServer()

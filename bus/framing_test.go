@@ -55,3 +55,24 @@ func FuzzEachFrame(f *testing.F) {
 		}
 	})
 }
+
+func TestObsPartition(t *testing.T) {
+	// The partition must be stable, in range, and spread keys.
+	seen := map[int]bool{}
+	for _, k := range []string{"406B90", "1581BSIM00001003", "1-1@udp", "", "~ABCDEF"} {
+		p := ObsPartition(k)
+		if p < 0 || p >= ObsPartitions || ObsPartition(k) != p {
+			t.Fatalf("%q: partition %d", k, p)
+		}
+		seen[p] = true
+		if s := ObsSubject("adsb", p); len(s) != len("cuas.obs.adsb.p00") {
+			t.Fatalf("subject %q", s)
+		}
+	}
+	if len(seen) < 2 {
+		t.Fatal("keys do not spread over partitions")
+	}
+	if ObsPartition("") != int(uint32(2166136261)%ObsPartitions) {
+		t.Fatal("the empty key must hash to the FNV offset basis")
+	}
+}

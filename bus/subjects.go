@@ -8,7 +8,8 @@ import (
 // Subjects. Tokens in braces are filled by the helpers below.
 //
 //	cuas.raw.{protocol}.{sensor}     raw frames from receivers       → stream CUAS_RAW
-//	cuas.obs.{protocol}.{track_key}  normalised observations         → stream CUAS_OBS
+//	cuas.obs.{protocol}.p{NN}        normalised observations, batched
+//	                                 per track-key partition          → stream CUAS_OBS
 //	cuas.dead.{protocol}             frames that failed to decode    → stream CUAS_DEAD
 const (
 	RawPrefix  = "cuas.raw"
@@ -55,9 +56,35 @@ func RawSubject(protocol, sensor string) string {
 	return RawPrefix + "." + protocol + "." + Token(sensor)
 }
 
-// ObsSubject is the subject of an observation of the object key.
-func ObsSubject(protocol, key string) string {
-	return ObsPrefix + "." + protocol + "." + Token(key)
+// ObsPartitions is the number of track-key partitions of the observation
+// subjects. Observations are published in batches per partition rather
+// than one message per track key: at hundreds of thousands of frames a
+// second, one JetStream message per observation is the bottleneck (see
+// BENCHMARKS.md). A partition still has exactly one track key space, so a
+// fusion owner can filter on cuas.obs.*.pNN.
+const ObsPartitions = 16
+
+// ObsPartition is the partition of a track key: FNV-1a of the key, modulo
+// ObsPartitions. It is stable across versions and processes.
+func ObsPartition(key string) int {
+	h := uint32(2166136261)
+	for i := 0; i < len(key); i++ {
+		h ^= uint32(key[i])
+		h *= 16777619
+	}
+	return int(h % ObsPartitions)
+}
+
+var partitionTokens = func() (t [ObsPartitions]string) {
+	for i := range t {
+		t[i] = "p" + string(rune('0'+i/10)) + string(rune('0'+i%10))
+	}
+	return
+}()
+
+// ObsSubject is the subject of the observation batch of partition p.
+func ObsSubject(protocol string, p int) string {
+	return ObsPrefix + "." + protocol + "." + partitionTokens[p%ObsPartitions]
 }
 
 // DeadSubject is the dead-letter subject of a protocol.

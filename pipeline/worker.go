@@ -128,8 +128,19 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	go w.watchConsumer(ctx, cons)
+	idle := false
 	for ctx.Err() == nil {
-		batch, err := cons.Fetch(w.batch, jetstream.FetchMaxWait(500*time.Millisecond))
+		// Under load, take whatever is waiting (up to a batch) without
+		// waiting for the batch to fill: a full-batch fetch would hold the
+		// first frames back until the batch filled or the wait expired.
+		// When nothing was waiting, block for the next message.
+		var batch jetstream.MessageBatch
+		var err error
+		if idle {
+			batch, err = cons.Fetch(1, jetstream.FetchMaxWait(500*time.Millisecond))
+		} else {
+			batch, err = cons.FetchNoWait(w.batch)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -145,6 +156,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
 			w.log.Debug("decoder fetch ended", "protocol", w.proto, "err", err)
 		}
+		idle = len(msgs) == 0
 		if len(msgs) > 0 {
 			w.process(ctx, msgs)
 		}
@@ -211,14 +223,20 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 		if meta.RecvUnixNano > 0 {
 			w.m.lastFrame.WithLabelValues(w.proto).Set(float64(meta.RecvUnixNano) / 1e9)
 		}
-		// Observations: one message per key, holding that key's batch.
-		groups := groupByKey(obs)
-		for g, idx := range groups {
-			var body []byte
-			for _, j := range idx {
-				body = obs[j].AppendBatch(body)
+		// Observations: one message per track-key partition, holding that
+		// partition's observations in order.
+		var parts [bus.ObsPartitions][]byte
+		counts := [bus.ObsPartitions]int{}
+		for j := range obs {
+			p := bus.ObsPartition(obs[j].Key)
+			parts[p] = obs[j].AppendBatch(parts[p])
+			counts[p]++
+		}
+		for g, body := range parts {
+			if len(body) == 0 {
+				continue
 			}
-			msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, obs[idx[0]].Key), Data: body, Header: nats.Header{}}
+			msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: body, Header: nats.Header{}}
 			msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
 			fut, err := w.js.PublishMsgAsync(msg)
 			if err != nil {
@@ -226,7 +244,7 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 				break
 			}
 			work[i].futures = append(work[i].futures, fut)
-			w.m.obs.WithLabelValues(w.proto).Add(float64(len(idx)))
+			w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
 		}
 		for _, d := range dead {
 			msg := &nats.Msg{Subject: bus.DeadSubject(w.proto), Data: d.frame, Header: nats.Header{}}
@@ -268,27 +286,6 @@ type deadLetter struct {
 	frame  []byte
 	reason string
 	detail string
-}
-
-// groupByKey returns, for each distinct key in order of first appearance,
-// the indices of its observations. Batches are small, so a linear scan
-// beats a map.
-func groupByKey(obs []decode.Observation) [][]int {
-	var groups [][]int
-	for i := range obs {
-		found := false
-		for g := range groups {
-			if obs[groups[g][0]].Key == obs[i].Key {
-				groups[g] = append(groups[g], i)
-				found = true
-				break
-			}
-		}
-		if !found {
-			groups = append(groups, []int{i})
-		}
-	}
-	return groups
 }
 
 func metaOf(m jetstream.Msg) Meta {

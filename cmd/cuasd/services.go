@@ -45,7 +45,7 @@ func openServices(ctx context.Context, b *bus.Bus, cfg config, st *stages, reg p
 	}
 	s.ledger, err = ledger.Open(ctx, b.JS, ledger.Options{
 		Instance: cfg.Instance, DataDir: cfg.DataDir, SigningKeyFile: cfg.SigningKey,
-		Unsigned: cfg.Unsigned, Logger: log,
+		Unsigned: cfg.Unsigned, Logger: log, Replicas: cfg.Replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
