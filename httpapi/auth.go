@@ -163,6 +163,12 @@ func require(a *Authenticator, min Role, next http.HandlerFunc) http.HandlerFunc
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := r.Header.Get("Authorization")
 		secret, ok := strings.CutPrefix(h, "Bearer ")
+		if h == "" && r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/threats/stream") {
+			// Browsers' EventSource cannot send headers: the stream alone
+			// also takes the token as ?access_token= (RFC 6750 §2.3). Query
+			// strings are never logged by cuasd.
+			secret, ok = r.URL.Query().Get("access_token"), true
+		}
 		if !ok || secret == "" {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cuasd"`)
 			writeProblem(w, r, http.StatusUnauthorized, "a bearer token is required (Authorization: Bearer <token>)")

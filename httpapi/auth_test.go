@@ -61,6 +61,8 @@ func TestRoles(t *testing.T) {
 		{"POST", "/v1/counter-uas/evaluate", "operator", `{}`, 503}, // no ledger: refuses to decide unrecorded
 		{"POST", "/v1/counter-uas/evaluate", "admin", `{}`, 503},
 		{"GET", "/healthz", "", "", 200},
+		{"GET", "/v1/threats/stream?access_token=bogus", "", "", 401},
+		{"GET", "/v1/tracks?access_token=x", "", "", 401}, // only the stream takes a query token
 		{"GET", "/readyz", "", "", 200},
 		{"GET", "/v1/honest", "", "", 200},
 	}

@@ -144,7 +144,7 @@ func parseBoardQuery(w http.ResponseWriter, r *http.Request, stream bool) (board
 	allowed := []string{"min_lambda", "geofence", "protocol", "decision", "limit", "cursor"}
 	def, maxLimit := 100, 1000
 	if stream {
-		allowed, def = []string{"min_lambda", "protocol", "decision", "geofence", "limit"}, 200
+		allowed, def = []string{"min_lambda", "protocol", "decision", "geofence", "limit", "access_token"}, 200
 	}
 	q := newQuery(r, allowed...)
 	var bq boardQuery
