@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cuasd/cuasd/internal/testshared"
 )
 
 // TestSamplesDecode re-decodes every served sample with the real decoder of
@@ -238,4 +242,74 @@ func halfLastDigit(x json.Number) float64 {
 		return 0.5 * math.Pow(10, -float64(len(s)-i-1))
 	}
 	return 0.5
+}
+
+// TestSampleReferencesFaithful extends TestSamplesFaithfulToSharedVectors to
+// what TestSamplesDecode also compares with: each sample's
+// reference_behaviour must be the shared vector's (MAVLink: its c_parser
+// block; Remote ID: its library_* keys), and a Remote ID sample's kind the
+// vector's kind.
+func TestSampleReferencesFaithful(t *testing.T) {
+	samples, err := Samples()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string, v any) {
+		b, err := os.ReadFile(testshared.Path(t, "vectors", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	var mav []map[string]any
+	var rid struct {
+		Vectors []map[string]any `json:"vectors"`
+	}
+	read("mavlink.json", &mav)
+	read("remoteid.json", &rid)
+	byID := func(list []map[string]any) map[string]map[string]any {
+		m := map[string]map[string]any{}
+		for _, v := range list {
+			m[fmt.Sprint(v["id"])] = v
+		}
+		return m
+	}
+	vectors := map[string]map[string]map[string]any{"mavlink": byID(mav), "remoteid": byID(rid.Vectors)}
+	n := 0
+	for _, s := range samples {
+		proto, id, _ := strings.Cut(s.ID, "/")
+		var got any
+		if len(s.Reference) > 0 {
+			if err := json.Unmarshal(s.Reference, &got); err != nil {
+				t.Fatalf("%s: %v", s.ID, err)
+			}
+		}
+		want := map[string]any{}
+		switch proto {
+		case "mavlink":
+			want["c_parser"] = vectors[proto][id]["c_parser"]
+		case "remoteid":
+			v := vectors[proto][id]
+			for k, x := range v {
+				if strings.HasPrefix(k, "library_") {
+					want[k] = x
+				}
+			}
+			if v["kind"] != s.Kind {
+				t.Errorf("%s: kind %q, vector has %v", s.ID, s.Kind, v["kind"])
+			}
+		default:
+			if got != nil {
+				t.Errorf("%s: reference_behaviour %v, the vector file has none", s.ID, got)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(got, any(want)) {
+			t.Errorf("%s: reference_behaviour differs from the shared vector", s.ID)
+		}
+		n++
+	}
+	t.Logf("reference behaviours checked against shared vectors: %d", n)
 }
