@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"net/http"
+	"time"
 
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/adsb/adsbjson"
+	"github.com/cuasd/cuasd/ingest"
 )
 
 // adsbMaxBody bounds a decode request: 1000 frames of 28 hex digits with
@@ -19,11 +22,18 @@ const adsbMaxBody = 128 << 10
 // be decoded is a 422 saying why.
 func handleADSBDecode(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		var req adsbjson.Request
+		var req struct {
+			adsbjson.Request
+			publishOption
+		}
 		if !decodeJSON(w, r, &req, adsbMaxBody) {
 			return
 		}
-		resp, p := adsbjson.Decode(req)
+		if code, detail, errs := req.publishOption.check(r, d); code != 0 {
+			writeProblem(w, r, code, detail, errs...)
+			return
+		}
+		resp, p := adsbjson.Decode(req.Request)
 		if p != nil {
 			var errs []FieldError
 			if p.Field != "" {
@@ -32,6 +42,34 @@ func handleADSBDecode(d Deps) http.HandlerFunc {
 			writeProblem(w, r, p.Status, p.Detail, errs...)
 			return
 		}
-		writeJSON(w, http.StatusOK, resp)
+		writeDecoded(w, r, d, "adsb", req.publishOption, adsbFrames(&req.Request), resp)
 	}
+}
+
+// adsbFrames are the request's frames in the order they were received (a
+// pair's older frame first), each stamped now, the newest last.
+func adsbFrames(q *adsbjson.Request) []ingest.Frame {
+	var hexes []string
+	switch {
+	case q.Hex != nil:
+		hexes = []string{*q.Hex}
+	case len(q.Frames) > 0:
+		hexes = q.Frames
+	case q.Even != nil && q.Odd != nil:
+		hexes = []string{*q.Odd, *q.Even}
+		if q.Newest == "odd" {
+			hexes = []string{*q.Even, *q.Odd}
+		}
+	}
+	now := time.Now().UnixNano()
+	var out []ingest.Frame
+	for i, h := range hexes {
+		var f [14]byte
+		n, err := adsb.ParseHex(&f, h)
+		if err != nil {
+			continue
+		}
+		out = append(out, ingest.Frame{Data: append([]byte(nil), f[:n]...), RecvUnixNano: now - int64(len(hexes)-1-i)*int64(time.Millisecond)})
+	}
+	return out
 }

@@ -148,6 +148,17 @@ func NewToken(name string, role Role) (secret string, entry TokenEntry, err erro
 
 type principalKey struct{}
 
+type roleKey struct{}
+
+// roleFrom is the role of the request's token (RoleAdmin when the API is
+// open, since then nothing is restricted).
+func roleFrom(r *http.Request) Role {
+	if v, ok := r.Context().Value(roleKey{}).(Role); ok {
+		return v
+	}
+	return RoleAdmin
+}
+
 // principal is who made a request: a token's name, or "" when open.
 func principalFrom(r *http.Request) string {
 	p, _ := r.Context().Value(principalKey{}).(string)
@@ -184,7 +195,7 @@ func require(a *Authenticator, min Role, next http.HandlerFunc) http.HandlerFunc
 			writeProblem(w, r, http.StatusForbidden, fmt.Sprintf("this endpoint needs the %s role; token %q has %s", min, name, role))
 			return
 		}
-		r = r.WithContext(contextWith(r.Context(), principalKey{}, name))
+		r = r.WithContext(contextWith(contextWith(r.Context(), principalKey{}, name), roleKey{}, role))
 		next(w, r)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cuasd/cuasd/decode/mavlink"
+	"github.com/cuasd/cuasd/ingest"
 )
 
 // Limits of POST /v1/mavlink/parse.
@@ -26,6 +27,7 @@ type mavlinkParseRequest struct {
 	Format        string  `json:"format"`
 	SigningKeyHex *string `json:"signing_key_hex"`
 	Summary       bool    `json:"summary"`
+	publishOption
 }
 
 // handleMAVLinkParse serves POST /v1/mavlink/parse: a byte stream of MAVLink
@@ -37,6 +39,10 @@ func handleMAVLinkParse(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req mavlinkParseRequest
 		if !decodeJSON(w, r, &req, mavlinkMaxBody) {
+			return
+		}
+		if code, detail, errs := req.publishOption.check(r, d); code != 0 {
+			writeProblem(w, r, code, detail, errs...)
 			return
 		}
 		opt := mavlink.Options{Format: mavlink.Format(req.Format), Key: d.MAVLinkKey, Summary: req.Summary}
@@ -82,7 +88,25 @@ func handleMAVLinkParse(d Deps) http.HandlerFunc {
 				FieldError{Field: field, Message: "no valid MAVLink frame"})
 			return
 		}
-		writeJSON(w, http.StatusOK, res)
+		writeDecoded(w, r, d, "mavlink", req.publishOption, mavlinkChunks(in, opt.Format), res)
+	}
+}
+
+// mavlinkChunks is what the pipeline receives for a parse request: the raw
+// stream as one chunk, or each frame of a tlog stamped with its time.
+func mavlinkChunks(in []byte, f mavlink.Format) []ingest.Frame {
+	if f != mavlink.FormatTlog {
+		return []ingest.Frame{{Data: in}}
+	}
+	var r mavlink.TlogReader
+	r.Reset(in)
+	var out []ingest.Frame
+	for {
+		fr, usec, ok := r.Next()
+		if !ok {
+			return out
+		}
+		out = append(out, ingest.Frame{Data: append([]byte(nil), fr.Raw...), RecvUnixNano: usec * 1000})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cuasd/cuasd/decode/remoteid"
+	"github.com/cuasd/cuasd/ingest"
 )
 
 // remoteIDMaxBody bounds a decode request: the largest carrier frame (an
@@ -19,6 +20,7 @@ type RemoteIDDecodeRequest struct {
 	Hex     *string `json:"hex"`
 	Base64  *string `json:"base64"`
 	Carrier string  `json:"carrier"`
+	publishOption
 }
 
 // handleRemoteIDDecode serves POST /v1/remote-id/decode. The answer is a
@@ -28,6 +30,10 @@ func handleRemoteIDDecode(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req RemoteIDDecodeRequest
 		if !decodeJSON(w, r, &req, remoteIDMaxBody) {
+			return
+		}
+		if code, detail, errs := req.publishOption.check(r, d); code != 0 {
+			writeProblem(w, r, code, detail, errs...)
 			return
 		}
 		if (req.Hex == nil) == (req.Base64 == nil) {
@@ -64,6 +70,10 @@ func handleRemoteIDDecode(d Deps) http.HandlerFunc {
 				FieldError{Field: field, Message: err.Error()})
 			return
 		}
-		writeJSON(w, http.StatusOK, res)
+		c := ""
+		if req.Carrier != "" && req.Carrier != "auto" {
+			c = carrier.String()
+		}
+		writeDecoded(w, r, d, "remoteid", req.publishOption, []ingest.Frame{{Data: b, Carrier: c}}, res)
 	}
 }

@@ -162,7 +162,14 @@ func writeDecodeError(w http.ResponseWriter, r *http.Request, err error, maxByte
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		writeProblem(w, r, http.StatusBadRequest, "malformed JSON: the body ends in the middle of a value")
 	case errors.As(err, &ute):
-		field := ute.Field
+		// An embedded request struct shows up as its Go type name
+		// ("Request.hex"); our JSON names are lower case, so drop the
+		// capitalised segments.
+		parts := strings.Split(ute.Field, ".")
+		for len(parts) > 1 && parts[0] != "" && parts[0][0] >= 'A' && parts[0][0] <= 'Z' {
+			parts = parts[1:]
+		}
+		field := strings.Join(parts, ".")
 		if field == "" {
 			field = "(body)"
 		}

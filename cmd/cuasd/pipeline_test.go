@@ -196,3 +196,28 @@ func grep(s, sub string) string {
 	}
 	return fmt.Sprint(strings.Join(out, "\n"))
 }
+
+// TestDecodeAndPublish: "publish": true on a decode endpoint sends the
+// decoded frame into the pipeline, where it becomes a track.
+func TestDecodeAndPublish(t *testing.T) {
+	base, stop := startServe(t)
+	defer stop()
+	resp, body := postJSON(t, base+"/v1/ads-b/decode", map[string]any{"hex": "8D4840D6202CC371C32CE0576098", "publish": true, "sensor": "bench"})
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"published":{"accepted":1`) {
+		t.Fatalf("decode+publish: %d %s", resp.StatusCode, body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, body := get(t, base+"/v1/tracks/adsb:4840D6")
+		if resp.StatusCode == 200 && strings.Contains(string(body), `"callsign":"KLM1023"`) && strings.Contains(string(body), `"bench"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no track: %s", body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if resp, _ := postJSON(t, base+"/v1/remote-id/decode", map[string]any{"hex": "00", "sensor": "x"}); resp.StatusCode != 400 {
+		t.Fatalf("sensor without publish: %d", resp.StatusCode)
+	}
+}
