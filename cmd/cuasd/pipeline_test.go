@@ -221,3 +221,72 @@ func TestDecodeAndPublish(t *testing.T) {
 		t.Fatalf("sensor without publish: %d", resp.StatusCode)
 	}
 }
+
+// TestRestartRebuildsTracks: the streams survive a restart and fusion
+// rebuilds the same track from CUAS_OBS.
+func TestRestartRebuildsTracks(t *testing.T) {
+	dir := t.TempDir()
+	trackJSON := func(base string) map[string]any {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp, body := get(t, base+"/v1/tracks/adsb:40621D")
+			var m map[string]any
+			if resp.StatusCode == 200 && json.Unmarshal(body, &m) == nil && m["lat"] != nil {
+				return m
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no positioned track: %s", body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	base, stop := startServe(t, "--data-dir", dir)
+	t0 := time.Now().UnixNano()
+	for i, f := range []string{"8D40621D58C386435CC412692AD6", "8D40621D58C382D690C8AC2863A7"} {
+		if resp, body := postJSON(t, base+"/v1/ingest/adsb", map[string]any{"frames": []string{f}, "recv_time_unix_ns": t0 + int64(i)*1e9}); resp.StatusCode != 202 {
+			t.Fatalf("ingest: %s", body)
+		}
+	}
+	before := trackJSON(base)
+	stop()
+	base, stop = startServe(t, "--data-dir", dir)
+	defer stop()
+	after := trackJSON(base)
+	for _, k := range []string{"lat", "lon", "alt_m", "first_seen", "last_seen", "observations"} {
+		if before[k] != after[k] {
+			t.Errorf("%s: %v before the restart, %v after", k, before[k], after[k])
+		}
+	}
+}
+
+// TestIngestBackpressure: when CUAS_RAW is full, ingest answers 429 with
+// Retry-After instead of accepting frames it cannot keep.
+func TestIngestBackpressure(t *testing.T) {
+	base, stop := startServe(t, "--raw-max-bytes", "64KiB")
+	defer stop()
+	frames := make([]string, 1000)
+	for i := range frames {
+		frames[i] = fmt.Sprintf("8D406B90%020X", i)
+	}
+	for i := 0; i < 20; i++ {
+		b, _ := json.Marshal(map[string]any{"frames": frames, "sensor": fmt.Sprintf("s%d", i)})
+		resp, err := http.Post(base+"/v1/ingest/adsb", "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case 202:
+			continue
+		case 429:
+			if resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "saturated") {
+				t.Fatalf("429 without Retry-After or reason: %s", body)
+			}
+			return
+		default:
+			t.Fatalf("status %d: %s", resp.StatusCode, body)
+		}
+	}
+	t.Fatal("a 64 KiB stream took 20,000 frames without pushing back")
+}
