@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -231,6 +232,7 @@ func (b *Board) Sweep(ctx context.Context) {
 		}{id, size}
 	}
 
+	boxes := zoneBoxes(geofences)
 	entries := make([]Entry, 0, len(tracks))
 	var res gate.Result
 	for i := range tracks {
@@ -247,7 +249,7 @@ func (b *Board) Sweep(ctx context.Context) {
 		e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
 		best := -1.0
 		samples := samplesOf(t)
-		for z := range geofences {
+		for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
 			g := &geofences[z]
 			in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
 			gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
@@ -342,7 +344,7 @@ func (b *Board) input(t *Track, now time.Time) gate.Input {
 	in.Compliance = gate.Compliance{RemoteID: rid, OperatorLocation: t.HasOperator,
 		Emergency: t.Emergency != "" && t.Emergency != "none" && t.Emergency != "no_emergency"}
 	in.HasCompliance = true
-	in.Integrity, in.HasIntegrity = gate.Integrity{Warnings: t.Warnings}, true
+	in.Integrity, in.HasIntegrity = gate.Integrity{Warnings: t.Warnings, CrossProtocolDisagreementM: t.DisagreementM}, true
 	age := now.Sub(t.LastSeen).Seconds()
 	if age < 0 {
 		age = 0
@@ -450,4 +452,51 @@ func (b *Board) record(e *Entry, reason string, prev gate.Decision, now time.Tim
 		},
 		Geofence: e.Geofence, Previous: prev.String(), Result: e.Result, HumanDecision: true,
 	})
+}
+
+// zoneBox is a geofence's bounding box widened by the distance beyond which
+// it cannot be the most severe zone for a track: max(20 km, 20 × the zone's
+// proximity scale), in degrees.
+type zoneBox struct{ s, w, n, e float64 }
+
+func zoneBoxes(zs []gate.Geofence) []zoneBox {
+	out := make([]zoneBox, len(zs))
+	for i := range zs {
+		s, w, n, e := zs[i].Bounds()
+		m := math.Max(20000, 20*zs[i].ScaleM())
+		dLat := m / 111_320
+		lat := math.Max(math.Abs(s), math.Abs(n))
+		dLon := 360.0
+		if c := math.Cos(math.Min(lat+dLat, 89.9) * math.Pi / 180); c > 0 {
+			dLon = math.Min(360, dLat/c)
+		}
+		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon}
+	}
+	return out
+}
+
+// candidateZones is the spatial prefilter of the continuous gate: the
+// zones whose widened box holds the track, or, when none does, the zone
+// with the nearest centre (every track is still scored against one zone).
+// A linear scan of boxes costs a few comparisons per zone, against about a
+// microsecond per full evaluation.
+func candidateZones(boxes []zoneBox, zs []gate.Geofence, lat, lon float64) []int {
+	var out []int
+	for i, b := range boxes {
+		inLon := (b.w <= lon && lon <= b.e) || b.e-b.w >= 360 || (b.w < -180 && lon >= b.w+360) || (b.e > 180 && lon <= b.e-360)
+		if lat >= b.s && lat <= b.n && inLon {
+			out = append(out, i)
+		}
+	}
+	if len(out) > 0 || len(zs) == 0 {
+		return out
+	}
+	best, bestD := 0, math.Inf(1)
+	p := gate.Point{Lat: lat, Lon: lon}
+	for i := range zs {
+		if d := gate.Distance(p, zs[i].Centre()); d < bestD {
+			best, bestD = i, d
+		}
+	}
+	return []int{best}
 }

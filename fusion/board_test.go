@@ -136,3 +136,29 @@ func TestBoardWithoutZonesNeverRecommends(t *testing.T) {
 		t.Fatal("a receipt was recorded without a zone")
 	}
 }
+
+// TestCandidateZones: the prefilter keeps every zone that can matter and
+// always leaves at least the nearest one.
+func TestCandidateZones(t *testing.T) {
+	zs := []gate.Geofence{
+		{ID: "london", Center: []float64{51.5, -0.12}, RadiusM: 1000},
+		{ID: "paris", Center: []float64{48.86, 2.35}, RadiusM: 1000},
+		{ID: "fiji", Center: []float64{-17.7, 179.99}, RadiusM: 5000},
+	}
+	b := zoneBoxes(zs)
+	ids := func(lat, lon float64) (out []string) {
+		for _, i := range candidateZones(b, zs, lat, lon) {
+			out = append(out, zs[i].ID)
+		}
+		return
+	}
+	if got := ids(51.51, -0.1); len(got) != 1 || got[0] != "london" {
+		t.Errorf("near London: %v", got)
+	}
+	if got := ids(50.2, 1.0); len(got) != 1 {
+		t.Errorf("between the two, far from both: %v (want just the nearest)", got)
+	}
+	if got := ids(-17.7, -179.95); len(got) != 1 || got[0] != "fiji" {
+		t.Errorf("across the antimeridian from Fiji: %v", got)
+	}
+}

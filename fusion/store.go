@@ -167,6 +167,7 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	}
 	t.lastUpdate = now
 	t.lastSensor = o.Sensor
+	t.lastProto = o.Protocol
 	t.addSensor(o.Sensor)
 	if cur, ok := s.alias[ak]; !ok || cur != t.id {
 		s.alias[ak] = t.id
@@ -220,6 +221,11 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 	if math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
 		t.addWarning("position out of range")
 		return false
+	}
+	// Remember what each protocol claims, accepted or not: a claim that
+	// disagrees with another protocol's is itself a spoofing indicator.
+	if i := protoIndex(t.lastProto); i >= 0 {
+		t.protoPos[i].t, t.protoPos[i].lat, t.protoPos[i].lon = recv, lat, lon
 	}
 	if t.hasPos && t.histN > 0 {
 		last := t.hist[(t.histI+historyLen-1)%historyLen]

@@ -254,3 +254,23 @@ func itoa(i int) string {
 	}
 	return string(b)
 }
+
+func TestCrossProtocolDisagreement(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	t0 := c.t.UnixNano()
+	r := ridObs("1581F5FKD229400B", 52.0, 4.0, t0)
+	m := decode.Observation{Protocol: decode.MAVLink, Key: "1-1@udp", UASID: "1581F5FKD229400B", TimeUnixNano: t0 + 5e8,
+		HasPosition: true, Lat: 52.027, Lon: 4.0, Sensor: "udp"} // 3 km north, half a second later
+	s.Apply(&r)
+	s.Apply(&m)
+	tr, _ := s.Get("rid:1581F5FKD229400B")
+	if tr.DisagreementM < 2900 || tr.DisagreementM > 3100 {
+		t.Fatalf("disagreement %.0f m, want about 3 km", tr.DisagreementM)
+	}
+	one := ridObs("SOLO", 1, 1, t0)
+	s.Apply(&one)
+	if tr, _ := s.Get("rid:SOLO"); tr.DisagreementM != 0 {
+		t.Fatal("a single protocol disagrees with itself")
+	}
+}

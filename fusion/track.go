@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/gate"
 )
 
 // historyLen bounds the position history per track: enough for trails and
@@ -94,6 +95,7 @@ type track struct {
 	lastSeen   int64 // receive time
 	lastUpdate int64 // wall clock of the last update, for expiry
 	lastSensor string
+	lastProto  decode.Protocol
 	nObs       uint64
 
 	warnings []string // bounded, most recent last
@@ -103,6 +105,43 @@ type track struct {
 	histI int // next write index
 
 	cpr *cprState
+
+	// protoPos is the last position each protocol claimed (index: 0 ADS-B,
+	// 1 Remote ID, 2 MAVLink), for the cross-protocol disagreement check.
+	protoPos [3]struct {
+		t        int64
+		lat, lon float64
+	}
+}
+
+func protoIndex(p decode.Protocol) int {
+	switch p {
+	case decode.ADSB:
+		return 0
+	case decode.RemoteID:
+		return 1
+	case decode.MAVLink:
+		return 2
+	}
+	return -1
+}
+
+// disagreementM is the largest distance between the positions different
+// protocols claimed for this object within window of each other.
+func (t *track) disagreementM(window int64) float64 {
+	worst := 0.0
+	for i := 0; i < 3; i++ {
+		for j := i + 1; j < 3; j++ {
+			a, b := t.protoPos[i], t.protoPos[j]
+			if a.t == 0 || b.t == 0 || abs64(a.t-b.t) > window {
+				continue
+			}
+			if d := gate.Distance(gate.Point{Lat: a.lat, Lon: a.lon}, gate.Point{Lat: b.lat, Lon: b.lon}); d > worst {
+				worst = d
+			}
+		}
+	}
+	return worst
 }
 
 func (t *track) addSensor(s string) {
@@ -193,7 +232,11 @@ type Track struct {
 	Warnings     []string
 	// RejectedPositions counts positions dropped as implausible.
 	RejectedPositions uint32
-	History           []Point
+	// DisagreementM is the largest distance between positions that two
+	// protocols claimed for this object within 2 s of each other (0 when
+	// only one protocol reports).
+	DisagreementM float64
+	History       []Point
 }
 
 func (t *track) snapshot(withHistory bool) Track {
@@ -211,6 +254,7 @@ func (t *track) snapshot(withHistory bool) Track {
 	if t.cpr != nil {
 		s.RejectedPositions = t.cpr.rejected
 	}
+	s.DisagreementM = t.disagreementM(2e9)
 	if withHistory {
 		s.History = t.history()
 	} else if t.histN > 0 {
