@@ -28,7 +28,7 @@ import (
 )
 
 // clusterEnv enables TestClusterFaults (make test-cluster sets it).
-const clusterEnv = "CUASD_CLUSTER_TEST"
+const clusterEnv = "CUAS_CLUSTER_TEST"
 
 // Timeline of the fault scenario, from the first frame sent.
 const (
@@ -52,7 +52,7 @@ type natsNode struct {
 func startNATSCluster(ctx context.Context, t *testing.T, dir string, n int) []*natsNode {
 	t.Helper()
 	bin := natsServerBinary(t)
-	ports := freePorts(t, 2*n)
+	ports := freePorts(t, 3*n) // client, route and monitoring port of each
 	var routes []string
 	for i := range n {
 		routes = append(routes, fmt.Sprintf("%q", fmt.Sprintf("nats-route://127.0.0.1:%d", ports[n+i])))
@@ -62,6 +62,7 @@ func startNATSCluster(ctx context.Context, t *testing.T, dir string, n int) []*n
 		name := fmt.Sprintf("n%d", i+1)
 		conf := fmt.Sprintf(`server_name: %q
 listen: "127.0.0.1:%d"
+http: "127.0.0.1:%d"
 jetstream {
   store_dir: %q
   max_memory_store: 256MB
@@ -72,7 +73,7 @@ cluster {
   listen: "127.0.0.1:%d"
   routes: [%s]
 }
-`, name, ports[i], filepath.Join(dir, name, "jetstream"), ports[n+i], strings.Join(routes, ", "))
+`, name, ports[i], ports[2*n+i], filepath.Join(dir, name, "jetstream"), ports[n+i], strings.Join(routes, ", "))
 		cf := filepath.Join(dir, name+".conf")
 		if err := os.WriteFile(cf, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
@@ -80,10 +81,17 @@ cluster {
 		nodes = append(nodes, &natsNode{name: name, clientPort: ports[i],
 			p: startProc(t, dir, name, bin, "-c", cf)})
 	}
-	nc, js := connect(t, clientURLs(nodes))
-	defer nc.Close()
+	// /healthz answers 200 only once the node is routed and knows the
+	// JetStream meta leader; a JetStream API request before that can hang.
 	wctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
+	for i, nd := range nodes {
+		if err := waitReady(wctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[2*n+i])); err != nil {
+			t.Fatalf("nats-server %s is not healthy: %v", nd.name, err)
+		}
+	}
+	nc, js := connect(t, clientURLs(nodes))
+	defer nc.Close()
 	for {
 		actx, acancel := context.WithTimeout(wctx, 2*time.Second)
 		_, err := js.AccountInfo(actx)
@@ -179,7 +187,7 @@ func TestClusterFaults(t *testing.T) {
 
 	// --- Stream with faults. ---
 	rate := 150.0
-	if s := os.Getenv("CUASD_CLUSTER_RATE"); s != "" {
+	if s := os.Getenv("CUAS_CLUSTER_RATE"); s != "" {
 		if v, err := strconv.ParseFloat(s, 64); err == nil && v > 0 {
 			rate = v
 		}
@@ -396,6 +404,8 @@ func sum(m map[obsKey]int) int {
 func checkReplication(ctx context.Context, t *testing.T, js jetstream.JetStream, insts []*instance) {
 	t.Helper()
 	var ledgers []string
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
 	names := js.StreamNames(ctx)
 	var all []string
 	for n := range names.Name() {

@@ -21,7 +21,7 @@
 //     one NATS node and one cuasd mid-stream, and checks that every
 //     acknowledged frame produced exactly one observation, that the surviving
 //     instance's tracks are right, and that each instance's ledger has no
-//     gaps and verifies. It runs only when CUASD_CLUSTER_TEST=1 (make
+//     gaps and verifies. It runs only when CUAS_CLUSTER_TEST=1 (make
 //     test-cluster), because it takes about two minutes of a small machine.
 //
 // # What it must not touch
