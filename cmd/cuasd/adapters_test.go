@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
 
@@ -145,4 +146,75 @@ func TestBeastListenAgainstDump1090(t *testing.T) {
 		}
 	}
 	t.Logf("%d tracks; dump1090 named %d and positioned %d aircraft", len(tracks), len(oracleIdent), len(oraclePos))
+}
+
+// TestConnectOutToReceivers: cuasd connects out to a receiver's Beast
+// (30005) and AVR (30002) output ports, as readsb users configure, and
+// reconnects when the receiver comes back.
+func TestConnectOutToReceivers(t *testing.T) {
+	beast, err := os.ReadFile(testshared.Path(t, "data", "adsb", "traffic_sample_dump1090.beast.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	avr, err := os.ReadFile(testshared.Path(t, "data", "adsb", "vector_frames.avr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(data []byte) (string, func()) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for n := 0; ; n++ {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				if n == 0 {
+					c.Close() // the first connection drops at once: cuasd must reconnect
+					continue
+				}
+				c.Write(data)
+				time.Sleep(time.Second)
+				c.Close()
+			}
+		}()
+		return ln.Addr().String(), func() { ln.Close() }
+	}
+	bAddr, bStop := serve(beast)
+	defer bStop()
+	aAddr, aStop := serve(avr)
+	defer aStop()
+	base, stop := startServe(t, "--beast-connect", bAddr, "--avr-connect", aAddr, "--track-ttl", "10m")
+	defer stop()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body := get(t, base+"/v1/tracks?limit=1000")
+		var out struct {
+			Tracks []struct {
+				Sensors []string `json:"sensors"`
+			} `json:"tracks"`
+		}
+		_ = json.Unmarshal(body, &out)
+		fromB, fromA := 0, 0
+		for _, tr := range out.Tracks {
+			for _, s := range tr.Sensors {
+				switch s {
+				case bus.Token(bAddr):
+					fromB++
+				case bus.Token(aAddr):
+					fromA++
+				}
+			}
+		}
+		if fromB > 0 && fromA > 0 {
+			t.Logf("%d tracks from the Beast receiver, %d from the AVR receiver", fromB, fromA)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tracks from Beast %d, from AVR %d", fromB, fromA)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
