@@ -1,0 +1,94 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuasd/cuasd/bus"
+)
+
+func testJS(t *testing.T, l bus.Limits) jetstream.JetStream {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect("", nats.InProcessServer(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	for _, cfg := range bus.StreamConfigs(l) {
+		if _, err := js.CreateOrUpdateStream(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return js
+}
+
+func TestPublishFramesDeduplicates(t *testing.T) {
+	js := testJS(t, bus.DefaultLimits())
+	p := NewPublisher(js, nil)
+	ctx := context.Background()
+	frames := []Frame{{Data: []byte{1, 2, 3}, RecvUnixNano: 42}, {Data: []byte{1, 2, 3}, RecvUnixNano: 43}}
+	res, err := p.PublishFrames(ctx, "test", "adsb", "rx1", frames)
+	if err != nil || res.Accepted != 2 || res.Duplicates != 0 || res.Subject != "cuas.raw.adsb.rx1" {
+		t.Fatalf("first: %+v %v", res, err)
+	}
+	res, err = p.PublishFrames(ctx, "test", "adsb", "rx1", frames)
+	if err != nil || res.Accepted != 0 || res.Duplicates != 2 {
+		t.Fatalf("retry: %+v %v", res, err)
+	}
+	// The same bytes from another sensor are another reception.
+	if res, _ := p.PublishFrames(ctx, "test", "adsb", "rx2", frames[:1]); res.Accepted != 1 {
+		t.Fatalf("other sensor: %+v", res)
+	}
+	st, _ := js.Stream(ctx, bus.StreamRaw)
+	info, _ := st.Info(ctx)
+	if info.State.Msgs != 3 {
+		t.Fatalf("%d messages stored, want 3", info.State.Msgs)
+	}
+	m, err := st.GetLastMsgForSubject(ctx, "cuas.raw.adsb.rx2")
+	if err != nil || m.Header.Get(bus.HeaderRecvTime) != "42" || m.Header.Get(bus.HeaderSensor) != "rx2" || m.Header.Get(bus.HeaderIngestTime) == "" {
+		t.Fatalf("headers %v %v", m.Header, err)
+	}
+}
+
+func TestPublishReportsBackpressure(t *testing.T) {
+	l := bus.DefaultLimits()
+	l.RawMaxBytes = 4 << 10
+	p := NewPublisher(testJS(t, l), nil)
+	var err error
+	for i := 0; i < 200 && err == nil; i++ {
+		_, err = p.PublishFrames(context.Background(), "test", "adsb", "rx", []Frame{{Data: make([]byte, 100), RecvUnixNano: int64(i + 1)}})
+	}
+	var e *Error
+	if !errors.As(err, &e) || !e.Backpressure() {
+		t.Fatalf("a full stream gave %v, want a back-pressure error", err)
+	}
+}
+
+func TestMsgIDIsAReceptionIdentity(t *testing.T) {
+	a := MsgID("adsb", "rx", 1, []byte{1})
+	for _, b := range []string{MsgID("adsb", "rx", 2, []byte{1}), MsgID("adsb", "ry", 1, []byte{1}),
+		MsgID("mavlink", "rx", 1, []byte{1}), MsgID("adsb", "rx", 1, []byte{2})} {
+		if a == b {
+			t.Fatal("distinct receptions share an id")
+		}
+	}
+	if a != MsgID("adsb", "rx", 1, []byte{1}) || len(a) != 32 {
+		t.Fatal("the id is not stable")
+	}
+}
