@@ -33,6 +33,9 @@ const (
 	WarnPositionOutOfRange  = "mavlink_position_out_of_range"
 	WarnAltitudeImplausible = "mavlink_altitude_implausible"
 	WarnSpeedImplausible    = "mavlink_speed_implausible"
+	// WarnODIDPackInvalid: an OPEN_DRONE_ID_MESSAGE_PACK whose sizes or
+	// messages do not decode as ASTM F3411.
+	WarnODIDPackInvalid = "mavlink_odid_pack_invalid"
 )
 
 // Key returns the observation key of a MAVLink system: "sysid-compid@sensor"
@@ -164,8 +167,55 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 		if id := m.Str(m.Def.Field("operator_id")); len(id) > 0 {
 			o.OperatorID = string(id)
 		}
+	case idODIDMessagePack:
+		observePack(&o, m, sensor, timeUnixNano)
 	}
 	return o, true
+}
+
+// observePack decodes the ASTM F3411 messages an OPEN_DRONE_ID_MESSAGE_PACK
+// carries (msg_pack_size messages of single_message_size = 25 bytes) with
+// the Remote ID decoder and copies their claims onto the MAVLink
+// observation. Undecodable messages are skipped and said in a warning.
+func observePack(o *decode.Observation, m *Message, sensor string, t int64) {
+	size, n := int(num(m, "single_message_size")), int(num(m, "msg_pack_size"))
+	raw := m.Bytes(m.Def.Field("messages"))
+	if size != remoteid.MessageSize || n < 1 || n > remoteid.MaxPackMessages || n*size > len(raw) {
+		o.Warnings = append(o.Warnings, WarnODIDPackInvalid)
+		return
+	}
+	var f remoteid.Frame
+	for i := 0; i < n; i++ {
+		if err := remoteid.Decode(raw[i*size:(i+1)*size], &f.Pack.Messages[f.Pack.Count]); err != nil {
+			o.Warnings = append(o.Warnings, WarnODIDPackInvalid)
+			continue
+		}
+		f.Pack.Count++
+	}
+	if f.Pack.Count == 0 {
+		return
+	}
+	r := remoteid.FrameObservation(&f, t, sensor)
+	o.UASID, o.OperatorID = r.UASID, r.OperatorID
+	if r.Category != "" {
+		o.Category = r.Category
+	}
+	if r.HasPosition {
+		o.HasPosition, o.Lat, o.Lon, o.PositionMethod = true, r.Lat, r.Lon, "mavlink_open_drone_id"
+	}
+	if r.HasAltitude {
+		o.HasAltitude, o.AltM, o.AltKind = true, r.AltM, r.AltKind
+	}
+	if r.HasVelocity {
+		o.HasVelocity, o.SpeedMps, o.HeadingDeg, o.VRateMps = true, r.SpeedMps, r.HeadingDeg, r.VRateMps
+	}
+	if r.HasOperatorPosition {
+		o.HasOperatorPosition, o.OperatorLat, o.OperatorLon = true, r.OperatorLat, r.OperatorLon
+	}
+	if r.Emergency != "" {
+		o.Emergency = r.Emergency
+	}
+	o.Warnings = append(o.Warnings, r.Warnings...)
 }
 
 func num(m *Message, name string) float64 {
