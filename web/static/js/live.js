@@ -1,8 +1,11 @@
 // Live data: the threat board over Server-Sent Events (EventSource, which
 // reconnects by itself), and the track list, geofences and swarm components
 // by polling. Each source reports its state; one that answers 501 is
-// reported as not built and no longer asked.
-import { ApiError, get, list, url } from "./api.js";
+// reported as not built and no longer asked. One that answers 403 (the
+// token's role is too low) is reported with cuasd's detail and asked again
+// only when the token changes or after a minute. Calls that meet a 401 wait
+// inside api.js for the sign-in, so nothing here loops on it.
+import { ApiError, get, list, onTokenChange, streamURL } from "./api.js";
 
 const TRACKS_EVERY_MS = 2000;
 const SWARMS_EVERY_MS = 3000;
@@ -11,12 +14,16 @@ const BOARD_POLL_MS = 2000;
 // The stream sends a board at least every 5 s; silence for this long means
 // a dead connection that EventSource has not noticed (a half-open socket).
 const STREAM_SILENCE_MS = 15000;
+// A 403 will not change by itself: ask again this rarely, or at once when
+// the operator signs in with another token.
+const FORBIDDEN_RETRY_MS = 60000;
 
 /**
  * Live calls back with fresh data:
  *   onBoard(ThreatBoard), onTracks([Track]), onGeofences([Geofence]),
  *   onSwarms([component]), onStatus(name, state, detail)
- * where state is "live", "polling", "reconnecting", "down" or "notbuilt".
+ * where state is "live", "polling", "reconnecting", "down", "forbidden" or
+ * "notbuilt".
  */
 export class Live {
   constructor(cb) {
@@ -24,6 +31,29 @@ export class Live {
     this.es = null;
     this.timers = [];
     this.lastEvent = 0;
+    this.tokenWaiters = [];
+    onTokenChange((t) => {
+      if (!t) return;
+      const w = this.tokenWaiters;
+      this.tokenWaiters = [];
+      for (const f of w) f();
+      // An open stream carries the old token in its URL.
+      if (this.es) this.openStream();
+    });
+  }
+
+  // later runs fn after ms, or as soon as a new token is set.
+  later(fn, ms) {
+    let done = false;
+    const once = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const timer = setTimeout(once, ms);
+    this.timers.push(timer);
+    this.tokenWaiters.push(once);
   }
 
   start() {
@@ -44,6 +74,11 @@ export class Live {
           this.cb.onStatus(name, "notbuilt", e.describe());
           return; // not built into this binary: asking again will not change that
         }
+        if (e instanceof ApiError && e.forbidden) {
+          this.cb.onStatus(name, "forbidden", e.describe());
+          this.later(tick, FORBIDDEN_RETRY_MS);
+          return;
+        }
         this.cb.onStatus(name, "down", e.describe ? e.describe() : String(e));
       }
       this.timers.push(setTimeout(tick, every));
@@ -61,6 +96,11 @@ export class Live {
         this.cb.onStatus("board", "notbuilt", e.describe());
         return;
       }
+      if (e instanceof ApiError && e.forbidden) {
+        this.cb.onStatus("board", "forbidden", e.describe());
+        this.later(() => this.startBoard(), FORBIDDEN_RETRY_MS);
+        return;
+      }
       this.cb.onStatus("board", "down", e.describe ? e.describe() : String(e));
       this.timers.push(setTimeout(() => this.startBoard(), 3000));
       return;
@@ -70,7 +110,7 @@ export class Live {
 
   openStream() {
     this.es?.close();
-    const es = new EventSource(url("/v1/threats/stream?limit=200"));
+    const es = new EventSource(streamURL("/v1/threats/stream?limit=200"));
     this.es = es;
     this.lastEvent = Date.now();
     es.addEventListener("open", () => {
@@ -118,8 +158,12 @@ export class Live {
         this.cb.onBoard(await get("/v1/threats/active?limit=200"));
         this.cb.onStatus("board", "polling", "polling the board");
       } catch (e) {
-        this.cb.onStatus("board", e.notBuilt ? "notbuilt" : "down", e.describe ? e.describe() : String(e));
+        this.cb.onStatus("board", e.notBuilt ? "notbuilt" : e.forbidden ? "forbidden" : "down", e.describe ? e.describe() : String(e));
         if (e.notBuilt) return;
+        if (e.forbidden) {
+          this.later(tick, FORBIDDEN_RETRY_MS);
+          return;
+        }
       }
       if (Date.now() - started > 30000) this.openStream();
       else this.timers.push(setTimeout(tick, BOARD_POLL_MS));

@@ -7,10 +7,12 @@ import { DronesView } from "./drones.js";
 import { LedgerView } from "./ledger.js";
 import { Live } from "./live.js";
 import { MapView } from "./map.js";
+import { SignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
 
 const state = {
+  auth: null, // "required" while calls wait for a token, else null
   board: new Map(), // track id -> Threat
   tracks: new Map(), // track id -> Track
   selected: null,
@@ -87,29 +89,65 @@ function pickDefined(o, keys) {
 // Connection status: the board stream is what "live" means; the other
 // sources are reported when they are not healthy.
 const sourceNames = { board: "threat board", tracks: "tracks", geofences: "geofences", swarms: "swarm topology" };
+const stateNames = { notbuilt: "not in this build", forbidden: "not permitted" };
 function setStatus(name, st, detailText) {
   state.sources[name] = { state: st, detail: detailText };
+  renderConn();
+  renderNote();
+}
+
+// renderNote puts under the board what the operator must know: the board's
+// own state, and the detail of every source the token may not read (a 403
+// names the role it needs), so that it is seen, not only hovered.
+function renderNote() {
+  const b = state.sources.board || {};
+  const lines = [];
+  let cls = "";
+  if (b.state === "notbuilt") [lines[0], cls] = ["The threat board is not available in this build; the map shows the tracks.", "unavailable"];
+  else if (b.state === "down") [lines[0], cls] = ["cuasd is not reachable: " + (b.detail || ""), "error"];
+  for (const [n, s] of Object.entries(state.sources)) {
+    if (s.state !== "forbidden") continue;
+    lines.push(`${sourceNames[n][0].toUpperCase() + sourceNames[n].slice(1)}: ${s.detail || "Not permitted."}`);
+    cls = "error";
+  }
+  board.setNote(lines.join("\n"), cls);
+}
+
+function renderConn() {
   const b = state.sources.board?.state;
   const conn = $("conn");
   const notes = Object.entries(state.sources)
     .filter(([n, s]) => n !== "board" && s.state !== "live")
-    .map(([n, s]) => `${sourceNames[n]}: ${s.state === "notbuilt" ? "not in this build" : s.state}`);
+    .map(([n, s]) => `${sourceNames[n]}: ${stateNames[s.state] || s.state}`);
   let text, cls;
-  if (b === "live") [text, cls] = ["live", "live"];
+  if (state.auth === "required") [text, cls] = ["sign-in required", "down"];
+  else if (b === "live") [text, cls] = ["live", "live"];
   else if (b === "polling") [text, cls] = ["polling", "partial"];
   else if (b === "reconnecting") [text, cls] = ["reconnecting…", "partial"];
   else if (b === "notbuilt") [text, cls] = ["threat board not in this build", "partial"];
+  else if (b === "forbidden") [text, cls] = ["threat board not permitted", "down"];
   else if (b === "down") [text, cls] = ["offline — retrying", "down"];
   else [text, cls] = ["connecting…", ""];
   conn.className = "conn " + cls;
-  conn.textContent = text + (notes.length ? " · " + notes.join(" · ") : "");
+  conn.textContent = text + (notes.length && state.auth !== "required" ? " · " + notes.join(" · ") : "");
   conn.title = Object.entries(state.sources).map(([n, s]) => `${sourceNames[n]}: ${s.state}${s.detail ? " — " + s.detail : ""}`).join("\n");
-  if (name === "board") {
-    if (st === "notbuilt") board.setNote("The threat board is not available in this build; the map shows the tracks.", "unavailable");
-    else if (st === "down") board.setNote("cuasd is not reachable: " + (detailText || ""), "error");
-    else board.setNote("");
-  }
 }
+
+// The sign-in dialog appears only when a call meets a 401: an open API
+// never shows it.
+new SignIn({
+  dialog: $("signin"),
+  form: $("signin-form"),
+  input: $("signin-token"),
+  error: $("signin-error"),
+  cancel: $("signin-cancel"),
+  open: $("signin-open"),
+  signOut: $("signout"),
+  onState(s) {
+    state.auth = s === "required" ? "required" : null;
+    renderConn();
+  },
+});
 
 const live = new Live({
   onBoard(b) {
@@ -173,7 +211,7 @@ for (const t of tabs) {
   });
 }
 document.addEventListener("keydown", (e) => {
-  if (e.key === "Escape" && state.selected && !$("view-map").hidden) select(null);
+  if (e.key === "Escape" && state.selected && !$("view-map").hidden && !$("signin").open) select(null);
 });
 const viewInHash = () => location.hash.replace(/^#\/?/, "") || "map";
 window.addEventListener("hashchange", () => showTab(viewInHash()));
