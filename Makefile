@@ -52,7 +52,7 @@ bench-pipeline:
 # Three nats-server processes as a JetStream cluster, two cuasd instances,
 # faults injected mid-stream (see deploy/ and docs/OPERATIONS.md).
 test-cluster:
-	CUAS_CLUSTER_TEST=1 $(GO) test -count=1 -v -timeout 10m ./internal/clustertest/...
+	CUAS_CLUSTER_TEST=1 $(GO) test -count=1 -v -timeout 10m -run TestCluster ./internal/clustertest/
 
 # Refresh the vendored front-end files (Leaflet, world outline) from npm.
 web-vendor:
