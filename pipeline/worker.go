@@ -128,6 +128,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	go w.watchConsumer(ctx, cons)
+	// One batch is settled while the next is decoded: a bounded hand-off
+	// of depth 2 keeps at most three batches in flight.
+	settleQ := make(chan []pending, 2)
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		for work := range settleQ {
+			w.settle(ctx, work)
+		}
+	}()
+	defer func() {
+		close(settleQ)
+		<-settled
+	}()
 	idle := false
 	for ctx.Err() == nil {
 		// Under load, take whatever is waiting (up to a batch) without
@@ -158,23 +172,54 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		idle = len(msgs) == 0
 		if len(msgs) > 0 {
-			w.process(ctx, msgs)
+			settleQ <- w.process(ctx, msgs)
 		}
 	}
 	return nil
 }
 
-// process decodes a fetched batch, publishes its observations and dead
-// letters, waits for their acknowledgements, then acknowledges the raw
-// messages. A raw message whose outputs were not all stored is nak'ed, to
-// be redelivered; the outputs carry de-duplication ids derived from the
-// raw message's stream sequence, so a redelivery adds nothing twice.
-func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
-	type pending struct {
-		msg     jetstream.Msg
-		futures []jetstream.PubAckFuture
-		failed  bool
+// A fetched batch is decoded and its observations and dead letters are
+// published (process); then their acknowledgements are awaited and the raw
+// messages acknowledged (settle). A raw message whose outputs were not all
+// stored is nak'ed, to be redelivered; the outputs carry de-duplication ids
+// derived from the raw message's stream sequence, so a redelivery adds
+// nothing twice.
+
+// pending is a raw message whose outputs are published and not yet all
+// acknowledged.
+type pending struct {
+	msg     jetstream.Msg
+	futures []jetstream.PubAckFuture
+	failed  bool
+}
+
+// settle waits for the outputs of a processed batch and acknowledges (or
+// nak's) its raw messages. It runs beside the next fetch and decode, so
+// that the wait for JetStream's acknowledgements does not stall decoding.
+func (w *Worker) settle(ctx context.Context, work []pending) {
+	for i := range work {
+		p := &work[i]
+		for _, f := range p.futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				p.failed = true
+				w.log.Warn("publish observation", "protocol", w.proto, "err", err)
+			case <-ctx.Done():
+				p.failed = true
+			}
+		}
+		if p.failed {
+			_ = p.msg.NakWithDelay(time.Second)
+			continue
+		}
+		_ = p.msg.Ack()
 	}
+}
+
+// process decodes a batch and publishes its outputs; the returned work is
+// settled by settle.
+func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 	work := make([]pending, len(msgs))
 	obs := make([]decode.Observation, 0, 64)
 	for i, m := range msgs {
@@ -261,24 +306,7 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) {
 			w.m.rejected.WithLabelValues(w.proto, d.reason).Inc()
 		}
 	}
-	for i := range work {
-		p := &work[i]
-		for _, f := range p.futures {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				p.failed = true
-				w.log.Warn("publish observation", "protocol", w.proto, "err", err)
-			case <-ctx.Done():
-				p.failed = true
-			}
-		}
-		if p.failed {
-			_ = p.msg.NakWithDelay(time.Second)
-			continue
-		}
-		_ = p.msg.Ack()
-	}
+	return work
 }
 
 type deadLetter struct {
