@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/decode/remoteid"
+	"github.com/cuasd/cuasd/gate"
 )
 
 // Sink receives the frames of one protocol produced in one tick.
@@ -357,19 +358,14 @@ func (w *World) ridPack(o *object, now time.Time) []byte {
 	return pack
 }
 
+// distM and bearing are the gate's great-circle geometry, so simulated
+// and evaluated distances agree.
 func distM(lat1, lon1, lat2, lon2 float64) float64 {
-	const r = 6371008.8
-	p1, p2 := lat1*math.Pi/180, lat2*math.Pi/180
-	a := math.Sin((p2-p1)/2)*math.Sin((p2-p1)/2) + math.Cos(p1)*math.Cos(p2)*math.Sin((lon2-lon1)*math.Pi/360)*math.Sin((lon2-lon1)*math.Pi/360)
-	return 2 * r * math.Asin(math.Sqrt(a))
+	return gate.Distance(gate.Point{Lat: lat1, Lon: lon1}, gate.Point{Lat: lat2, Lon: lon2})
 }
 
 func bearing(lat1, lon1, lat2, lon2 float64) float64 {
-	p1, p2 := lat1*math.Pi/180, lat2*math.Pi/180
-	dl := (lon2 - lon1) * math.Pi / 180
-	y := math.Sin(dl) * math.Cos(p2)
-	x := math.Cos(p1)*math.Sin(p2) - math.Sin(p1)*math.Cos(p2)*math.Cos(dl)
-	return math.Mod(math.Atan2(y, x)*180/math.Pi+360, 360)
+	return gate.Bearing(gate.Point{Lat: lat1, Lon: lon1}, gate.Point{Lat: lat2, Lon: lon2})
 }
 
 // Run advances the world in real time, publishing to sink, until ctx ends
