@@ -240,7 +240,8 @@ func (b *Board) Sweep(ctx context.Context) {
 		if !t.HasPosition {
 			continue
 		}
-		in := b.input(t, now)
+		samples := samplesOf(t)
+		in := b.input(t, samples, now)
 		if allow != nil && in.HasIdentity {
 			in.Allow, _ = allow.Match(in.Identity)
 		}
@@ -248,7 +249,6 @@ func (b *Board) Sweep(ctx context.Context) {
 		in.SwarmSize, in.HasSwarm = sw.size, true
 		e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
 		best := -1.0
-		samples := samplesOf(t)
 		for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
 			g := &geofences[z]
 			in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
@@ -318,7 +318,7 @@ func samplesOf(t *Track) []gate.Sample {
 }
 
 // input translates a track into the gate's input.
-func (b *Board) input(t *Track, now time.Time) gate.Input {
+func (b *Board) input(t *Track, samples []gate.Sample, now time.Time) gate.Input {
 	in := gate.Input{ID: t.ID, Lat: t.Lat, Lon: t.Lon}
 	if t.HasAltitude {
 		in.AltM, in.HasAlt = t.AltM, true
@@ -333,8 +333,8 @@ func (b *Board) input(t *Track, now time.Time) gate.Input {
 	if b.cfg.Classify != nil {
 		in.Side = b.cfg.Classify(t)
 	}
-	if s := samplesOf(t); len(s) >= 2 {
-		in.Behaviour, in.HasBehaviour = gate.Features(s), true
+	if len(samples) >= 2 {
+		in.Behaviour, in.HasBehaviour = gate.Features(samples), true
 	}
 	in.Sensors, in.Protocols, in.HasCorroboration = len(t.Sensors), len(t.Protocols), true
 	rid := false
