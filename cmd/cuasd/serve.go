@@ -143,8 +143,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		// No global write timeout: Server-Sent Events streams are long-lived;
-		// bounded handlers set their own deadlines.
+		// The Server-Sent Events stream outlives this: it moves its own
+		// write deadline forward before every event.
+		WriteTimeout:   time.Minute,
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
