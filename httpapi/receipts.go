@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -343,23 +342,10 @@ func handleReceiptKeys(d Deps) http.HandlerFunc {
 
 // receiptQuery accepts only the named query parameters, each at most once.
 func receiptQuery(w http.ResponseWriter, r *http.Request, allowed ...string) (url.Values, bool) {
-	q := r.URL.Query()
-	for k, v := range q {
-		if !slices.Contains(allowed, k) {
-			msg := "unknown query parameter"
-			if len(allowed) > 0 {
-				msg += "; allowed: " + strings.Join(allowed, ", ")
-			}
-			writeProblem(w, r, http.StatusBadRequest, k+": "+msg, FieldError{Field: k, Message: msg})
-			return nil, false
-		}
-		if len(v) > 1 {
-			writeProblem(w, r, http.StatusBadRequest, "give the query parameter "+k+" once",
-				FieldError{Field: k, Message: "repeated parameter"})
-			return nil, false
-		}
+	if newQuery(r, allowed...).failed(w) {
+		return nil, false
 	}
-	return q, true
+	return r.URL.Query(), true
 }
 
 // uintParam reads a non-negative integer query parameter.

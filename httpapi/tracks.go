@@ -105,7 +105,10 @@ type queryChecker struct {
 
 func newQuery(r *http.Request, allowed ...string) *queryChecker {
 	q := &queryChecker{r: r}
-	for name := range r.URL.Query() {
+	for name, vs := range r.URL.Query() {
+		if len(vs) > 1 {
+			q.errs = append(q.errs, FieldError{name, "repeated parameter; give it once"})
+		}
 		ok := false
 		for _, a := range allowed {
 			if name == a {
