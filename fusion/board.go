@@ -35,6 +35,9 @@ type BoardConfig struct {
 	// Ledger records decision changes; nil records nothing (and the board
 	// says so: entries carry no receipt).
 	Ledger Appender
+	// Owns, when set, says whether this instance records the decisions of
+	// a track (see Owners); nil records every track's.
+	Owns   func(trackID string) bool
 	Policy gate.Policy
 	// Interval between evaluation sweeps (default 500 ms).
 	Interval time.Duration
@@ -376,7 +379,7 @@ func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	}
 	prev := st.decision
 	st.decision, st.breach, st.zone = e.Result.Decision, e.Result.Breach, zone
-	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence {
+	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence || (b.cfg.Owns != nil && !b.cfg.Owns(id)) {
 		return st.receipt.Load()
 	}
 	rec, err := b.record(e, reason, prev, now)

@@ -59,7 +59,14 @@ func openServices(ctx context.Context, b *bus.Bus, cfg config, st *stages, reg p
 		s.ledger.Close()
 		return nil, fmt.Errorf("zones: %w", err)
 	}
+	owners, err := fusion.OpenOwners(ctx, b.JS, cfg.Instance, cfg.Replicas, 0, log)
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("fusion owners: %w", err)
+	}
+	st.goRun(st.ctx, log, "fusion owners", owners.Run)
 	s.board = fusion.NewBoard(fusion.BoardConfig{
+		Owns:     owners.Owns,
 		Store:    st.store,
 		Zones:    s.zones.Snapshot,
 		Classify: classifier(s.drones),

@@ -1,0 +1,97 @@
+package fusion
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuasd/cuasd/bus"
+)
+
+func embeddedJS(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect("", nats.InProcessServer(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, _ := jetstream.New(nc)
+	return js
+}
+
+// TestOwnersShareAndTakeOver: two instances split the partitions without
+// overlap, and when one stops the other takes them all.
+func TestOwnersShareAndTakeOver(t *testing.T) {
+	js := embeddedJS(t)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx := context.Background()
+	a, err := OpenOwners(ctx, js, "a", 1, 2*time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Count() != bus.ObsPartitions {
+		t.Fatalf("a lone instance owns %d partitions", a.Count())
+	}
+	b, err := OpenOwners(ctx, js, "b", 1, 2*time.Second, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actx, stopA := context.WithCancel(ctx)
+	bctx, stopB := context.WithCancel(ctx)
+	defer stopB()
+	doneA := make(chan struct{})
+	go func() { a.Run(actx); close(doneA) }()
+	go b.Run(bctx)
+	split := func() (int, int, bool) {
+		overlap := false
+		for p := 0; p < bus.ObsPartitions; p++ {
+			if a.owned[p].Load() && b.owned[p].Load() {
+				overlap = true
+			}
+		}
+		return a.Count(), b.Count(), overlap
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		na, nb, overlap := split()
+		if overlap {
+			t.Fatal("a partition has two owners")
+		}
+		if na == bus.ObsPartitions/2 && nb == bus.ObsPartitions/2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fair split: a %d, b %d", na, nb)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stopA()
+	<-doneA
+	for b.Count() != bus.ObsPartitions {
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatalf("b took over only %d partitions", b.Count())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Every track id maps to exactly the owner's decision.
+	for _, id := range []string{"adsb:406B90", "rid:X", "mav:1-1@udp"} {
+		if !b.Owns(id) || a.Owns(id) {
+			t.Fatalf("%s: a %v b %v", id, a.Owns(id), b.Owns(id))
+		}
+	}
+}
