@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -53,11 +54,13 @@ func newRig(t *testing.T) *rig {
 	store := fusion.NewStore(fusion.Config{TTL: 10 * time.Minute})
 	m := pipeline.NewMetrics(reg)
 	var wg sync.WaitGroup
-	mav, _ := pipeline.NewMAVLink(nil)
-	for _, d := range []pipeline.FrameDecoder{&pipeline.ADSB{}, pipeline.NewRemoteID(), mav} {
-		w := pipeline.NewWorker(b.JS, d, m, nopLog())
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = w.Run(ctx) }()
+	for k := 0; k < workersPerProtocol(); k++ {
+		mav, _ := pipeline.NewMAVLink(nil)
+		for _, d := range []pipeline.FrameDecoder{&pipeline.ADSB{}, pipeline.NewRemoteID(), mav} {
+			w := pipeline.NewWorker(b.JS, d, m, nopLog())
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = w.Run(ctx) }()
+		}
 	}
 	cons := fusion.NewConsumer(b.JS, store, nopLog(), reg, nil)
 	wg.Add(1)
@@ -67,6 +70,14 @@ func newRig(t *testing.T) *rig {
 		wg.Wait()
 		_ = b.Close(context.Background())
 	}}
+}
+
+// workersPerProtocol is CUAS_BENCH_WORKERS (default 1).
+func workersPerProtocol() int {
+	if n, err := strconv.Atoi(os.Getenv("CUAS_BENCH_WORKERS")); err == nil && n > 0 {
+		return n
+	}
+	return 1
 }
 
 func (r *rig) counter(name string) float64 {
