@@ -188,3 +188,37 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Error("bad log format accepted")
 	}
 }
+
+// TestConfigFileSeedsZones: geofences and the allow-list of the YAML
+// configuration reach the replicated zone store and the API.
+func TestConfigFileSeedsZones(t *testing.T) {
+	f := t.TempDir() + "/cuasd.yaml"
+	if err := writeFile(f, `
+track-ttl: 30s
+geofences:
+  - id: stadium
+    name: City Stadium
+    class: stadium
+    center: [51.556, -0.2796]
+    radius_m: 800
+    ceiling_m: 400
+allowlist:
+  uas_ids: ["1581F5FKD229400B"]
+`); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServe(t, "--config", f)
+	defer stop()
+	resp, body := get(t, base+"/v1/geofences/stadium")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"City Stadium"`) || !strings.Contains(string(body), `"ceiling_m":400`) {
+		t.Fatalf("geofence from config: %d %s", resp.StatusCode, body)
+	}
+	if resp, body := get(t, base+"/v1/allowlist"); resp.StatusCode != 200 || !strings.Contains(string(body), "1581F5FKD229400B") {
+		t.Fatalf("allow-list from config: %d %s", resp.StatusCode, body)
+	}
+	bad := t.TempDir() + "/bad.yaml"
+	_ = writeFile(bad, "geofences:\n  - id: x\n    center: [95, 0]\n    radius_m: 10\n")
+	if _, err := parseConfig([]string{"--config", bad}, func(string) string { return "" }, io.Discard); err == nil {
+		t.Fatal("a geofence at latitude 95 was accepted")
+	}
+}
