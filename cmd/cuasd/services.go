@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/mavlink"
+	"github.com/cuasd/cuasd/decode/remoteid"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/fusion/swarm"
 	"github.com/cuasd/cuasd/fusion/zones"
@@ -89,9 +91,21 @@ func (s *services) close() {
 }
 
 // classifier maps a track's identity claims to a drone-database side: a
-// Remote ID serial number's ANSI/CTA-2063-A manufacturer code, or an ADS-B
-// emitter category.
+// Remote ID serial number's ANSI/CTA-2063-A manufacturer code, the Remote
+// ID UA type, the MAVLink MAV_TYPE, or an ADS-B emitter category.
 func classifier(db *reference.DB) func(t *fusion.Track) gate.Side {
+	// The track carries category names; the database is queried by number.
+	uaTypes, mavTypes := map[string]int{}, map[string]int{}
+	for v := 0; v < 16; v++ {
+		if n := remoteid.UATypeName(uint8(v)); n != "" {
+			uaTypes[n] = v
+		}
+	}
+	for v := 0; v < 256; v++ {
+		if n := mavlink.EnumName("MAV_TYPE", uint32(v)); n != "" {
+			mavTypes[n] = v
+		}
+	}
 	return func(t *fusion.Track) gate.Side {
 		q := reference.NewQuery()
 		claimed := false
@@ -100,6 +114,12 @@ func classifier(db *reference.DB) func(t *fusion.Track) gate.Side {
 		}
 		if t.ICAO != "" && len(t.Category) == 2 && strings.ContainsAny(t.Category[:1], "ABCD") {
 			q.EmitterCategory, claimed = t.Category, true
+		}
+		if v, ok := uaTypes[t.Category]; ok && t.ICAO == "" && v != 0 {
+			q.UAType, claimed = v, true
+		}
+		if v, ok := mavTypes[t.Category]; ok && t.SystemID != 0 && v != 0 {
+			q.MAVType, claimed = v, true
 		}
 		if !claimed {
 			return ""
