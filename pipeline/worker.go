@@ -134,8 +134,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
+		// Settling outlives a shutdown request (bounded): outputs already
+		// published should be acknowledged, not nak'ed into a redelivery.
+		sctx := context.WithoutCancel(ctx)
 		for work := range settleQ {
-			w.settle(ctx, work)
+			c, cancel := context.WithTimeout(sctx, 10*time.Second)
+			w.settle(c, work)
+			cancel()
 		}
 	}()
 	defer func() {
