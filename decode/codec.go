@@ -14,11 +14,11 @@ import (
 //	f64 lat | f64 lon | f64 alt | f64 speed | f64 heading | f64 vrate |
 //	f64 oplat | f64 oplon | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
 //	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
-//	callsign category poskind altkind emergency squawk |
+//	callsign category poskind altkind emergency squawk transmitter |
 //	u16 nwarnings, each a string
 //
 // A batch is a sequence of records each preceded by a u32 length.
-const codecVersion = 1
+const codecVersion = 2
 
 const (
 	flHasPos = 1 << iota
@@ -61,7 +61,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, o.CPRLon)
 	b = append(b, o.SystemID, o.ComponentID)
 	for _, s := range [...]string{string(o.Protocol), o.Key, o.Sensor, o.ICAO, o.UASID, o.OperatorID,
-		o.Callsign, o.Category, o.PositionMethod, o.AltKind, o.Emergency, o.Squawk} {
+		o.Callsign, o.Category, o.PositionMethod, o.AltKind, o.Emergency, o.Squawk, o.Transmitter} {
 		b = appendStr(b, s)
 	}
 	b = binary.LittleEndian.AppendUint16(b, uint16(min(len(o.Warnings), math.MaxUint16)))
@@ -109,7 +109,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.SystemID, o.ComponentID = r.u8(), r.u8()
 	o.Protocol = Protocol(r.str())
 	for _, s := range [...]*string{&o.Key, &o.Sensor, &o.ICAO, &o.UASID, &o.OperatorID,
-		&o.Callsign, &o.Category, &o.PositionMethod, &o.AltKind, &o.Emergency, &o.Squawk} {
+		&o.Callsign, &o.Category, &o.PositionMethod, &o.AltKind, &o.Emergency, &o.Squawk, &o.Transmitter} {
 		*s = r.str()
 	}
 	if n := int(r.u16()); n > 0 && !r.bad {

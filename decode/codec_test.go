@@ -13,6 +13,7 @@ func sampleObs() Observation {
 		SpeedMps: 81.9, HeadingDeg: 182.88, VRateMps: -4.7, HasCPR: true, CPROdd: true, CPRLat: 93000, CPRLon: 51372,
 		Squawk: "7700", Emergency: "general", Warnings: []string{"a", "bb"}, SystemID: 1, ComponentID: 2,
 		HasOperatorPosition: true, OperatorLat: -1, OperatorLon: 2, UASID: "1596F", OperatorID: "FIN87", ModeSReply: true,
+		Transmitter: "AA:BB:CC:DD:EE:FF",
 	}
 }
 
@@ -64,7 +65,7 @@ func TestBatch(t *testing.T) {
 func FuzzObservationCodec(f *testing.F) {
 	o := sampleObs()
 	f.Add(o.AppendBinary(nil))
-	f.Add([]byte{1})
+	f.Add([]byte{codecVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var out Observation
 		if out.UnmarshalBinary(b) == nil {

@@ -34,6 +34,9 @@ type Observation struct {
 	// emitter category ("A1".."D7"), the Remote ID UA type name, or the
 	// MAVLink MAV_TYPE name.
 	Category string `json:"category,omitempty"`
+	// Transmitter is the carrier's transmitter address (Remote ID over
+	// Wi-Fi or Bluetooth), which ties a UA's separate messages together.
+	Transmitter string `json:"transmitter,omitempty"`
 	// SystemID and ComponentID are MAVLink's; zero elsewhere.
 	SystemID    uint8 `json:"system_id,omitempty"`
 	ComponentID uint8 `json:"component_id,omitempty"`

@@ -139,6 +139,24 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	if !ok && o.UASID != "" {
 		id, ok = s.alias[aliasKey{"uas", o.UASID}]
 	}
+	if !ok && o.UASID != "" && o.Transmitter != "" {
+		// Remote ID: frames heard before the Basic ID made a track keyed
+		// by the transmitter address; now that the UAS id is known, that
+		// track becomes the UAS id's instead of leaving a twin behind.
+		if mid, mok := s.alias[aliasKey{string(o.Protocol), "mac:" + o.Transmitter}]; mok {
+			if mt := s.tracks[mid]; mt != nil && mt.uasID == "" {
+				delete(s.tracks, mid)
+				mt.id = trackPrefix(o.Protocol) + o.Key
+				s.tracks[mt.id] = mt
+				for k, v := range s.alias {
+					if v == mid {
+						s.alias[k] = mt.id
+					}
+				}
+				id, ok = mt.id, true
+			}
+		}
+	}
 	t := s.tracks[id]
 	if ok && t != nil && s.expiredLocked(t, now) {
 		s.removeLocked(t)

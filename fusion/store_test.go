@@ -274,3 +274,28 @@ func TestCrossProtocolDisagreement(t *testing.T) {
 		t.Fatal("a single protocol disagrees with itself")
 	}
 }
+
+// TestRemoteIDTrackRekeyedWhenTheUASIDArrives: a Location heard before the
+// Basic ID makes a track keyed by the transmitter; when the UAS id arrives
+// the same track carries on under it, with no twin left behind.
+func TestRemoteIDTrackRekeyedWhenTheUASIDArrives(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	t0 := c.t.UnixNano()
+	early := decode.Observation{Protocol: decode.RemoteID, Key: "mac:AA:BB:CC:DD:EE:FF", Transmitter: "AA:BB:CC:DD:EE:FF",
+		TimeUnixNano: t0, HasPosition: true, Lat: 52, Lon: 4, Sensor: "s"}
+	later := ridObs("1581F5FKD229400B", 52.0001, 4, t0+int64(time.Second))
+	later.Transmitter = "AA:BB:CC:DD:EE:FF"
+	s.Apply(&early)
+	s.Apply(&later)
+	if s.Len() != 1 {
+		t.Fatalf("%d tracks, want 1", s.Len())
+	}
+	tr, ok := s.Get("rid:1581F5FKD229400B")
+	if !ok || tr.Observations != 2 || len(tr.History) != 2 {
+		t.Fatalf("track %+v", tr)
+	}
+	if _, ok := s.Get("rid:mac:AA:BB:CC:DD:EE:FF"); !ok {
+		t.Fatal("the transmitter key no longer reaches the track")
+	}
+}

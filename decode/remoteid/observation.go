@@ -121,11 +121,14 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 		}
 		o.Category = UATypeName(s.basic.UAType)
 	}
+	if f.HasTransmitter {
+		o.Transmitter = FormatMAC(f.Transmitter)
+	}
 	switch {
 	case o.UASID != "":
 		o.Key = o.UASID
 	case f.HasTransmitter:
-		o.Key = "mac:" + FormatMAC(f.Transmitter)
+		o.Key = "mac:" + o.Transmitter
 	}
 	if s.hasOp {
 		if id, ok := s.op.Text(); ok {
