@@ -111,12 +111,18 @@ func TestSIGKILLKeepsEveryAcknowledgedReceipt(t *testing.T) {
 			}
 		}(w)
 	}
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		mu.Lock()
 		n := len(acks)
 		mu.Unlock()
 		if n >= 400 {
 			break
+		}
+		if time.Now().After(deadline) {
+			c.cmd.Process.Kill()
+			cancel()
+			t.Fatalf("only %d receipts acknowledged in 2 minutes", n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
