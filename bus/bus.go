@@ -220,7 +220,7 @@ func StreamConfigs(l Limits) []jetstream.StreamConfig {
 		},
 		{
 			Name:        StreamObs,
-			Description: "Normalised observations (cuas.obs.{protocol}.{track_key}); fusion rebuilds from it.",
+			Description: "Normalised observations, batched per track-key partition (cuas.obs.{protocol}.pNN); fusion rebuilds from it.",
 			Subjects:    []string{ObsPrefix + ".>"},
 			Storage:     jetstream.FileStorage,
 			Retention:   jetstream.LimitsPolicy,
