@@ -40,19 +40,12 @@ is the sender's unauthenticated claim.
 		fs.PrintDefaults()
 	}
 	// Flags may come before or after the hex arguments.
-	var hexArgs []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return fmt.Errorf("decode mavlink: %w", err)
+	hexArgs, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		hexArgs = append(hexArgs, fs.Arg(0))
-		args = fs.Args()[1:]
+		return fmt.Errorf("decode mavlink: %w", err)
 	}
 
 	opt := mavlink.Options{Format: mavlink.FormatRaw, Summary: *summary}
@@ -64,7 +57,6 @@ is the sender's unauthenticated claim.
 		opt.Key = k
 	}
 	var in []byte
-	var err error
 	switch {
 	case *tlog != "" && *raw == "" && len(hexArgs) == 0:
 		opt.Format = mavlink.FormatTlog

@@ -45,19 +45,14 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 	speed := fs.Float64("speed", 1, "replay speed factor (2 = twice as fast)")
 	maxSpeed := fs.Bool("max", false, "publish as fast as possible, ignoring the capture's timing")
 	keepTime := fs.Bool("capture-time", false, "stamp frames with the capture's own receive times where the format records them (default: now)")
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
 		return err
 	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
+	if len(pos) != 1 {
+		return fmt.Errorf("replay: give exactly one capture file (got %d)", len(pos))
 	}
-	if file == "" {
-		return errors.New("replay: give a capture file")
-	}
+	file := pos[0]
 	if *speed <= 0 {
 		return errors.New("replay: --speed must be positive")
 	}

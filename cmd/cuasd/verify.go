@@ -49,19 +49,12 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	recOut := fs.String("record-out", "", "write the record, the statement's predicate bytes, here (cosign's blob)")
 
 	// Flags may come before or after the bundle.
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
-			return fmt.Errorf("verify: %w", err)
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+		return fmt.Errorf("verify: %w", err)
 	}
 	if len(pos) != 1 {
 		fs.Usage()
