@@ -29,16 +29,6 @@ type threatIdentity struct {
 	Side        string `json:"side,omitempty"`
 }
 
-type threatAxis struct {
-	ID       string         `json:"id"`
-	Name     string         `json:"name"`
-	Value    float64        `json:"value"`
-	Weight   float64        `json:"weight"`
-	Known    bool           `json:"known"`
-	Inputs   map[string]any `json:"inputs"`
-	Evidence string         `json:"evidence"`
-}
-
 type threatJSON struct {
 	TrackID       string         `json:"track_id"`
 	Protocols     []string       `json:"protocols"`
@@ -52,7 +42,7 @@ type threatJSON struct {
 	Decision      string         `json:"decision"`
 	HumanDecision bool           `json:"human_decision_required"`
 	Caps          []string       `json:"caps"`
-	Axes          []threatAxis   `json:"axes,omitempty"`
+	Axes          []gate.Axis    `json:"axes,omitempty"` // gate.Axis's own JSON: id, name, value, weight, known, inputs, evidence
 	Geofence      string         `json:"geofence,omitempty"`
 	GeofenceName  string         `json:"geofence_name,omitempty"`
 	Breach        bool           `json:"breach"`
@@ -117,15 +107,7 @@ func toThreatJSON(e *fusion.Entry, withAxes bool) threatJSON {
 		j.Trail = append(j.Trail, [2]float64{round(p.Lat, 6), round(p.Lon, 6)})
 	}
 	if withAxes {
-		for i := range e.Result.Lambda.Axes {
-			a := &e.Result.Lambda.Axes[i]
-			inputs := map[string]any{}
-			for _, p := range a.Inputs() {
-				inputs[p.Name] = p.Value()
-			}
-			j.Axes = append(j.Axes, threatAxis{ID: a.ID.String(), Name: a.ID.Name(), Value: round(a.Value, 4),
-				Weight: round(a.Weight, 4), Known: a.Known, Inputs: inputs, Evidence: a.Evidence()})
-		}
+		j.Axes = e.Result.Lambda.Axes[:]
 	}
 	return j
 }
