@@ -400,9 +400,29 @@ type Filter struct {
 
 // List returns live tracks, most recently seen first.
 func (s *Store) List(f Filter) []Track {
+	out := s.collect(f, false)
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].LastSeen.Equal(out[j].LastSeen) {
+			return out[i].LastSeen.After(out[j].LastSeen)
+		}
+		return out[i].ID < out[j].ID
+	})
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[:f.Limit]
+	}
+	return out
+}
+
+// ListWithHistory is List, unsorted and unlimited, with each track's full
+// bounded history, for the evaluator's behaviour features.
+func (s *Store) ListWithHistory(f Filter) []Track { return s.collect(f, true) }
+
+// collect snapshots the live tracks that pass f.
+func (s *Store) collect(f Filter, withHistory bool) []Track {
 	now := s.cfg.Now().UnixNano()
 	s.mu.RLock()
-	out := make([]Track, 0, min(len(s.tracks), max(f.Limit, 16)))
+	defer s.mu.RUnlock()
+	out := make([]Track, 0, len(s.tracks))
 	for _, t := range s.tracks {
 		if s.expiredLocked(t, now) {
 			continue
@@ -413,17 +433,7 @@ func (s *Store) List(f Filter) []Track {
 		if f.BBox != nil && (!t.hasPos || t.lon < f.BBox[0] || t.lat < f.BBox[1] || t.lon > f.BBox[2] || t.lat > f.BBox[3]) {
 			continue
 		}
-		out = append(out, t.snapshot(false))
-	}
-	s.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].LastSeen.Equal(out[j].LastSeen) {
-			return out[i].LastSeen.After(out[j].LastSeen)
-		}
-		return out[i].ID < out[j].ID
-	})
-	if f.Limit > 0 && len(out) > f.Limit {
-		out = out[:f.Limit]
+		out = append(out, t.snapshot(withHistory))
 	}
 	return out
 }
@@ -503,23 +513,4 @@ func TrackID(id string) string {
 		return "adsb:" + strings.ToUpper(id[5:])
 	}
 	return id
-}
-
-// ListWithHistory is List with each track's full bounded history, for
-// the evaluator's behaviour features.
-func (s *Store) ListWithHistory(f Filter) []Track {
-	now := s.cfg.Now().UnixNano()
-	s.mu.RLock()
-	out := make([]Track, 0, len(s.tracks))
-	for _, t := range s.tracks {
-		if s.expiredLocked(t, now) {
-			continue
-		}
-		if f.Protocol != "" && t.protocols&maskOf(decode.Protocol(f.Protocol)) == 0 {
-			continue
-		}
-		out = append(out, t.snapshot(true))
-	}
-	s.mu.RUnlock()
-	return out
 }
