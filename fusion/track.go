@@ -27,6 +27,7 @@ type Point struct {
 // protoMask is a set of protocols.
 type protoMask uint8
 
+// The bits follow protoIndex.
 const (
 	maskADSB protoMask = 1 << iota
 	maskRemoteID
@@ -34,13 +35,8 @@ const (
 )
 
 func maskOf(p decode.Protocol) protoMask {
-	switch p {
-	case decode.ADSB:
-		return maskADSB
-	case decode.RemoteID:
-		return maskRemoteID
-	case decode.MAVLink:
-		return maskMAVLink
+	if i := protoIndex(p); i >= 0 {
+		return 1 << i
 	}
 	return 0
 }
