@@ -14,10 +14,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -68,6 +71,51 @@ func newRig(t *testing.T) *rig {
 	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
 		cancel()
 		wg.Wait()
+		_ = b.Close(context.Background())
+	}}
+}
+
+// phase reports whether CUAS_BENCH_PHASES (comma-separated: batched,
+// single, latency; default all) selects the named phase, so that one phase
+// can be profiled alone.
+func phase(name string) bool {
+	v := os.Getenv("CUAS_BENCH_PHASES")
+	if v == "" {
+		return true
+	}
+	for _, p := range strings.Split(v, ",") {
+		if strings.TrimSpace(p) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// cpuTime is the CPU time (user and system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// newBareRig is an embedded JetStream with the cuasd streams and no
+// workers: what JetStream alone does on this machine.
+func newBareRig(t *testing.T) *rig {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
+		SyncInterval: time.Second, Server: func(o *server.Options) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := bus.DefaultLimits()
+	l.RawMaxBytes, l.ObsMaxBytes = 8<<30, 8<<30
+	if err := b.EnsureStreams(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	return &rig{b: b, reg: reg, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
+		cancel()
 		_ = b.Close(context.Background())
 	}}
 }
@@ -195,7 +243,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 
 	// 1. Batched publish (one lp-framed message per protocol and 10 ms
 	// tick), as fast as JetStream accepts it.
-	{
+	if phase("batched") {
 		r := newRig(t)
 		ticks := generate(5000, 500, 600000, 10)
 		n := count(ticks)
@@ -232,7 +280,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 	}
 
 	// 2. One frame per message.
-	{
+	if phase("single") {
 		r := newRig(t)
 		ticks := generate(2000, 200, 150000, 6)
 		n := count(ticks)
@@ -269,7 +317,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 	}
 
 	// 3. Latency at a paced 50,000 frames/s (batched per 10 ms tick).
-	{
+	if phase("latency") {
 		r := newRig(t)
 		ticks := generate(2000, 200, 50000, 10)
 		n := count(ticks)
@@ -299,5 +347,123 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 			float64(n)/time.Since(start).Seconds(), n, time.Since(start).Seconds(), applied,
 			quantile(h, 0.5)*1000, quantile(h, 0.99)*1000, r.store.Len())
 		r.stop()
+	}
+
+	// 4. The ceiling of phase 2 on this machine: JetStream alone, with no
+	// decoder or fusion, storing one frame per message (through the same
+	// Publisher; then bare, with headers only, with ids only) and fetching
+	// and acknowledging them as a decoder worker does. The CPU time per
+	// frame of storing plus fetching and acknowledging bounds what any
+	// pipeline that stores and acknowledges each frame can sustain here.
+	if phase("ceiling") {
+		ticks := generate(2000, 200, 150000, 6)
+		var frames [][]byte
+		for _, sec := range ticks {
+			for _, tick := range sec {
+				for _, fs := range tick {
+					frames = append(frames, fs...)
+				}
+			}
+		}
+		ctx := context.Background()
+		{
+			r := newBareRig(t)
+			start, cpu0 := time.Now(), cpuTime()
+			sem := make(chan struct{}, 8)
+			var wg sync.WaitGroup
+			for i := 0; i < len(frames); i += 64 {
+				chunk := frames[i:min(i+64, len(frames))]
+				fs := make([]ingest.Frame, len(chunk))
+				for k, f := range chunk {
+					fs[k] = ingest.Frame{Data: f}
+				}
+				sem <- struct{}{}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-sem }()
+					if _, err := r.pub.PublishFrames(ctx, "bench", "adsb", "bench", fs); err != nil {
+						t.Errorf("publish: %v", err)
+					}
+				}()
+			}
+			wg.Wait()
+			d, cpu := time.Since(start), cpuTime()-cpu0
+			t.Logf("CEILING (JetStream alone, Publisher with headers and ids): %d frames in %.2fs: %.0f frames/s, %.1f µs of CPU per frame", len(frames), d.Seconds(), float64(len(frames))/d.Seconds(), cpu.Seconds()*1e6/float64(len(frames)))
+			r.stop()
+		}
+		var storeBare, fetchAck float64 // µs of CPU per frame
+		for _, v := range []struct {
+			name         string
+			headers, ids bool
+		}{{"bare messages, no headers", false, false}, {"receive-time and sensor headers, no id", true, false}, {"Nats-Msg-Id only", false, true}} {
+			r := newBareRig(t)
+			start, cpu0 := time.Now(), cpuTime()
+			futs := make([]jetstream.PubAckFuture, 0, 4096)
+			for i, f := range frames {
+				m := &nats.Msg{Subject: "cuas.raw.adsb.bench", Data: f}
+				if v.headers || v.ids {
+					m.Header = nats.Header{}
+				}
+				if v.headers {
+					m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(time.Now().UnixNano(), 10))
+					m.Header.Set(bus.HeaderSensor, "bench")
+				}
+				if v.ids {
+					m.Header.Set(bus.HeaderMsgID, ingest.MsgID("adsb", "bench", int64(i), f))
+				}
+				fut, err := r.b.JS.PublishMsgAsync(m)
+				if err != nil {
+					t.Fatal(err)
+				}
+				futs = append(futs, fut)
+				if len(futs) == cap(futs) || i == len(frames)-1 {
+					for _, fut := range futs {
+						select {
+						case <-fut.Ok():
+						case err := <-fut.Err():
+							t.Fatal(err)
+						}
+					}
+					futs = futs[:0]
+				}
+			}
+			d, cpu := time.Since(start), cpuTime()-cpu0
+			t.Logf("CEILING (JetStream alone, %s): %d frames in %.2fs: %.0f frames/s, %.1f µs of CPU per frame", v.name, len(frames), d.Seconds(), float64(len(frames))/d.Seconds(), cpu.Seconds()*1e6/float64(len(frames)))
+			if !v.headers && !v.ids {
+				storeBare = cpu.Seconds() * 1e6 / float64(len(frames))
+				// Consuming them as a decoder worker does, doing nothing
+				// else: fetch batches and acknowledge every message; then,
+				// for comparison, with no acknowledgements at all.
+				for _, ack := range []jetstream.AckPolicy{jetstream.AckExplicitPolicy, jetstream.AckNonePolicy} {
+					cons, err := r.b.JS.CreateOrUpdateConsumer(ctx, bus.StreamRaw, jetstream.ConsumerConfig{
+						Durable: "ceiling-" + ack.String(), AckPolicy: ack, MaxAckPending: 20000})
+					if err != nil {
+						t.Fatal(err)
+					}
+					cstart, ccpu0, got := time.Now(), cpuTime(), 0
+					for got < len(frames) {
+						batch, err := cons.FetchNoWait(256)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for m := range batch.Messages() {
+							if ack == jetstream.AckExplicitPolicy {
+								_ = m.Ack()
+							}
+							got++
+						}
+					}
+					cd, ccpu := time.Since(cstart), cpuTime()-ccpu0
+					t.Logf("CEILING (JetStream alone, fetching those messages, %s): %d in %.2fs: %.0f messages/s, %.1f µs of CPU per message", ack, got, cd.Seconds(), float64(got)/cd.Seconds(), ccpu.Seconds()*1e6/float64(got))
+					if ack == jetstream.AckExplicitPolicy {
+						fetchAck = ccpu.Seconds() * 1e6 / float64(got)
+					}
+				}
+			}
+			r.stop()
+		}
+		t.Logf("CEILING: storing a bare one-frame message and fetching and acknowledging it costs %.1f µs of CPU (NATS server and client together): at most %.0f frames/s on %d cores before any decoding, observation or fusion work",
+			storeBare+fetchAck, float64(runtime.NumCPU())*1e6/(storeBare+fetchAck), runtime.NumCPU())
 	}
 }
