@@ -128,7 +128,7 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		opts.Instance = "default"
 	}
 	if !validInstance(opts.Instance) {
-		return nil, errf(KindInvalid, op, fmt.Sprintf("instance name %q: use letters, digits, '.', '_' and '-'", opts.Instance), nil)
+		return nil, errf(KindInvalid, op, fmt.Sprintf("instance name %q: use 1-64 letters, digits, '_' and '-' (a '.' cannot be part of a stream name)", opts.Instance), nil)
 	}
 	if opts.StoreTimeout <= 0 {
 		opts.StoreTimeout = 10 * time.Second
@@ -224,13 +224,16 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	return l, nil
 }
 
+// validInstance reports whether s can name an instance's ledger stream and
+// subject token as it is. '.' is refused rather than rewritten: a rewrite
+// to '_' made "a.b" and "a_b" share one stream, and a log has one writer.
 func validInstance(s string) bool {
 	if len(s) > 64 {
 		return false
 	}
 	for _, c := range s {
 		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
 		default:
 			return false
 		}

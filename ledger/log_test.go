@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -594,12 +595,35 @@ func TestStreamFor(t *testing.T) {
 		{"", "CUAS_LEDGER", "cuas.ledger.batch"},
 		{"default", "CUAS_LEDGER", "cuas.ledger.batch"},
 		{"east-1", "CUAS_LEDGER_east-1", "cuas.ledger.east-1.batch"},
-		{"site.b", "CUAS_LEDGER_site_b", "cuas.ledger.site_b.batch"},
+		{"site_b", "CUAS_LEDGER_site_b", "cuas.ledger.site_b.batch"},
 	} {
 		st, sub := ledger.StreamFor(tt.instance)
 		if st != tt.stream || sub != tt.subject {
 			t.Errorf("StreamFor(%q) = %q, %q; want %q, %q", tt.instance, st, sub, tt.stream, tt.subject)
 		}
+	}
+}
+
+// TestInstanceNamesAreRefused: a name that cannot be a stream name as it
+// is (a '.', a space, a wildcard, too long) stops Open with KindInvalid
+// before anything is created, so that two names never share a log.
+func TestInstanceNamesAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	js, _ := ledger.StartNATS(t, filepath.Join(dir, "js"))
+	for _, name := range []string{"site.b", "a b", "a*", "a>", strings.Repeat("x", 65)} {
+		l, err := ledger.Open(context.Background(), js, ledger.Options{Instance: name, DataDir: filepath.Join(dir, "d"), Logger: quiet})
+		if err == nil {
+			l.Close()
+			t.Errorf("Open with instance %q succeeded", name)
+			continue
+		}
+		if ledger.KindOf(err) != ledger.KindInvalid || !strings.Contains(err.Error(), "instance name") {
+			t.Errorf("Open with instance %q: %v (kind %v), want an invalid instance name error", name, err, ledger.KindOf(err))
+		}
+	}
+	stream, _ := ledger.StreamFor("site_b")
+	if _, err := js.Stream(context.Background(), stream); err == nil {
+		t.Errorf("stream %s exists after refused names", stream)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -21,15 +20,14 @@ const StreamSubject = "cuas.ledger.batch"
 // StreamFor returns the stream and subject of an instance's ledger. A log
 // has one writer, so instances sharing a JetStream cluster each get their
 // own: "default" (or "") uses StreamName and StreamSubject, instance X uses
-// CUAS_LEDGER_X and cuas.ledger.X.batch, with '.' in X written '_' (stream
-// names and subject tokens cannot hold it; so "a.b" and "a_b" would share
-// a stream: do not name two instances that way).
+// CUAS_LEDGER_X and cuas.ledger.X.batch. Instance names hold only letters,
+// digits, '_' and '-' (Open refuses others), so the name is used as it is
+// and two names never share a stream.
 func StreamFor(instance string) (stream, subject string) {
 	if instance == "" || instance == "default" {
 		return StreamName, StreamSubject
 	}
-	tok := strings.ReplaceAll(instance, ".", "_")
-	return StreamName + "_" + tok, "cuas.ledger." + tok + ".batch"
+	return StreamName + "_" + instance, "cuas.ledger." + instance + ".batch"
 }
 
 // store is where batches become durable. Batches are numbered 1, 2, ...
