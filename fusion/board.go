@@ -97,7 +97,10 @@ type decisionState struct {
 	decision gate.Decision
 	breach   bool
 	zone     string
-	receipt  atomic.Int64
+	// owned is whether this instance recorded the track's decisions at the
+	// last evaluation (see BoardConfig.Owns).
+	owned   bool
+	receipt atomic.Int64
 }
 
 type receiptJob struct {
@@ -377,9 +380,18 @@ func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	case e.Result.Decision != st.decision:
 		reason = "decision_changed"
 	}
+	owns := b.cfg.Owns == nil || b.cfg.Owns(id)
+	if reason == "" && owns && !st.owned && (e.Result.Decision != gate.Monitor || e.Result.Breach) {
+		// This instance has just taken the track's partition over: the
+		// decision it finds may have changed while no instance recorded
+		// it (the previous owner died, or the hand-over is under way), so
+		// the state found is recorded as the new owner's starting point.
+		reason = "ownership_acquired"
+	}
+	st.owned = owns
 	prev := st.decision
 	st.decision, st.breach, st.zone = e.Result.Decision, e.Result.Breach, zone
-	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence || (b.cfg.Owns != nil && !b.cfg.Owns(id)) {
+	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence || !owns {
 		return st.receipt.Load()
 	}
 	rec, err := b.record(e, reason, prev, now)

@@ -93,6 +93,59 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	}
 }
 
+// TestBoardRecordsOwnershipAcquired: a track whose partition another
+// instance owned is in breach when this instance takes the partition over;
+// the new owner records the state it found once (the change happened while
+// it did not record), and a track it finds at "monitor" needs no receipt.
+func TestBoardRecordsOwnershipAcquired(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	zone := gate.Geofence{ID: "z1", Name: "Zone", Class: gate.ClassPrison, Center: []float64{52, 4}, RadiusM: 500}
+	snap := &zones.Snapshot{Geofences: []gate.Geofence{zone}, Allow: gate.NewAllowIndex(gate.AllowList{})}
+	led := &fakeLedger{}
+	var mu sync.Mutex
+	owned := false
+	owns := func(string) bool { mu.Lock(); defer mu.Unlock(); return owned }
+	setOwned := func(v bool) { mu.Lock(); owned = v; mu.Unlock() }
+	b := NewBoard(BoardConfig{Store: s, Zones: func() *zones.Snapshot { return snap }, Ledger: led, Owns: owns, Now: c.now}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { b.recordLoop(ctx); close(done) }()
+	step := func(id string, lat float64) {
+		c.t = c.t.Add(10 * time.Second)
+		o := ridObs(id, lat, 4, c.t.UnixNano())
+		s.Apply(&o)
+		o2 := ridObs("FAR", 52.5, 4, c.t.UnixNano()) // 55 km away: monitor
+		s.Apply(&o2)
+		b.Sweep(ctx)
+	}
+	step("D1", 52.02)  // outside, not owned
+	step("D1", 52.001) // breach starts while another instance owns it
+	step("D1", 52.0011)
+	setOwned(true)
+	step("D1", 52.0012) // taken over, still in breach
+	step("D1", 52.0011)
+	setOwned(false)
+	step("D1", 52.0011)
+	setOwned(true)
+	step("D1", 52.0012) // taken over again
+	cancel()
+	<-done
+	got := led.reasons()
+	want := []string{"ownership_acquired", "ownership_acquired"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("receipts %v, want %v", got, want)
+	}
+	for _, r := range led.records {
+		if r["_subject"] != "track:rid:D1" {
+			t.Errorf("receipt for %v: a track found at monitor needs none", r["_subject"])
+		}
+		if res := r["result"].(map[string]any); res["breach"] != true {
+			t.Errorf("hand-over receipt does not record the breach found: %v", res["breach"])
+		}
+	}
+}
+
 func TestBoardSwarm(t *testing.T) {
 	c := &clock{time.Unix(1_700_000_000, 0)}
 	s := newTestStore(c)
