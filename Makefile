@@ -54,12 +54,12 @@ bench-pipeline:
 test-cluster:
 	CUAS_CLUSTER_TEST=1 $(GO) test -count=1 -v -timeout 10m -run TestCluster ./internal/clustertest/
 
-# Refresh the vendored front-end files (Leaflet, world outline) from npm.
 # govulncheck over every package (pinned, from the module proxy); says
 # "NOT CHECKED" when the vulnerability database cannot be reached.
 vulncheck:
 	GO=$(GO) scripts/vulncheck.sh
 
+# Refresh the vendored front-end files (Leaflet, world outline) from npm.
 web-vendor:
 	bash web/vendor.sh
 
