@@ -39,11 +39,11 @@ type rig struct {
 	stop  func()
 }
 
-func newRig(t *testing.T) *rig {
+// startBus starts an embedded JetStream (file storage, sync interval 1 s)
+// with the cuasd streams, sized for the benchmark's volume.
+func startBus(ctx context.Context, t *testing.T) *bus.Bus {
 	t.Helper()
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	b, err := bus.Start(ctx, bus.Options{DataDir: dir, Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
+	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
 		SyncInterval: time.Second, Server: func(o *server.Options) {}})
 	if err != nil {
 		t.Fatal(err)
@@ -53,6 +53,13 @@ func newRig(t *testing.T) *rig {
 	if err := b.EnsureStreams(ctx, l); err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b := startBus(ctx, t)
 	reg := prometheus.NewRegistry()
 	store := fusion.NewStore(fusion.Config{TTL: 10 * time.Minute})
 	m := pipeline.NewMetrics(reg)
@@ -76,7 +83,7 @@ func newRig(t *testing.T) *rig {
 }
 
 // phase reports whether CUAS_BENCH_PHASES (comma-separated: batched,
-// single, latency; default all) selects the named phase, so that one phase
+// single, latency, ceiling; default all) selects the named phase, so that one phase
 // can be profiled alone.
 func phase(name string) bool {
 	v := os.Getenv("CUAS_BENCH_PHASES")
@@ -103,16 +110,7 @@ func cpuTime() time.Duration {
 func newBareRig(t *testing.T) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
-		SyncInterval: time.Second, Server: func(o *server.Options) {}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := bus.DefaultLimits()
-	l.RawMaxBytes, l.ObsMaxBytes = 8<<30, 8<<30
-	if err := b.EnsureStreams(ctx, l); err != nil {
-		t.Fatal(err)
-	}
+	b := startBus(ctx, t)
 	reg := prometheus.NewRegistry()
 	return &rig{b: b, reg: reg, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
 		cancel()
