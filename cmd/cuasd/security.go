@@ -56,13 +56,9 @@ func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authentic
 		log.Warn("the API is open: no --auth-tokens configured (allowed because it listens on loopback only)", "http_addr", cfg.HTTPAddr)
 	}
 
-	var tlsCfg *tls.Config
-	if cfg.TLSCert != "" || cfg.TLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
-		}
-		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	tlsCfg, err := loadTLS(cfg.TLSCert, cfg.TLSKey, "--tls-cert/--tls-key")
+	if err != nil {
+		return nil, nil, err
 	}
 
 	listening := cfg.NATSURL == "" && cfg.NATSListen != "" && cfg.NATSListen != "off"
@@ -71,7 +67,6 @@ func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authentic
 	}
 	var users []natsUser
 	if cfg.NATSUsers != "" {
-		var err error
 		if users, err = loadNATSUsers(cfg.NATSUsers); err != nil {
 			return nil, nil, fmt.Errorf("--nats-users: %w", err)
 		}
@@ -82,13 +77,9 @@ func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authentic
 		}
 		log.Warn("INSECURE: the NATS listener accepts any client (--insecure-open)", "nats_listen", cfg.NATSListen)
 	}
-	var natsTLS *tls.Config
-	if cfg.NATSTLSCert != "" || cfg.NATSTLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(cfg.NATSTLSCert, cfg.NATSTLSKey)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--nats-tls-cert/--nats-tls-key: %w", err)
-		}
-		natsTLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	natsTLS, err := loadTLS(cfg.NATSTLSCert, cfg.NATSTLSKey, "--nats-tls-cert/--nats-tls-key")
+	if err != nil {
+		return nil, nil, err
 	}
 	if len(users) > 0 || natsTLS != nil {
 		// cuasd's own in-process connection gets a user of its own with a
@@ -131,6 +122,20 @@ func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authentic
 type natsUser struct {
 	User     string `yaml:"user"`
 	Password string `yaml:"password"`
+}
+
+// loadTLS returns the server TLS configuration (TLS 1.2 or later) of a
+// certificate and key pair, or nil when neither is given; flags names them
+// in errors.
+func loadTLS(certFile, keyFile, flags string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flags, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 var natsUserRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
