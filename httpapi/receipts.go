@@ -148,11 +148,7 @@ func handleReceiptEmit(d Deps) http.HandlerFunc {
 			}
 		}
 		if len(errs) > 0 {
-			msgs := make([]string, len(errs))
-			for i, e := range errs {
-				msgs[i] = e.Field + ": " + e.Message
-			}
-			writeProblem(w, r, http.StatusBadRequest, strings.Join(msgs, "; "), errs...)
+			writeFieldProblems(w, r, http.StatusBadRequest, errs)
 			return
 		}
 		rec, err := d.Ledger.Append(r.Context(), *req.Subject, pt, req.Payload)
