@@ -100,20 +100,22 @@ func hexUint(b []byte) (uint64, bool) {
 // yields each frame with a nil error, or a zero frame with ErrFormat for a
 // line that is not AVR.
 func AVRFrames(b []byte) iter.Seq2[AVRFrame, error] {
-	return func(yield func(AVRFrame, error) bool) {
-		var f AVRFrame
-		for len(b) > 0 {
-			line := b
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				line, b = b[:i], b[i+1:]
-			} else {
-				b = nil
-			}
+	return parseLines(b, ParseAVR)
+}
+
+// parseLines iterates over the non-blank lines of b, parsing each into a
+// reused T with parse (which must reset it, so that a line parse rejects
+// yields a zero T) and yielding the T with parse's error. The text formats
+// (AVR, SBS) are line-oriented the same way; only the line parser differs.
+func parseLines[T any](b []byte, parse func([]byte, *T) error) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		var v T
+		for line := range bytes.Lines(b) {
 			if len(bytes.TrimSpace(line)) == 0 {
 				continue
 			}
-			err := ParseAVR(line, &f)
-			if !yield(f, err) {
+			err := parse(line, &v)
+			if !yield(v, err) {
 				return
 			}
 		}

@@ -146,22 +146,5 @@ func ParseSBS(line []byte, m *SBSMessage) error {
 // with a nil error, or a zero message with ErrFormat for any other line.
 // Blank lines are skipped.
 func SBSLines(b []byte) iter.Seq2[SBSMessage, error] {
-	return func(yield func(SBSMessage, error) bool) {
-		var m SBSMessage
-		for len(b) > 0 {
-			line := b
-			if i := bytes.IndexByte(b, '\n'); i >= 0 {
-				line, b = b[:i], b[i+1:]
-			} else {
-				b = nil
-			}
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			err := ParseSBS(line, &m)
-			if !yield(m, err) {
-				return
-			}
-		}
-	}
+	return parseLines(b, ParseSBS)
 }
