@@ -338,10 +338,11 @@ func handleReceiptKeys(d Deps) http.HandlerFunc {
 
 // receiptQuery accepts only the named query parameters, each at most once.
 func receiptQuery(w http.ResponseWriter, r *http.Request, allowed ...string) (url.Values, bool) {
-	if newQuery(r, allowed...).failed(w) {
+	q := newQuery(r, allowed...)
+	if q.failed(w) {
 		return nil, false
 	}
-	return r.URL.Query(), true
+	return q.vals, true
 }
 
 // uintParam reads a non-negative integer query parameter.

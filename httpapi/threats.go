@@ -131,11 +131,11 @@ func parseBoardQuery(w http.ResponseWriter, r *http.Request, stream bool) (board
 	q := newQuery(r, allowed...)
 	var bq boardQuery
 	bq.minLambda, _ = q.floatIn("min_lambda", 0, 1)
-	bq.geofence = r.URL.Query().Get("geofence")
+	bq.geofence = q.str("geofence")
 	bq.protocol = q.str("protocol", protocolEnum...)
 	bq.decision = q.str("decision", "monitor", "alert", "intercept-recommended")
 	bq.limit = q.intIn("limit", def, 1, maxLimit)
-	if c := r.URL.Query().Get("cursor"); c != "" {
+	if c := q.str("cursor"); c != "" {
 		b, err := base64.RawURLEncoding.DecodeString(c)
 		n, err2 := strconv.Atoi(string(b))
 		if err != nil || err2 != nil || n < 0 {

@@ -100,12 +100,13 @@ func toTrackJSON(t fusion.Track, history bool) trackJSON {
 // queryChecker validates query parameters: unknown names are an error.
 type queryChecker struct {
 	r    *http.Request
+	vals url.Values // r's query, parsed once
 	errs []FieldError
 }
 
 func newQuery(r *http.Request, allowed ...string) *queryChecker {
-	q := &queryChecker{r: r}
-	for name, vs := range r.URL.Query() {
+	q := &queryChecker{r: r, vals: r.URL.Query()}
+	for name, vs := range q.vals {
 		if len(vs) > 1 {
 			q.errs = append(q.errs, FieldError{name, "repeated parameter; give it once"})
 		}
@@ -124,7 +125,7 @@ func newQuery(r *http.Request, allowed ...string) *queryChecker {
 }
 
 func (q *queryChecker) str(name string, enum ...string) string {
-	v := q.r.URL.Query().Get(name)
+	v := q.vals.Get(name)
 	if v == "" || len(enum) == 0 {
 		return v
 	}
@@ -138,7 +139,7 @@ func (q *queryChecker) str(name string, enum ...string) string {
 }
 
 func (q *queryChecker) intIn(name string, def, lo, hi int) int {
-	v := q.r.URL.Query().Get(name)
+	v := q.vals.Get(name)
 	if v == "" {
 		return def
 	}
@@ -151,7 +152,7 @@ func (q *queryChecker) intIn(name string, def, lo, hi int) int {
 }
 
 func (q *queryChecker) floatIn(name string, lo, hi float64) (float64, bool) {
-	v := q.r.URL.Query().Get(name)
+	v := q.vals.Get(name)
 	if v == "" {
 		return 0, false
 	}
@@ -179,7 +180,7 @@ func handleTracksList(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		q := newQuery(r, "protocol", "bbox", "limit")
 		f := fusion.Filter{Protocol: q.str("protocol", protocolEnum...), Limit: q.intIn("limit", 1000, 1, 10000)}
-		if s := r.URL.Query().Get("bbox"); s != "" {
+		if s := q.str("bbox"); s != "" {
 			bb, err := parseBBox(s)
 			if err != nil {
 				q.errs = append(q.errs, FieldError{"bbox", err.Error()})
