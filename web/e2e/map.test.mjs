@@ -53,13 +53,7 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
   before(async () => {
     fs.mkdirSync(outDir, { recursive: true });
     server = await startServer();
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"],
-    });
+    browser = await launchBrowser();
   });
 
   after(async () => {
@@ -249,13 +243,7 @@ describe("cuasd map in Chromium, API behind bearer tokens", { skip: tokenSkip },
     const t = newToken(tmp, "e2e", "reader");
     secret = t.token;
     server = await startServer(["--auth-tokens", t.file], tmp);
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"],
-    });
+    browser = await launchBrowser();
   });
 
   after(async () => {
@@ -528,6 +516,18 @@ function newToken(dir, name, role) {
 
 // startServer starts the server under test (extra: more `serve` flags) and
 // resolves with the URL it prints ("cuasd serving URL").
+// launchBrowser starts Debian's Chromium headless, without the background
+// traffic (updates, sync, QUIC) that a test machine has no use for.
+async function launchBrowser() {
+  const { chromium } = await import("playwright-core");
+  return chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run", "--disable-quic"],
+  });
+}
+
 async function startServer(extra = [], tmp = null) {
   if (process.env.E2E_URL) {
     const u = new URL(process.env.E2E_URL);
