@@ -171,11 +171,7 @@ func handleReceiptEmit(d Deps) http.HandlerFunc {
 // handleReceiptLedger serves GET /v1/receipt/ledger?from=&limit=.
 func handleReceiptLedger(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if d.Ledger == nil {
-			unavailable(w, r, "the receipt ledger")
-			return
-		}
-		q, ok := receiptQuery(w, r, "from", "limit")
+		q, ok := receiptQuery(w, r, d, "from", "limit")
 		if !ok {
 			return
 		}
@@ -217,11 +213,7 @@ func handleReceiptLedger(d Deps) http.HandlerFunc {
 // proven against the current checkpoint.
 func handleReceiptGet(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if d.Ledger == nil {
-			unavailable(w, r, "the receipt ledger")
-			return
-		}
-		if _, ok := receiptQuery(w, r); !ok {
+		if _, ok := receiptQuery(w, r, d); !ok {
 			return
 		}
 		s := chi.URLParam(r, "index")
@@ -243,11 +235,7 @@ func handleReceiptGet(d Deps) http.HandlerFunc {
 // handleReceiptConsistency serves GET /v1/receipt/proof/consistency.
 func handleReceiptConsistency(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if d.Ledger == nil {
-			unavailable(w, r, "the receipt ledger")
-			return
-		}
-		q, ok := receiptQuery(w, r, "first", "second")
+		q, ok := receiptQuery(w, r, d, "first", "second")
 		if !ok {
 			return
 		}
@@ -293,11 +281,7 @@ func handleReceiptConsistency(d Deps) http.HandlerFunc {
 // and `cuasd verify --checkpoint` read).
 func handleReceiptCheckpoint(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if d.Ledger == nil {
-			unavailable(w, r, "the receipt ledger")
-			return
-		}
-		if _, ok := receiptQuery(w, r); !ok {
+		if _, ok := receiptQuery(w, r, d); !ok {
 			return
 		}
 		cp := d.Ledger.Checkpoint()
@@ -321,11 +305,7 @@ func handleReceiptCheckpoint(d Deps) http.HandlerFunc {
 // handleReceiptKeys serves GET /v1/receipt/keys.
 func handleReceiptKeys(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if d.Ledger == nil {
-			unavailable(w, r, "the receipt ledger")
-			return
-		}
-		if _, ok := receiptQuery(w, r); !ok {
+		if _, ok := receiptQuery(w, r, d); !ok {
 			return
 		}
 		keys := d.Ledger.Keys()
@@ -336,8 +316,13 @@ func handleReceiptKeys(d Deps) http.HandlerFunc {
 	}
 }
 
-// receiptQuery accepts only the named query parameters, each at most once.
-func receiptQuery(w http.ResponseWriter, r *http.Request, allowed ...string) (url.Values, bool) {
+// receiptQuery begins every receipt read: 503 when no ledger is wired, then
+// 400 unless the query names only the allowed parameters, each at most once.
+func receiptQuery(w http.ResponseWriter, r *http.Request, d Deps, allowed ...string) (url.Values, bool) {
+	if d.Ledger == nil {
+		unavailable(w, r, "the receipt ledger")
+		return nil, false
+	}
 	q := newQuery(r, allowed...)
 	if q.failed(w) {
 		return nil, false
