@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -153,7 +154,7 @@ func (bq *boardQuery) page(s *fusion.BoardSnapshot, withAxes bool) boardJSON {
 		if e.Result.Lambda.Score < bq.minLambda ||
 			(bq.geofence != "" && e.Geofence.ID != bq.geofence) ||
 			(bq.decision != "" && e.Result.Decision.String() != bq.decision) ||
-			(bq.protocol != "" && !contains(e.Track.Protocols, bq.protocol)) {
+			(bq.protocol != "" && !slices.Contains(e.Track.Protocols, bq.protocol)) {
 			continue
 		}
 		out.Total++
@@ -167,15 +168,6 @@ func (bq *boardQuery) page(s *fusion.BoardSnapshot, withAxes bool) boardJSON {
 		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(next)))
 	}
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // handleThreatsActive serves GET /v1/threats/active.
