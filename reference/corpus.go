@@ -79,7 +79,7 @@ var (
 
 func loadCorpus() {
 	var r researchFile
-	if corpusErr = strictJSON(researchJSON, &r); corpusErr != nil {
+	if corpusErr = strictJSON("", researchJSON, &r); corpusErr != nil {
 		return
 	}
 	seen := map[string]bool{}
@@ -105,7 +105,7 @@ func loadCorpus() {
 	research = r.Documents
 
 	var s samplesFile
-	if corpusErr = strictJSON(samplesJSON, &s); corpusErr != nil {
+	if corpusErr = strictJSON("", samplesJSON, &s); corpusErr != nil {
 		return
 	}
 	seen = map[string]bool{}
@@ -126,11 +126,13 @@ func loadCorpus() {
 	samples = s.Samples
 }
 
-func strictJSON(data []byte, v any) error {
+// strictJSON decodes an embedded data file, refusing unknown fields; a
+// failure is an *Error whose message is prefix and the decoder's.
+func strictJSON(prefix string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return &Error{Msg: err.Error()}
+		return &Error{Msg: prefix + err.Error()}
 	}
 	return nil
 }

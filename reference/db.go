@@ -1,9 +1,7 @@
 package reference
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -63,10 +61,8 @@ func Default() (*DB, error) {
 // classifier fields and builds the lookup indexes.
 func Load(data []byte) (*DB, error) {
 	var f dronesFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, &Error{Msg: "drone database: " + err.Error()}
+	if err := strictJSON("drone database: ", data, &f); err != nil {
+		return nil, err
 	}
 	if len(f.Drones) != DatabaseSize {
 		return nil, &Error{Field: "drones", Msg: fmt.Sprintf("the database must hold exactly %d records, it holds %d", DatabaseSize, len(f.Drones))}
