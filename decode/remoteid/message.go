@@ -233,10 +233,10 @@ func decodeLocation(b []byte, m *Message) {
 	if (d.SpeedVRaw > 124 || d.SpeedVRaw < -124) && d.SpeedVRaw != 126 {
 		m.Warnings.add(WarnVerticalSpeedOutOfRange)
 	}
-	if d.LatRaw > 900000000 || d.LatRaw < -900000000 {
+	if !rawLatInRange(d.LatRaw) {
 		m.Warnings.add(WarnLatitudeOutOfRange)
 	}
-	if d.LonRaw > 1800000000 || d.LonRaw < -1800000000 {
+	if !rawLonInRange(d.LonRaw) {
 		m.Warnings.add(WarnLongitudeOutOfRange)
 	}
 	if d.TimestampRaw > 36000 && d.TimestampRaw != 0xFFFF {
@@ -328,10 +328,10 @@ func decodeSystem(b []byte, m *Message) {
 	if d.ClassEU > 7 {
 		m.Warnings.add(WarnClassEUReserved)
 	}
-	if d.OpLatRaw > 900000000 || d.OpLatRaw < -900000000 {
+	if !rawLatInRange(d.OpLatRaw) {
 		m.Warnings.add(WarnOperatorLatitudeOutOfRange)
 	}
-	if d.OpLonRaw > 1800000000 || d.OpLonRaw < -1800000000 {
+	if !rawLonInRange(d.OpLonRaw) {
 		m.Warnings.add(WarnOperatorLongitudeOutOfRange)
 	}
 	if d.AreaCeilingRaw != 0 && d.AreaFloorRaw != 0 && d.AreaFloorRaw > d.AreaCeilingRaw {

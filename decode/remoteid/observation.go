@@ -138,7 +138,7 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 	if s.hasLoc {
 		l := &s.loc
 		if l.PositionValid() {
-			o.Lat, o.Lon, o.HasPosition = float64(l.LatRaw)/1e7, float64(l.LonRaw)/1e7, true
+			o.Lat, o.Lon, o.HasPosition = l.Position()
 			o.PositionMethod = "remoteid"
 		}
 		if alt, ok := l.AltitudeGeo(); ok {

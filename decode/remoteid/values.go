@@ -35,14 +35,23 @@ func (l *Location) SpeedVertical() (mps float64, ok bool) {
 // Position returns latitude and longitude in degrees (raw / 1e7). Unknown is
 // 0,0.
 func (l *Location) Position() (lat, lon float64, ok bool) {
-	return float64(l.LatRaw) / 1e7, float64(l.LonRaw) / 1e7, l.LatRaw != 0 || l.LonRaw != 0
+	return rawPosition(l.LatRaw, l.LonRaw)
 }
 
 // PositionValid reports whether the position is known and within ±90/±180.
-func (l *Location) PositionValid() bool {
-	return (l.LatRaw != 0 || l.LonRaw != 0) &&
-		l.LatRaw >= -900000000 && l.LatRaw <= 900000000 &&
-		l.LonRaw >= -1800000000 && l.LonRaw <= 1800000000
+func (l *Location) PositionValid() bool { return rawPositionValid(l.LatRaw, l.LonRaw) }
+
+// rawPosition decodes a position as Location and System both encode it:
+// degrees * 1e7 in signed 32-bit integers, 0,0 meaning unknown.
+func rawPosition(lat, lon int32) (latDeg, lonDeg float64, ok bool) {
+	return float64(lat) / 1e7, float64(lon) / 1e7, lat != 0 || lon != 0
+}
+
+func rawLatInRange(lat int32) bool { return lat >= -900000000 && lat <= 900000000 }
+func rawLonInRange(lon int32) bool { return lon >= -1800000000 && lon <= 1800000000 }
+
+func rawPositionValid(lat, lon int32) bool {
+	return (lat != 0 || lon != 0) && rawLatInRange(lat) && rawLonInRange(lon)
 }
 
 // altitude decodes the shared altitude encoding: raw * 0.5 - 1000 metres,
@@ -105,16 +114,12 @@ func lookup(t []float64, i uint8) (float64, bool) {
 // OperatorPosition returns the operator (pilot) position in degrees. Unknown
 // is 0,0.
 func (s *System) OperatorPosition() (lat, lon float64, ok bool) {
-	return float64(s.OpLatRaw) / 1e7, float64(s.OpLonRaw) / 1e7, s.OpLatRaw != 0 || s.OpLonRaw != 0
+	return rawPosition(s.OpLatRaw, s.OpLonRaw)
 }
 
 // OperatorPositionValid reports whether the operator position is known and
 // within ±90/±180.
-func (s *System) OperatorPositionValid() bool {
-	return (s.OpLatRaw != 0 || s.OpLonRaw != 0) &&
-		s.OpLatRaw >= -900000000 && s.OpLatRaw <= 900000000 &&
-		s.OpLonRaw >= -1800000000 && s.OpLonRaw <= 1800000000
-}
+func (s *System) OperatorPositionValid() bool { return rawPositionValid(s.OpLatRaw, s.OpLonRaw) }
 
 // AreaRadius returns the radius of the operating area in metres (raw * 10).
 func (s *System) AreaRadius() float64 { return float64(s.AreaRadiusRaw) * 10 }
