@@ -1,6 +1,7 @@
 package remoteid
 
 import (
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -117,7 +118,7 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 		if id, ok := s.basic.UASID(); ok && id != "" {
 			o.UASID = id
 		} else if s.basic.ID != [20]byte{} {
-			o.UASID = hexString(s.basic.ID[:])
+			o.UASID = hex.EncodeToString(s.basic.ID[:])
 		}
 		o.Category = UATypeName(s.basic.UAType)
 	}
@@ -183,13 +184,4 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 		}
 	}
 	return o
-}
-
-func hexString(b []byte) string {
-	const digits = "0123456789abcdef"
-	out := make([]byte, 2*len(b))
-	for i, c := range b {
-		out[2*i], out[2*i+1] = digits[c>>4], digits[c&0xF]
-	}
-	return string(out)
 }
