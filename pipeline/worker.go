@@ -229,10 +229,15 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 	obs := make([]decode.Observation, 0, 64)
 	for i, m := range msgs {
 		work[i].msg = m
-		meta := metaOf(m)
+		// The metadata (stream sequence, timestamp) is parsed from the
+		// reply subject once per message.
 		md, err := m.Metadata()
+		if err != nil {
+			md = nil
+		}
+		meta := metaOf(m, md)
 		seq := uint64(0)
-		if err == nil {
+		if md != nil {
 			seq = md.Sequence.Stream
 		}
 		start := time.Now()
@@ -321,7 +326,9 @@ type deadLetter struct {
 	detail string
 }
 
-func metaOf(m jetstream.Msg) Meta {
+// metaOf reads the receiver's headers; a missing receive or ingest time
+// falls back to JetStream's storage time from md (nil: unknown).
+func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 	h := m.Headers()
 	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier)}
 	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
@@ -336,13 +343,11 @@ func metaOf(m jetstream.Msg) Meta {
 			}
 		}
 	}
-	if meta.RecvUnixNano == 0 {
-		if md, err := m.Metadata(); err == nil {
+	if md != nil {
+		if meta.RecvUnixNano == 0 {
 			meta.RecvUnixNano = md.Timestamp.UnixNano()
 		}
-	}
-	if meta.IngestUnixNano == 0 {
-		if md, err := m.Metadata(); err == nil {
+		if meta.IngestUnixNano == 0 {
 			meta.IngestUnixNano = md.Timestamp.UnixNano()
 		}
 	}
