@@ -75,16 +75,25 @@ func groupByAltitude(m float64) int {
 // operating altitude, and a ceiling is only an upper bound on it (the
 // MQ-1C Gray Eagle is Group 4 with a ceiling above FL180).
 func GroupFor(s Specs) int {
-	g := 0
+	g, weightKnown := lowestGroup(s)
+	if !weightKnown {
+		return 0
+	}
+	return g
+}
+
+// lowestGroup is the group the figures that can only push a group up
+// (weight, maximum speed, operating altitude) imply, starting from Group 1;
+// weightKnown says whether the weight attribute is settled.
+func lowestGroup(s Specs) (g int, weightKnown bool) {
+	g = 1
 	switch {
 	case s.MTOWKg != nil:
-		g = groupByWeight(*s.MTOWKg)
+		g, weightKnown = groupByWeight(*s.MTOWKg), true
 	case s.PayloadKg != nil && *s.PayloadKg > g3MaxKg:
 		// MTOW is at least the payload, so a payload above 1,320 lb
 		// settles the weight attribute (Group 4 is the top weight class).
-		g = 4
-	default:
-		return 0
+		g, weightKnown = 4, true
 	}
 	if s.MaxSpeedKmh != nil {
 		g = max(g, groupBySpeed(*s.MaxSpeedKmh))
@@ -92,26 +101,16 @@ func GroupFor(s Specs) int {
 	if s.OperatingAltM != nil {
 		g = max(g, groupByAltitude(*s.OperatingAltM))
 	}
-	return g
+	return g, weightKnown
 }
 
 // groupBounds returns the range of groups consistent with the known specs:
-// lo from the figures that can only push a group up (MTOW, maximum speed,
-// operating altitude), hi from the ceiling, which bounds the operating
-// altitude from above. hi is 5 when nothing bounds it.
+// lo from the figures that can only push a group up (see lowestGroup), hi
+// from the ceiling, which bounds the operating altitude from above. hi is 5
+// when nothing bounds it.
 func groupBounds(s Specs) (lo, hi int) {
-	lo, hi = 1, 5
-	if s.MTOWKg != nil {
-		lo = groupByWeight(*s.MTOWKg)
-	} else if s.PayloadKg != nil && *s.PayloadKg > g3MaxKg {
-		lo = 4
-	}
-	if s.MaxSpeedKmh != nil {
-		lo = max(lo, groupBySpeed(*s.MaxSpeedKmh))
-	}
-	if s.OperatingAltM != nil {
-		lo = max(lo, groupByAltitude(*s.OperatingAltM))
-	}
+	lo, _ = lowestGroup(s)
+	hi = 5
 	if s.CeilingM != nil && s.MTOWKg != nil && s.MaxSpeedKmh != nil {
 		hi = max(lo, groupByAltitude(*s.CeilingM))
 	}
