@@ -2,7 +2,6 @@ package remoteid
 
 import (
 	"encoding/hex"
-	"fmt"
 	"time"
 
 	"github.com/cuasd/cuasd/decode"
@@ -179,7 +178,7 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 				dup = dup || w.Code == code
 			}
 			if !dup {
-				o.Warnings = append(o.Warnings, fmt.Sprintf("%s: operator position is %.0f m from the aircraft (more than %d m)", code, d, MaxOperatorDistanceM))
+				o.Warnings = append(o.Warnings, code+": "+operatorFarDetail(d))
 			}
 		}
 	}

@@ -331,7 +331,7 @@ func messageWarningDetail(w Warning, m *Message) string {
 	l, s := &m.Location, &m.System
 	switch w {
 	case WarnLegacyVersion:
-		return fmt.Sprintf("protocol version %d predates ASTM F3411-22a (version 2), the current means of compliance", m.Version)
+		return legacyVersionDetail(m.Version)
 	case WarnIDTypeReserved:
 		return fmt.Sprintf("id_type %d is reserved (0 to 4 are defined)", m.BasicID.IDType)
 	case WarnUASIDEmpty:
@@ -391,7 +391,7 @@ func messageWarningDetail(w Warning, m *Message) string {
 func packWarningDetail(w Warning, p *Pack) string {
 	switch w {
 	case WarnLegacyVersion:
-		return fmt.Sprintf("protocol version %d predates ASTM F3411-22a (version 2), the current means of compliance", p.Version)
+		return legacyVersionDetail(p.Version)
 	case WarnDuplicateMessage:
 		return "the pack repeats a message kind beyond F3411's limits (one Location, Self ID, System, Operator ID; two Basic ID; one of each Authentication page)"
 	case WarnPackVersionMismatch:
@@ -413,9 +413,22 @@ func packWarningDetail(w Warning, p *Pack) string {
 			c, e, _ := sys.OperatorPosition()
 			d = HaversineM(a, b, c, e)
 		}
-		return fmt.Sprintf("operator position is %.0f m from the aircraft (more than %d m)", d, MaxOperatorDistanceM)
+		return operatorFarDetail(d)
 	}
 	return w.String()
+}
+
+// legacyVersionDetail explains WarnLegacyVersion, said of a message or of a
+// whole pack.
+func legacyVersionDetail(v uint8) string {
+	return fmt.Sprintf("protocol version %d predates ASTM F3411-22a (version 2), the current means of compliance", v)
+}
+
+// operatorFarDetail explains WarnOperatorFarFromAircraft for operator and
+// aircraft d metres apart, whether found in one pack or across the frames
+// of one transmitter (see uasState.observation).
+func operatorFarDetail(d float64) string {
+	return fmt.Sprintf("operator position is %.0f m from the aircraft (more than %d m)", d, MaxOperatorDistanceM)
 }
 
 // Result is the JSON answer of the decode endpoint and of
