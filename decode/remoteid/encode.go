@@ -247,8 +247,8 @@ func EncodeAuth(dst *[MessageSize]byte, version uint8, d *AuthData) error {
 		if d.LastPageIndex > 15 {
 			return errAt(2, "last page index %d exceeds 15", d.LastPageIndex)
 		}
-		if int(d.Length) > 17+23*int(d.LastPageIndex) {
-			return errAt(3, "length %d exceeds the %d bytes of pages 0..%d", d.Length, 17+23*int(d.LastPageIndex), d.LastPageIndex)
+		if int(d.Length) > authCapacity(d.LastPageIndex) {
+			return errAt(3, "length %d exceeds the %d bytes of pages 0..%d", d.Length, authCapacity(d.LastPageIndex), d.LastPageIndex)
 		}
 		if len(d.Data) > 17 {
 			return errAt(8, "page 0 data of %d bytes exceeds 17", len(d.Data))

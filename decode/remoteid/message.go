@@ -261,9 +261,9 @@ func decodeAuth(b []byte, m *Message) error {
 		d.Timestamp = binary.LittleEndian.Uint32(b[4:])
 		d.DataLen = 17
 		copy(d.Data[:], b[8:25])
-		// The data of pages 0..LastPageIndex can hold 17 + 23*LastPageIndex
-		// bytes; F3411-22a lets extra pages carry FEC, never fewer.
-		if int(d.Length) > 17+23*int(d.LastPageIndex) {
+		// F3411-22a lets extra pages carry FEC, never fewer pages than
+		// the length needs.
+		if int(d.Length) > authCapacity(d.LastPageIndex) {
 			m.Warnings.add(WarnAuthLengthExceedsPages)
 		}
 	} else {
@@ -276,6 +276,10 @@ func decodeAuth(b []byte, m *Message) error {
 	}
 	return nil
 }
+
+// authCapacity is how many bytes of authentication data pages
+// 0..lastPage hold: 17 on page 0 and 23 on each further page.
+func authCapacity(lastPage uint8) int { return 17 + 23*int(lastPage) }
 
 func decodeSelfID(b []byte, m *Message) {
 	d := &m.SelfID

@@ -359,7 +359,7 @@ func messageWarningDetail(w Warning, m *Message) string {
 		return fmt.Sprintf("auth_type %d is reserved", m.Auth.AuthType)
 	case WarnAuthLengthExceedsPages:
 		return fmt.Sprintf("authentication length %d exceeds the %d bytes that pages 0 to %d hold",
-			m.Auth.Length, 17+23*int(m.Auth.LastPageIndex), m.Auth.LastPageIndex)
+			m.Auth.Length, authCapacity(m.Auth.LastPageIndex), m.Auth.LastPageIndex)
 	case WarnDescTypeReserved:
 		return fmt.Sprintf("desc_type %d is reserved for protocol version %d", m.SelfID.DescType, m.Version)
 	case WarnDescNotPrintable:
