@@ -222,20 +222,17 @@ func (b *Board) Sweep(ctx context.Context) {
 	if minSize <= 0 {
 		minSize = 3
 	}
-	swarmOf := make(map[int]struct {
+	// swarmOf is indexed like tracks (unpositioned tracks stay zero).
+	swarmOf := make([]struct {
 		id   string
 		size int
-	}, len(idx))
+	}, len(tracks))
 	for k, i := range idx {
 		size := int(groups.Size[k])
-		id := ""
+		swarmOf[i].size = size
 		if size >= minSize {
-			id = "swarm-" + st[groups.Comp[k]].ID
+			swarmOf[i].id = "swarm-" + st[groups.Comp[k]].ID
 		}
-		swarmOf[i] = struct {
-			id   string
-			size int
-		}{id, size}
 	}
 
 	boxes := zoneBoxes(geofences)
@@ -254,14 +251,12 @@ func (b *Board) Sweep(ctx context.Context) {
 		sw := swarmOf[i]
 		in.SwarmSize, in.HasSwarm = sw.size, true
 		e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
-		best := -1.0
 		for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
 			g := &geofences[z]
 			in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
 			gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
 			b.evaluations.Inc()
-			if better(&res, best, e.HasGeofence, &e.Result) {
-				best = res.Lambda.Score
+			if !e.HasGeofence || better(&res, &e.Result) {
 				e.Result, e.Geofence, e.HasGeofence = res, *g, true
 			}
 		}
@@ -304,15 +299,13 @@ func (b *Board) Sweep(ctx context.Context) {
 	b.mu.Unlock()
 }
 
-// better: a breach beats no breach, then the higher Λ.
-func better(r *gate.Result, best float64, have bool, cur *gate.Result) bool {
-	if !have {
-		return true
-	}
+// better reports whether r is more severe than cur: a breach beats no
+// breach, then the higher Λ.
+func better(r, cur *gate.Result) bool {
 	if r.Breach != cur.Breach {
 		return r.Breach
 	}
-	return r.Lambda.Score > best
+	return r.Lambda.Score > cur.Lambda.Score
 }
 
 func samplesOf(t *Track) []gate.Sample {
