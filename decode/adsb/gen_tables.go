@@ -27,7 +27,7 @@ func main() {
 	// bits: one step of the byte-at-a-time (table-driven) division.
 	b.WriteString("// crcTable drives the byte-at-a-time CRC-24 division (generator 0x1FFF409).\n")
 	b.WriteString("var crcTable = [256]uint32{\n")
-	for i := 0; i < 256; i++ {
+	writeHex24(&b, 256, func(i int) uint32 {
 		c := uint32(i) << 16
 		for k := 0; k < 8; k++ {
 			c <<= 1
@@ -35,12 +35,8 @@ func main() {
 				c ^= poly
 			}
 		}
-		c &= 0xFFFFFF
-		fmt.Fprintf(&b, "0x%06X,", c)
-		if i%8 == 7 {
-			b.WriteString("\n")
-		}
-	}
+		return c & 0xFFFFFF
+	})
 	b.WriteString("}\n\n")
 
 	// crcPos[i][v] is the parity of 11 data bytes that are all zero but
@@ -52,14 +48,11 @@ func main() {
 	b.WriteString("var crcPos = [11][256]uint32{\n")
 	for i := 0; i < 11; i++ {
 		b.WriteString("{\n")
-		for v := 0; v < 256; v++ {
+		writeHex24(&b, 256, func(v int) uint32 {
 			var d [11]byte
 			d[i] = byte(v)
-			fmt.Fprintf(&b, "0x%06X,", bitwiseCRC(d[:]))
-			if v%8 == 7 {
-				b.WriteString("\n")
-			}
-		}
+			return bitwiseCRC(d[:])
+		})
 		b.WriteString("},\n")
 	}
 	b.WriteString("}\n\n")
@@ -71,15 +64,11 @@ func main() {
 	// correction looks up.
 	b.WriteString("// syndrome112[i] is the CRC-24 syndrome of a 112-bit frame whose only set\n// bit is bit i (0 = the first bit sent): the syndrome of a single bit error.\n")
 	b.WriteString("var syndrome112 = [112]uint32{\n")
-	for i := 0; i < 112; i++ {
+	writeHex24(&b, 112, func(i int) uint32 {
 		var f [14]byte
 		f[i/8] = 0x80 >> (i % 8)
-		syn := bitwiseCRC(f[:11]) ^ (uint32(f[11])<<16 | uint32(f[12])<<8 | uint32(f[13]))
-		fmt.Fprintf(&b, "0x%06X,", syn)
-		if i%8 == 7 {
-			b.WriteString("\n")
-		}
-	}
+		return bitwiseCRC(f[:11]) ^ (uint32(f[11])<<16 | uint32(f[12])<<8 | uint32(f[13]))
+	})
 	b.WriteString("}\n\n")
 
 	// nlTable[k] is the latitude below which NL = 59-k, for NL 59..2; at or
@@ -102,6 +91,17 @@ func main() {
 	}
 	if err := os.WriteFile("tables.go", src, 0o644); err != nil {
 		log.Fatal(err)
+	}
+}
+
+// writeHex24 writes the n 24-bit entries entry(0..n-1) of a table in hex,
+// eight to a line.
+func writeHex24(b *bytes.Buffer, n int, entry func(i int) uint32) {
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(b, "0x%06X,", entry(i))
+		if i%8 == 7 {
+			b.WriteString("\n")
+		}
 	}
 }
 
