@@ -33,8 +33,7 @@ func handleSamples(d Deps) http.HandlerFunc {
 		}
 		proto := strings.ToLower(strings.TrimSpace(q.Get("protocol")))
 		if proto != "" && !slices.Contains(reference.Protocols, proto) {
-			msg := "unknown value " + quote(proto) + "; allowed: " + strings.Join(reference.Protocols, ", ")
-			writeProblem(w, r, http.StatusBadRequest, "protocol: "+msg, FieldError{Field: "protocol", Message: msg})
+			filterProblem(w, r, &reference.Error{Field: "protocol", Value: proto, Allowed: reference.Protocols})
 			return
 		}
 		all, err := reference.Samples()
