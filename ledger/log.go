@@ -34,10 +34,10 @@ const (
 type Options struct {
 	// Instance names this log; its origin (checkpoint first line and
 	// signed-note key name) is "cuasd/<Instance>" and its stream
-	// StreamFor(Instance). Letters, digits, '.',
-	// '_' and '-' only. Default "default". The origin is fixed when the
-	// log is created: a log reopened under another instance name keeps its
-	// own (and a warning is logged).
+	// StreamFor(Instance). 1-64 letters, digits, '_' and '-' only ('.'
+	// cannot be part of a stream name). Default "default". The origin is
+	// fixed when the log is created: a log reopened under another instance
+	// name keeps its own (and a warning is logged).
 	Instance string
 	// DataDir receives the generated signing key when SigningKeyFile is
 	// empty (created at first start with mode 0600, reused afterwards).
