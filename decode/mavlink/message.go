@@ -127,7 +127,7 @@ func (m *Message) Bytes(fd *FieldDef) []byte {
 }
 
 // Str returns a char field's text up to its first NUL (as bytes aliasing
-// m; no allocation).
+// m; no allocation). It works the same on any other field's raw bytes.
 func (m *Message) Str(fd *FieldDef) []byte {
 	b := m.Bytes(fd)
 	for i, c := range b {

@@ -128,8 +128,8 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 			o.Emergency = EnumName("MAV_STATE", st)
 		}
 	case idODIDBasicID:
-		fd := m.Def.Field("uas_id")
-		if id := trimNUL(m.Bytes(fd)); len(id) > 0 {
+		// uas_id is uint8[20], not char, but holds NUL-padded text too.
+		if id := m.Str(m.Def.Field("uas_id")); len(id) > 0 {
 			o.UASID = string(id)
 		}
 		o.Category = remoteid.UATypeName(uint8(num(m, "ua_type")))
@@ -221,15 +221,6 @@ func observePack(o *decode.Observation, m *Message, sensor string, t int64) {
 func num(m *Message, name string) float64 {
 	v, _ := m.Get(name)
 	return v.Float()
-}
-
-func trimNUL(b []byte) []byte {
-	for i, c := range b {
-		if c == 0 {
-			return b[:i]
-		}
-	}
-	return b
 }
 
 // setPosition sets a position given in 1e-7 degrees. 0,0 is MAVLink's "no
