@@ -58,7 +58,7 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 		return err == nil
 	}
 
-	payload, stmtErr := checkStatement(&r.Envelope)
+	payload, _, stmtErr := checkStatement(&r.Envelope)
 	add("statement", stmtErr, "in-toto Statement v1; subject sha256 digest matches the predicate")
 
 	envJSON, _ := json.Marshal(&r.Envelope)
@@ -141,43 +141,40 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 // checked. Its Predicate holds the record's exact bytes: the blob that
 // `cosign verify-blob-attestation` hashes.
 func DecodeStatement(env *dsse.Envelope) (*Statement, error) {
-	payload, err := checkStatement(env)
+	_, st, err := checkStatement(env)
 	if err != nil {
 		return nil, errf(KindVerify, "statement", "", err)
 	}
-	var st Statement
-	if err := json.Unmarshal(payload, &st); err != nil {
-		return nil, errf(KindVerify, "statement", "", err)
-	}
-	return &st, nil
+	return st, nil
 }
 
 // checkStatement decodes the envelope payload and checks the in-toto
-// Statement v1 shape and the subject digest.
-func checkStatement(env *dsse.Envelope) ([]byte, error) {
+// Statement v1 shape and the subject digest. It returns the payload bytes
+// (what the signature covers) and the statement decoded from them.
+func checkStatement(env *dsse.Envelope) ([]byte, *Statement, error) {
 	if env.PayloadType != PayloadType {
-		return nil, fmt.Errorf("payloadType is %q, want %q", env.PayloadType, PayloadType)
+		return nil, nil, fmt.Errorf("payloadType is %q, want %q", env.PayloadType, PayloadType)
 	}
 	payload, err := base64.StdEncoding.DecodeString(env.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("payload is not base64: %v", err)
+		return nil, nil, fmt.Errorf("payload is not base64: %v", err)
 	}
 	var st Statement
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return nil, fmt.Errorf("payload is not an in-toto statement: %v", err)
+		return nil, nil, fmt.Errorf("payload is not an in-toto statement: %v", err)
 	}
 	if st.Type != StatementType {
-		return nil, fmt.Errorf("_type is %q, want %q", st.Type, StatementType)
+		return nil, nil, fmt.Errorf("_type is %q, want %q", st.Type, StatementType)
 	}
 	if len(st.Subject) != 1 {
-		return nil, fmt.Errorf("statement has %d subjects, want 1", len(st.Subject))
+		return nil, nil, fmt.Errorf("statement has %d subjects, want 1", len(st.Subject))
 	}
 	want := st.Subject[0].Digest["sha256"]
 	sum := sha256.Sum256(st.Predicate)
 	if want != hex.EncodeToString(sum[:]) {
-		return nil, fmt.Errorf("subject digest sha256 %q does not match the predicate's SHA-256 %x", want, sum)
+		return nil, nil, fmt.Errorf("subject digest sha256 %q does not match the predicate's SHA-256 %x", want, sum)
 	}
-	return payload, nil
+	return payload, &st, nil
 }
 
 // unsignedPlaceholder reports an envelope whose only signature is the
