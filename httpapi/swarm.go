@@ -178,8 +178,10 @@ func handleSwarmTopologyGet(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the live track picture")
 			return
 		}
-		// The options were checked above, so a validation failure now is
-		// in the live tracks: ours, not the caller's.
+		// The query was parsed above; the options' bounds (link_m at most
+		// swarm.MaxLinkM, non-negative differences) are checked here so
+		// that they are the caller's 400, and a validation failure inside
+		// writeTopology can then only be in the live tracks: ours, a 500.
 		if err := opt.Validate(); err != nil {
 			var se *swarm.Error
 			errors.As(err, &se)
