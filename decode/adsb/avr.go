@@ -105,8 +105,10 @@ func AVRFrames(b []byte) iter.Seq2[AVRFrame, error] {
 
 // parseLines iterates over the non-blank lines of b, parsing each into a
 // reused T with parse (which must reset it, so that a line parse rejects
-// yields a zero T) and yielding the T with parse's error. The text formats
-// (AVR, SBS) are line-oriented the same way; only the line parser differs.
+// yields a zero T) and yielding the T with parse's error. Each line is
+// passed with its terminating "\n" (and any "\r"): parse trims it, as
+// ParseAVR and ParseSBS do. The text formats (AVR, SBS) are line-oriented
+// the same way; only the line parser differs.
 func parseLines[T any](b []byte, parse func([]byte, *T) error) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
 		var v T
