@@ -112,28 +112,17 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	now := time.Now().UnixNano()
+	ingestNs := strconv.FormatInt(now, 10)
 	futures := make([]jetstream.PubAckFuture, 0, len(frames))
 	for i := range frames {
 		f := &frames[i]
-		recv := f.RecvUnixNano
-		if recv == 0 {
-			recv = now
-		}
-		msg := &nats.Msg{Subject: subj, Data: f.Data, Header: nats.Header{}}
-		msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(recv, 10))
-		msg.Header.Set(bus.HeaderIngestTime, strconv.FormatInt(now, 10))
-		msg.Header.Set(bus.HeaderSensor, sensor)
+		msg := rawMsg(subj, protocol, sensor, f.Data, f.RecvUnixNano, now, ingestNs, f.ID)
 		if f.Signal != 0 && f.Signal == f.Signal {
 			msg.Header.Set(bus.HeaderSignal, strconv.FormatFloat(f.Signal, 'f', 1, 64))
 		}
 		if f.Carrier != "" {
 			msg.Header.Set(bus.HeaderCarrier, f.Carrier)
 		}
-		id := f.ID
-		if id == "" {
-			id = MsgID(protocol, sensor, recv, f.Data)
-		}
-		msg.Header.Set(bus.HeaderMsgID, id)
 		fut, err := p.js.PublishMsgAsync(msg)
 		if err != nil {
 			p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(len(frames) - i))
@@ -156,24 +145,36 @@ func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor 
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	now := time.Now().UnixNano()
-	if recvUnixNano == 0 {
-		recvUnixNano = now
-	}
-	msg := &nats.Msg{Subject: subj, Data: batch, Header: nats.Header{}}
-	msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(recvUnixNano, 10))
-	msg.Header.Set(bus.HeaderIngestTime, strconv.FormatInt(now, 10))
-	msg.Header.Set(bus.HeaderSensor, sensor)
+	msg := rawMsg(subj, protocol, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
 	msg.Header.Set(bus.HeaderFraming, bus.FramingLP)
-	if id == "" {
-		id = MsgID(protocol, sensor, recvUnixNano, batch)
-	}
-	msg.Header.Set(bus.HeaderMsgID, id)
 	fut, err := p.js.PublishMsgAsync(msg)
 	if err != nil {
 		p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(n))
 		return res, classify("publish", err)
 	}
 	return p.wait(ctx, adapter, protocol, res, []jetstream.PubAckFuture{fut}, n)
+}
+
+// rawMsg is a raw-frame message on subj with the headers every raw message
+// carries: receive time (recv, 0 meaning now), ingest time (now, and
+// ingestNs its decimal text, formatted once per publish), sensor and the
+// de-duplication id (id, or when empty the reception's MsgID).
+func rawMsg(subj, protocol, sensor string, data []byte, recv, now int64, ingestNs, id string) *nats.Msg {
+	recvNs := ingestNs
+	if recv == 0 {
+		recv = now
+	} else {
+		recvNs = strconv.FormatInt(recv, 10)
+	}
+	if id == "" {
+		id = MsgID(protocol, sensor, recv, data)
+	}
+	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+	msg.Header.Set(bus.HeaderRecvTime, recvNs)
+	msg.Header.Set(bus.HeaderIngestTime, ingestNs)
+	msg.Header.Set(bus.HeaderSensor, sensor)
+	msg.Header.Set(bus.HeaderMsgID, id)
+	return msg
 }
 
 func (p *Publisher) wait(ctx context.Context, adapter, protocol string, res Result, futures []jetstream.PubAckFuture, perMsg int) (Result, error) {
