@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/cuasd/cuasd/reference"
 )
@@ -190,16 +191,23 @@ func resolve(doc map[string]any, v any, depth int) any {
 // handleMCPTools serves GET /v1/mcp/tools: the service's operations as a
 // tool catalog over plain HTTP (not an MCP transport).
 func handleMCPTools(d Deps) http.HandlerFunc {
+	// The catalog is derived from the embedded document once.
+	catalog := sync.OnceValues(func() ([]Tool, error) {
+		doc, err := openAPIDocument()
+		if err != nil {
+			return nil, err
+		}
+		return toolCatalog(doc), nil
+	})
 	return func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := singleParams(w, r, nil); !ok {
 			return
 		}
-		doc, err := openAPIDocument()
+		tools, err := catalog()
 		if err != nil {
 			writeProblem(w, r, http.StatusInternalServerError, "the OpenAPI document does not load: "+err.Error())
 			return
 		}
-		tools := toolCatalog(doc)
 		writeJSON(w, http.StatusOK, map[string]any{"tools": tools, "count": len(tools)})
 	}
 }
