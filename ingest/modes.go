@@ -116,13 +116,24 @@ func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 // connection flush its partial batch.
 type deadliner interface{ SetReadDeadline(time.Time) error }
 
-func readChunk(r io.Reader, buf []byte, flush func()) (int, error) {
+// setFlushDeadline makes the next read of r, when r is a deadliner, time
+// out after batchDelay, so that the readers flush a partial batch.
+func setFlushDeadline(r io.Reader) {
 	if d, ok := r.(deadliner); ok {
 		_ = d.SetReadDeadline(time.Now().Add(batchDelay))
 	}
-	n, err := r.Read(buf)
+}
+
+// isTimeout reports a network timeout (a read deadline, or Accept's).
+func isTimeout(err error) bool {
 	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func readChunk(r io.Reader, buf []byte, flush func()) (int, error) {
+	setFlushDeadline(r)
+	n, err := r.Read(buf)
+	if isTimeout(err) {
 		flush()
 		return n, nil
 	}
@@ -174,13 +185,10 @@ func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add func([]byte),
 	var f adsb.AVRFrame
 	var line []byte
 	for ctx.Err() == nil {
-		if d, ok := r.(deadliner); ok {
-			_ = d.SetReadDeadline(time.Now().Add(batchDelay))
-		}
+		setFlushDeadline(r)
 		part, err := br.ReadSlice('\n')
 		line = append(line, part...)
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
+		if isTimeout(err) {
 			flush()
 			continue
 		}
@@ -227,8 +235,7 @@ func ListenModeS(ctx context.Context, ln net.Listener, format ModeSFormat, senso
 			if ctx.Err() != nil {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if isTimeout(err) {
 				continue
 			}
 			return err
