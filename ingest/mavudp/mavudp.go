@@ -83,6 +83,21 @@ type counters struct {
 	peers, evicted, connects                     atomic.Int64
 }
 
+// parserSeen is how much of one parser's rejection counts is already in
+// the totals.
+type parserSeen struct {
+	bad, hdr int
+	skipped  int64
+}
+
+// account adds the rejections a parser counted since seen to the totals.
+func (c *counters) account(seen *parserSeen, st mavlink.Stats) {
+	c.badCRC.Add(int64(st.BadCRC - seen.bad))
+	c.headerErrors.Add(int64(st.HeaderErrors - seen.hdr))
+	c.skipped.Add(st.SkippedBytes - seen.skipped)
+	*seen = parserSeen{bad: st.BadCRC, hdr: st.HeaderErrors, skipped: st.SkippedBytes}
+}
+
 func (c *counters) snapshot() Stats {
 	return Stats{
 		Datagrams: c.datagrams.Load(), Bytes: c.bytes.Load(), Frames: c.frames.Load(),
@@ -250,8 +265,7 @@ type peer struct {
 	s      mavlink.Stream
 	sensor string
 	last   time.Time
-	// reported parser counters already added to the totals
-	bad, hdr, skipped int
+	seen   parserSeen // its parser's counts already in the totals
 }
 
 // ListenUDP binds the listener's socket; Run then serves it.
@@ -325,18 +339,9 @@ func (u *UDP) Run(ctx context.Context) error {
 		p.last = now
 		p.s.Write(buf[:n])
 		frames := collect(&p.s, now.UnixNano())
-		u.account(p)
+		u.c.account(&p.seen, p.s.Stats())
 		u.pub.enqueue(batch{sensor: p.sensor, frames: frames})
 	}
-}
-
-// account adds a peer's new parser rejections to the totals.
-func (u *UDP) account(p *peer) {
-	st := p.s.Stats()
-	u.c.badCRC.Add(int64(st.BadCRC - p.bad))
-	u.c.headerErrors.Add(int64(st.HeaderErrors - p.hdr))
-	u.c.skipped.Add(st.SkippedBytes - int64(p.skipped))
-	p.bad, p.hdr, p.skipped = st.BadCRC, st.HeaderErrors, int(st.SkippedBytes)
 }
 
 func (u *UDP) peer(from netip.AddrPort, now time.Time) *peer {
@@ -465,15 +470,7 @@ func (t *TCP) session(ctx context.Context) (got bool, err error) {
 	t.cfg.Log.Info("MAVLink TCP connected", "addr", t.cfg.Addr)
 
 	var s mavlink.Stream // a new connection starts a new stream
-	var bad, hdr int
-	var skipped int64
-	account := func() {
-		st := s.Stats()
-		t.c.badCRC.Add(int64(st.BadCRC - bad))
-		t.c.headerErrors.Add(int64(st.HeaderErrors - hdr))
-		t.c.skipped.Add(st.SkippedBytes - skipped)
-		bad, hdr, skipped = st.BadCRC, st.HeaderErrors, st.SkippedBytes
-	}
+	var seen parserSeen
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := conn.Read(buf)
@@ -484,7 +481,7 @@ func (t *TCP) session(ctx context.Context) (got bool, err error) {
 			t.c.bytes.Add(int64(n))
 			s.Write(buf[:n])
 			t.pub.enqueue(batch{sensor: t.cfg.Sensor, frames: collect(&s, now)})
-			account()
+			t.c.account(&seen, s.Stats())
 		}
 		if err != nil {
 			// The stream ended: frames hidden in a cut candidate are
@@ -498,7 +495,7 @@ func (t *TCP) session(ctx context.Context) (got bool, err error) {
 				tail = append(tail, ingest.Frame{Data: append([]byte(nil), f.Raw...), RecvUnixNano: time.Now().UnixNano()})
 			}
 			t.pub.enqueue(batch{sensor: t.cfg.Sensor, frames: tail})
-			account()
+			t.c.account(&seen, s.Stats())
 			return got, fmt.Errorf("read: %w", err)
 		}
 	}
