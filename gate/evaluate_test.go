@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/quick"
+
+	"github.com/cuasd/cuasd/internal/cputime"
 )
 
 // heathrow is a 5 km airport zone up to 150 m.
@@ -637,11 +639,11 @@ func BenchmarkEvaluateCircle(b *testing.B) {
 	var r Result
 	pol := Policy{}
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		EvaluateInto(&r, &in, &zone, &pol)
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkEvaluatePolygon16(b *testing.B) {
@@ -656,11 +658,11 @@ func BenchmarkEvaluatePolygon16(b *testing.B) {
 	var r Result
 	pol := Policy{}
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		EvaluateInto(&r, &in, &zone, &pol)
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkFeatures60(b *testing.B) {
@@ -670,9 +672,9 @@ func BenchmarkFeatures60(b *testing.B) {
 		s[i] = Sample{UnixNano: int64(i) * 1e9, Lat: q.Lat, Lon: q.Lon}
 	}
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		Features(s)
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/cputime"
 )
 
 func TestUnionFind(t *testing.T) {
@@ -267,11 +268,11 @@ func benchGroups(b *testing.B, n int) {
 	tracks := benchTracks(n)
 	var d Detector
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		d.Groups(tracks, Options{}, nil)
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkGroups100k(b *testing.B) { benchGroups(b, 100_000) }
@@ -281,11 +282,11 @@ func BenchmarkGroups1k(b *testing.B)   { benchGroups(b, 1000) }
 func BenchmarkDetect100k(b *testing.B) {
 	tracks := benchTracks(100_000)
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		if _, err := Detect(tracks, Options{}); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(cpuTime()-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
 }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/internal/cputime"
 	"github.com/cuasd/cuasd/pipeline"
 	"github.com/cuasd/cuasd/sim"
 )
@@ -96,13 +96,6 @@ func phase(name string) bool {
 		}
 	}
 	return false
-}
-
-// cpuTime is the CPU time (user and system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // newBareRig is an embedded JetStream with the cuasd streams and no
@@ -282,7 +275,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		r := newRig(t)
 		ticks := generate(2000, 200, 150000, 6)
 		n := count(ticks)
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), cputime.Process()
 		ctx := context.Background()
 		sem := make(chan struct{}, 8)
 		var wg sync.WaitGroup
@@ -308,7 +301,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		wg.Wait()
 		pubDur := time.Since(start)
 		_, applied := r.waitDrained(float64(n), 2*time.Minute)
-		total, cpu := time.Since(start), cpuTime()-cpu0
+		total, cpu := time.Since(start), cputime.Process()-cpu0
 		t.Logf("SINGLE: %d frames, one message each, published in %.2fs (%.0f frames/s); %0.f applied after %.2fs: sustained %.0f frames/s end to end, %.1f µs of CPU per frame (publisher included)",
 			n, pubDur.Seconds(), float64(n)/pubDur.Seconds(), applied, total.Seconds(), applied/total.Seconds(), cpu.Seconds()*1e6/float64(n))
 		r.stop()
@@ -366,7 +359,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		ctx := context.Background()
 		{
 			r := newBareRig(t)
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), cputime.Process()
 			sem := make(chan struct{}, 8)
 			var wg sync.WaitGroup
 			for i := 0; i < len(frames); i += 64 {
@@ -386,7 +379,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			d, cpu := time.Since(start), cpuTime()-cpu0
+			d, cpu := time.Since(start), cputime.Process()-cpu0
 			t.Logf("CEILING (JetStream alone, Publisher with headers and ids): %d frames in %.2fs: %.0f frames/s, %.1f µs of CPU per frame", len(frames), d.Seconds(), float64(len(frames))/d.Seconds(), cpu.Seconds()*1e6/float64(len(frames)))
 			r.stop()
 		}
@@ -396,7 +389,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 			headers, ids bool
 		}{{"bare messages, no headers", false, false}, {"receive-time and sensor headers, no id", true, false}, {"Nats-Msg-Id only", false, true}} {
 			r := newBareRig(t)
-			start, cpu0 := time.Now(), cpuTime()
+			start, cpu0 := time.Now(), cputime.Process()
 			futs := make([]jetstream.PubAckFuture, 0, 4096)
 			for i, f := range frames {
 				m := &nats.Msg{Subject: "cuas.raw.adsb.bench", Data: f}
@@ -426,7 +419,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 					futs = futs[:0]
 				}
 			}
-			d, cpu := time.Since(start), cpuTime()-cpu0
+			d, cpu := time.Since(start), cputime.Process()-cpu0
 			t.Logf("CEILING (JetStream alone, %s): %d frames in %.2fs: %.0f frames/s, %.1f µs of CPU per frame", v.name, len(frames), d.Seconds(), float64(len(frames))/d.Seconds(), cpu.Seconds()*1e6/float64(len(frames)))
 			if !v.headers && !v.ids {
 				storeBare = cpu.Seconds() * 1e6 / float64(len(frames))
@@ -439,7 +432,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					cstart, ccpu0, got := time.Now(), cpuTime(), 0
+					cstart, ccpu0, got := time.Now(), cputime.Process(), 0
 					for got < len(frames) {
 						batch, err := cons.FetchNoWait(256)
 						if err != nil {
@@ -452,7 +445,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 							got++
 						}
 					}
-					cd, ccpu := time.Since(cstart), cpuTime()-ccpu0
+					cd, ccpu := time.Since(cstart), cputime.Process()-ccpu0
 					t.Logf("CEILING (JetStream alone, fetching those messages, %s): %d in %.2fs: %.0f messages/s, %.1f µs of CPU per message", ack, got, cd.Seconds(), float64(got)/cd.Seconds(), ccpu.Seconds()*1e6/float64(got))
 					if ack == jetstream.AckExplicitPolicy {
 						fetchAck = ccpu.Seconds() * 1e6 / float64(got)
