@@ -251,17 +251,13 @@ func unwrapNordic(b []byte, p *Packet) {
 	p.ChecksumOK = flags&nordicFlagCRCOK != 0
 	ll := b[h+hl:]
 	coded := (flags>>4)&0x7 == nordicPHYCoded
-	unwrapBLELLCoded(ll, coded, p)
+	unwrapBLELL(ll, coded, p)
 }
 
-func unwrapBLELL(b []byte, coded bool, p *Packet) {
-	unwrapBLELLCoded(b, coded, p)
-}
-
-// unwrapBLELLCoded strips access address (and coding indicator) and CRC
+// unwrapBLELL strips access address (and coding indicator) and CRC
 // from an advertising-channel LE packet. Data-channel packets are left
 // unsupported: Remote ID travels on advertising PDUs only.
-func unwrapBLELLCoded(b []byte, coded bool, p *Packet) {
+func unwrapBLELL(b []byte, coded bool, p *Packet) {
 	if len(b) < 4 || binary.LittleEndian.Uint32(b) != bleAdvertisingAccessAddr {
 		return
 	}
@@ -299,5 +295,5 @@ func unwrapBLEPHDR(b []byte, p *Packet) {
 		p.ChecksumKnown = true
 		p.ChecksumOK = flags&blePHDRFlagCRCValid != 0
 	}
-	unwrapBLELLCoded(b[10:], false, p)
+	unwrapBLELL(b[10:], false, p)
 }
