@@ -103,15 +103,6 @@ func encodeVelocity(dst *[14]byte, icao uint32, speedKt, trackDeg, vrFpm float64
 
 // ---- MAVLink v2 ----
 
-func x25(crc uint16, b []byte) uint16 {
-	for _, c := range b {
-		t := c ^ byte(crc)
-		t ^= t << 4
-		crc = crc>>8 ^ uint16(t)<<8 ^ uint16(t)<<3 ^ uint16(t)>>4
-	}
-	return crc
-}
-
 // appendMAVLink2 appends a MAVLink 2 frame of message id with payload
 // (trailing zeros truncated, as senders do).
 func appendMAVLink2(dst []byte, seq, sys, comp uint8, id uint32, payload []byte) []byte {
@@ -122,9 +113,7 @@ func appendMAVLink2(dst []byte, seq, sys, comp uint8, id uint32, payload []byte)
 	start := len(dst)
 	dst = append(dst, 0xFD, byte(len(payload)), 0, 0, seq, sys, comp, byte(id), byte(id>>8), byte(id>>16))
 	dst = append(dst, payload...)
-	crc := x25(0xFFFF, dst[start+1:])
-	crc = x25(crc, []byte{def.CRCExtra})
-	return binary.LittleEndian.AppendUint16(dst, crc)
+	return binary.LittleEndian.AppendUint16(dst, mavlink.Checksum(dst[start+1:], def.CRCExtra))
 }
 
 // MAVLink message ids and wire layouts used here (common.xml).
