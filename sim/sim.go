@@ -162,7 +162,6 @@ func NewWorld(cfg Config, now time.Time) *World {
 		o.next = now.Add(time.Duration(w.rng.Int64N(int64(o.interval) + 1)))
 		o.bootStart = now
 	}
-	w.cfg = cfg
 	return w
 }
 
