@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -56,13 +57,9 @@ func EachFrame(framing string, body []byte, scratch []byte, fn func(i int, frame
 	case FramingHexLines:
 		i := 0
 		for len(body) > 0 {
-			line := body
-			rest := []byte(nil)
-			for j, c := range body {
-				if c == '\n' {
-					line, rest = body[:j], body[j+1:]
-					break
-				}
+			line, rest := body, []byte(nil)
+			if j := bytes.IndexByte(body, '\n'); j >= 0 {
+				line, rest = body[:j], body[j+1:]
 			}
 			body = rest
 			line = trimSpace(line)
