@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,14 +38,7 @@ func (e *Error) Backpressure() bool { return e.Pressure }
 var Protocols = []string{"adsb", "remoteid", "mavlink"}
 
 // ValidProtocol reports whether p names a protocol with a raw subject.
-func ValidProtocol(p string) bool {
-	for _, q := range Protocols {
-		if p == q {
-			return true
-		}
-	}
-	return false
-}
+func ValidProtocol(p string) bool { return slices.Contains(Protocols, p) }
 
 // Publisher publishes raw frames to JetStream and reports success only
 // after JetStream has acknowledged them: nothing it acknowledges to a
