@@ -219,8 +219,11 @@ func classify(op string, err error) error {
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
-		// 10047 storage resources exceeded, 10077 maximum messages exceeded,
-		// 10078 maximum bytes exceeded (nats-server's JSErrCode values).
+		// nats-server's JSErrCode values: 10028 memory and 10047 storage
+		// resources exceeded; 10077 the stream failed to store the message,
+		// which is how a full DiscardNew stream answers (maximum bytes or
+		// messages exceeded; also a message too large for the store);
+		// 10078 is JSConsumerConfigRequiredErr, which a publish does not get.
 		switch apiErr.ErrorCode {
 		case 10047, 10077, 10078, 10028:
 			pressure = true
