@@ -96,7 +96,6 @@ type Board struct {
 type decisionState struct {
 	decision gate.Decision
 	breach   bool
-	zone     string
 	// owned is whether this instance recorded the track's decisions at the
 	// last evaluation (see BoardConfig.Owns).
 	owned   bool
@@ -358,7 +357,6 @@ func (b *Board) input(t *Track, samples []gate.Sample, now time.Time) gate.Input
 func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	id := e.Track.ID
 	st := b.state[id]
-	zone := e.Geofence.ID
 	reason := ""
 	switch {
 	case st == nil:
@@ -383,7 +381,7 @@ func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	}
 	st.owned = owns
 	prev := st.decision
-	st.decision, st.breach, st.zone = e.Result.Decision, e.Result.Breach, zone
+	st.decision, st.breach = e.Result.Decision, e.Result.Breach
 	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence || !owns {
 		return st.receipt.Load()
 	}
