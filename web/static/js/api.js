@@ -79,11 +79,6 @@ export function setToken(t) {
   for (const fn of listeners.change) fn(t || null);
 }
 
-/** signingIn is true while calls wait for the operator to give a token. */
-export function signingIn() {
-  return asked;
-}
-
 // needToken waits until a token is set. The first caller asks the
 // listeners (the dialog); the others just wait with it.
 function needToken(detail, rejected, signal) {

@@ -29,7 +29,6 @@ export class Live {
   constructor(cb) {
     this.cb = cb;
     this.es = null;
-    this.timers = [];
     this.lastEvent = 0;
     this.tokenWaiters = [];
     onTokenChange((t) => {
@@ -52,7 +51,6 @@ export class Live {
       fn();
     };
     const timer = setTimeout(once, ms);
-    this.timers.push(timer);
     this.tokenWaiters.push(once);
   }
 
@@ -81,7 +79,7 @@ export class Live {
         }
         this.cb.onStatus(name, "down", e.describe ? e.describe() : String(e));
       }
-      this.timers.push(setTimeout(tick, every));
+      setTimeout(tick, every);
     };
     tick();
   }
@@ -102,7 +100,7 @@ export class Live {
         return;
       }
       this.cb.onStatus("board", "down", e.describe ? e.describe() : String(e));
-      this.timers.push(setTimeout(() => this.startBoard(), 3000));
+      setTimeout(() => this.startBoard(), 3000);
       return;
     }
     this.openStream();
@@ -166,7 +164,7 @@ export class Live {
         }
       }
       if (Date.now() - started > 30000) this.openStream();
-      else this.timers.push(setTimeout(tick, BOARD_POLL_MS));
+      else setTimeout(tick, BOARD_POLL_MS);
     };
     tick();
   }

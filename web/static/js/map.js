@@ -74,7 +74,6 @@ export class MapView {
     this.map.createPane("basemap").style.zIndex = 150;
     this.map.createPane("zones").style.zIndex = 350;
     this.map.createPane("vectors").style.zIndex = 420;
-    this.world = null;
     this.geofences = L.layerGroup().addTo(this.map);
     this.swarms = L.layerGroup().addTo(this.map);
     this.trails = L.layerGroup().addTo(this.map);
@@ -101,7 +100,7 @@ export class MapView {
       const res = await fetch(url("/ui/vendor/world-atlas/countries-110m.geojson"));
       if (!res.ok) throw new Error(res.status + " " + res.statusText);
       const world = await res.json();
-      this.world = L.geoJSON(world, {
+      L.geoJSON(world, {
         interactive: false,
         pane: "basemap",
         style: { color: "#3a4a55", weight: 0.8, fillColor: "#1f2a30", fillOpacity: 1 },
@@ -284,11 +283,6 @@ export class MapView {
   centre(lat, lon) {
     if (typeof lat !== "number" || typeof lon !== "number") return;
     this.map.setView([lat, lon], Math.max(this.map.getZoom(), 13));
-  }
-
-  trackPosition(id) {
-    const e = this.tracks.get(id);
-    return e ? e.marker.getLatLng() : null;
   }
 
   invalidate() {

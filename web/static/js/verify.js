@@ -74,10 +74,6 @@ export function fromBase64(s) {
   return Uint8Array.from(bin, (c) => c.charCodeAt(0));
 }
 
-export function toBase64(bytes) {
-  return btoa(String.fromCharCode(...bytes));
-}
-
 const concat = (...parts) => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
   let o = 0;
