@@ -212,8 +212,7 @@ func (b *Board) Sweep(ctx context.Context) {
 		if !t.HasPosition {
 			continue
 		}
-		st = append(st, swarm.Track{ID: t.ID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, HasAlt: t.HasAltitude,
-			SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, HasVelocity: t.HasVelocity})
+		st = append(st, t.SwarmTrack())
 		idx = append(idx, i)
 	}
 	groups := swarm.Groups(st, b.cfg.Swarm, nil)

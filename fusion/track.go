@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/fusion/swarm"
 	"github.com/cuasd/cuasd/gate"
 )
 
@@ -233,6 +234,13 @@ type Track struct {
 	// only one protocol reports).
 	DisagreementM float64
 	History       []Point
+}
+
+// SwarmTrack is the track as an input of swarm detection: what the board
+// groups on every sweep and what the swarm endpoint is served.
+func (t *Track) SwarmTrack() swarm.Track {
+	return swarm.Track{ID: t.ID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, HasAlt: t.HasAltitude,
+		SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, HasVelocity: t.HasVelocity}
 }
 
 func (t *track) snapshot(withHistory bool) Track {

@@ -142,8 +142,7 @@ func (l liveTracks) LivePositions(context.Context) ([]swarm.Track, error) {
 		if !t.HasPosition {
 			continue
 		}
-		out = append(out, swarm.Track{ID: t.ID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, HasAlt: t.HasAltitude,
-			SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, HasVelocity: t.HasVelocity})
+		out = append(out, t.SwarmTrack())
 	}
 	return out, nil
 }
