@@ -136,6 +136,11 @@ export class ApiError extends Error {
   }
 }
 
+/** describeError is the sentence to show the operator for any failure: an ApiError's describe(), else the error as text. */
+export function describeError(e) {
+  return e instanceof ApiError ? e.describe() : String(e);
+}
+
 async function call(path, init) {
   for (;;) {
     const sent = token();

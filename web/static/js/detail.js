@@ -1,7 +1,7 @@
 // The detail of one track: identity claims (unauthenticated), sources and
 // sensors, kinematics, the 13 Λ axes as a bar chart with their evidence,
 // the caps, the decision and its receipt with a verification status.
-import { ApiError, get } from "./api.js";
+import { ApiError, describeError, get } from "./api.js";
 import { el, fmt, kv, protocolNames, replace, trackLabel } from "./util.js";
 import { decodePayload, verifyReceipt } from "./verify.js";
 
@@ -180,7 +180,7 @@ export class DetailPanel {
         .catch((e) => {
           r.state = "error";
           r.at = Date.now();
-          r.error = e instanceof ApiError ? e.describe() : String(e);
+          r.error = describeError(e);
         })
         .finally(() => this.render());
     }

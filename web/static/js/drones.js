@@ -1,7 +1,7 @@
 // The drone database browser: the filters of GET /v1/drones/database and a
 // table whose rows open the record (specs with their sources, telemetry
 // surfaces, sourced notes).
-import { ApiError, get } from "./api.js";
+import { describeError, get } from "./api.js";
 import { debounce, el, replace, safeHref } from "./util.js";
 
 const roleNames = (r) => String(r).replaceAll("_", " ");
@@ -31,8 +31,7 @@ export class DronesView {
     try {
       body = await get("/v1/drones/database" + this.query());
     } catch (e) {
-      const msg = e instanceof ApiError ? e.describe() : String(e);
-      replace(this.out, el("p", { class: e.notBuilt ? "unavailable" : "error", text: "Drone database: " + msg }));
+      replace(this.out, el("p", { class: e.notBuilt ? "unavailable" : "error", text: "Drone database: " + describeError(e) }));
       return;
     }
     const drones = Array.isArray(body?.drones) ? body.drones : Array.isArray(body) ? body : [];

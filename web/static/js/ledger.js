@@ -1,6 +1,6 @@
 // The ledger view: tree size, root, checkpoint, the latest entries, and an
 // inclusion check of any entry against the current tree.
-import { ApiError, get } from "./api.js";
+import { describeError, get } from "./api.js";
 import { el, fmt, kv, replace } from "./util.js";
 import { decodePayload, verifyReceipt } from "./verify.js";
 
@@ -41,9 +41,8 @@ export class LedgerView {
       this.renderHead(page);
       this.renderEntries(Array.isArray(page.entries) ? page.entries : []);
     } catch (e) {
-      const msg = e instanceof ApiError ? e.describe() : String(e);
       replace(this.head);
-      replace(this.out, el("p", { class: e.notBuilt ? "unavailable" : "error", text: "Ledger: " + msg }));
+      replace(this.out, el("p", { class: e.notBuilt ? "unavailable" : "error", text: "Ledger: " + describeError(e) }));
       return;
     }
     if (!cp) this.loadCheckpoint();
@@ -120,7 +119,7 @@ export class LedgerView {
       status.title = r.steps.map((s) => `${s.ok ? "✓" : "✗"} ${s.name}: ${s.detail}`).join("\n");
     } catch (e) {
       status.className = "inclusion error";
-      replace(status, e instanceof ApiError ? e.describe() : String(e));
+      replace(status, describeError(e));
     } finally {
       btn.disabled = false;
     }

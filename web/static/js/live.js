@@ -5,7 +5,7 @@
 // token's role is too low) is reported with cuasd's detail and asked again
 // only when the token changes or after a minute. Calls that meet a 401 wait
 // inside api.js for the sign-in, so nothing here loops on it.
-import { ApiError, get, list, onTokenChange, streamURL } from "./api.js";
+import { ApiError, describeError, get, list, onTokenChange, streamURL } from "./api.js";
 
 const TRACKS_EVERY_MS = 2000;
 const SWARMS_EVERY_MS = 3000;
@@ -77,7 +77,7 @@ export class Live {
           this.later(tick, FORBIDDEN_RETRY_MS);
           return;
         }
-        this.cb.onStatus(name, "down", e.describe ? e.describe() : String(e));
+        this.cb.onStatus(name, "down", describeError(e));
       }
       setTimeout(tick, every);
     };
@@ -99,7 +99,7 @@ export class Live {
         this.later(() => this.startBoard(), FORBIDDEN_RETRY_MS);
         return;
       }
-      this.cb.onStatus("board", "down", e.describe ? e.describe() : String(e));
+      this.cb.onStatus("board", "down", describeError(e));
       setTimeout(() => this.startBoard(), 3000);
       return;
     }
@@ -156,7 +156,7 @@ export class Live {
         this.cb.onBoard(await get("/v1/threats/active?limit=200"));
         this.cb.onStatus("board", "polling", "polling the board");
       } catch (e) {
-        this.cb.onStatus("board", e.notBuilt ? "notbuilt" : e.forbidden ? "forbidden" : "down", e.describe ? e.describe() : String(e));
+        this.cb.onStatus("board", e.notBuilt ? "notbuilt" : e.forbidden ? "forbidden" : "down", describeError(e));
         if (e.notBuilt) return;
         if (e.forbidden) {
           this.later(tick, FORBIDDEN_RETRY_MS);
