@@ -244,6 +244,10 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 		obs = obs[:0]
 		framing := m.Headers().Get(bus.HeaderFraming)
 		var dead []deadLetter
+		// Decoded frames are counted per message, not per frame: a batch
+		// holds up to bus.MaxFramesPerMessage frames and a labelled
+		// counter's look-up costs about as much as decoding one.
+		decoded := 0
 		w.scratch, err = bus.EachFrame(framing, m.Data(), w.scratch, func(k int, frame []byte) error {
 			if frame == nil {
 				dead = append(dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
@@ -268,9 +272,12 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 				}
 				o.IngestUnixNano = meta.IngestUnixNano
 			}
-			w.m.decoded.WithLabelValues(w.proto).Inc()
+			decoded++
 			return nil
 		})
+		if decoded > 0 {
+			w.m.decoded.WithLabelValues(w.proto).Add(float64(decoded))
+		}
 		if err != nil {
 			dead = append(dead, deadLetter{idx: -1, frame: m.Data(), reason: "framing", detail: err.Error()})
 		}
