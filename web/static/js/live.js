@@ -68,20 +68,30 @@ export class Live {
         await fn();
         this.cb.onStatus(name, "live");
       } catch (e) {
-        if (e instanceof ApiError && e.notBuilt) {
-          this.cb.onStatus(name, "notbuilt", e.describe());
-          return; // not built into this binary: asking again will not change that
-        }
-        if (e instanceof ApiError && e.forbidden) {
-          this.cb.onStatus(name, "forbidden", e.describe());
-          this.later(tick, FORBIDDEN_RETRY_MS);
-          return;
-        }
-        this.cb.onStatus(name, "down", describeError(e));
+        if (!this.failed(name, e, tick)) return;
       }
       setTimeout(tick, every);
     };
     tick();
+  }
+
+  // failed reports a failed read of the source `name` and says whether the
+  // caller should try again at its own pace: not after a 501 (not built
+  // into this binary: asking again will not change that), nor after a 403,
+  // which `later` retries with `retry` after FORBIDDEN_RETRY_MS or as soon
+  // as a new token is set.
+  failed(name, e, retry) {
+    if (e instanceof ApiError && e.notBuilt) {
+      this.cb.onStatus(name, "notbuilt", e.describe());
+      return false;
+    }
+    if (e instanceof ApiError && e.forbidden) {
+      this.cb.onStatus(name, "forbidden", e.describe());
+      this.later(retry, FORBIDDEN_RETRY_MS);
+      return false;
+    }
+    this.cb.onStatus(name, "down", describeError(e));
+    return true;
   }
 
   // startBoard reads the board once (so the page is filled at once and we
@@ -90,17 +100,7 @@ export class Live {
     try {
       this.cb.onBoard(await get("/v1/threats/active?limit=200"));
     } catch (e) {
-      if (e instanceof ApiError && e.notBuilt) {
-        this.cb.onStatus("board", "notbuilt", e.describe());
-        return;
-      }
-      if (e instanceof ApiError && e.forbidden) {
-        this.cb.onStatus("board", "forbidden", e.describe());
-        this.later(() => this.startBoard(), FORBIDDEN_RETRY_MS);
-        return;
-      }
-      this.cb.onStatus("board", "down", describeError(e));
-      setTimeout(() => this.startBoard(), 3000);
+      if (this.failed("board", e, () => this.startBoard())) setTimeout(() => this.startBoard(), 3000);
       return;
     }
     this.openStream();
@@ -156,12 +156,7 @@ export class Live {
         this.cb.onBoard(await get("/v1/threats/active?limit=200"));
         this.cb.onStatus("board", "polling", "polling the board");
       } catch (e) {
-        this.cb.onStatus("board", e.notBuilt ? "notbuilt" : e.forbidden ? "forbidden" : "down", describeError(e));
-        if (e.notBuilt) return;
-        if (e.forbidden) {
-          this.later(tick, FORBIDDEN_RETRY_MS);
-          return;
-        }
+        if (!this.failed("board", e, tick)) return;
       }
       if (Date.now() - started > 30000) this.openStream();
       else setTimeout(tick, BOARD_POLL_MS);
