@@ -162,7 +162,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 
 	url := scheme + "://" + displayAddr(ln.Addr().String()) + cfg.BasePath + "/"
 	log.Info("cuasd ready", "url", url, "version", version(), "startup", time.Since(start).Round(time.Millisecond),
-		"nats", natsDesc(b, cfg))
+		"nats", natsDesc(b))
 	for _, a := range st.listenAddrs {
 		fmt.Fprintf(stdout, "cuasd adapter %s\n", a)
 	}
@@ -187,7 +187,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	return nil
 }
 
-func natsDesc(b *bus.Bus, cfg config) string {
+func natsDesc(b *bus.Bus) string {
 	if !b.Embedded() {
 		return "external"
 	}
