@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -343,11 +344,8 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 	if meta.Sensor == "" {
 		// The last subject token is the sensor.
 		s := m.Subject()
-		for i := len(s) - 1; i >= 0; i-- {
-			if s[i] == '.' {
-				meta.Sensor = s[i+1:]
-				break
-			}
+		if i := strings.LastIndexByte(s, '.'); i >= 0 {
+			meta.Sensor = s[i+1:]
 		}
 	}
 	if md != nil {
