@@ -2,7 +2,7 @@
 // table whose rows open the record (specs with their sources, telemetry
 // surfaces, sourced notes).
 import { describeError, get } from "./api.js";
-import { debounce, el, replace, safeHref } from "./util.js";
+import { dataTable, debounce, el, replace, safeHref } from "./util.js";
 
 const roleNames = (r) => String(r).replaceAll("_", " ");
 
@@ -87,16 +87,7 @@ export class DronesView {
     replace(
       this.out,
       el("p", { class: "note", text: `${drones.length} of ${total ?? drones.length} systems. Identifiers a broadcast claims are candidates for a match, never an identification.` }),
-      el(
-        "div",
-        { class: "table-wrap" },
-        el(
-          "table",
-          { class: "data drones-table" },
-          el("thead", {}, el("tr", {}, ["System", "Country", "Side", "Group", "Role", "Telemetry"].map((h) => el("th", { text: h })))),
-          el("tbody", {}, rows),
-        ),
-      ),
+      dataTable("drones-table", ["System", "Country", "Side", "Group", "Role", "Telemetry"], rows),
     );
   }
 

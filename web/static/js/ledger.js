@@ -1,7 +1,7 @@
 // The ledger view: tree size, root, checkpoint, the latest entries, and an
 // inclusion check of any entry against the current tree.
 import { describeError, get } from "./api.js";
-import { el, fmt, kv, replace } from "./util.js";
+import { dataTable, el, fmt, kv, replace } from "./util.js";
 import { decodePayload, verifyReceipt } from "./verify.js";
 
 const PAGE = 25;
@@ -93,19 +93,7 @@ export class LedgerView {
           el("td", {}, btn, " ", status),
         );
       });
-    replace(
-      this.out,
-      el(
-        "div",
-        { class: "table-wrap" },
-        el(
-          "table",
-          { class: "data ledger-table" },
-          el("thead", {}, el("tr", {}, ["Index", "Time", "Statement", "Leaf hash", "Inclusion"].map((h) => el("th", { text: h })))),
-          el("tbody", {}, rows),
-        ),
-      ),
-    );
+    replace(this.out, dataTable("ledger-table", ["Index", "Time", "Statement", "Leaf hash", "Inclusion"], rows));
   }
 
   async check(index, status, btn) {

@@ -47,6 +47,19 @@ export function kv(pairs) {
   return dl;
 }
 
+/**
+ * dataTable renders rows (tr elements) under a header row of the given
+ * titles, in the wrapper that lets a wide table scroll on a phone; kind is
+ * the table's own class ("ledger-table").
+ */
+export function dataTable(kind, headers, rows) {
+  return el(
+    "div",
+    { class: "table-wrap" },
+    el("table", { class: "data " + kind }, el("thead", {}, el("tr", {}, headers.map((h) => el("th", { text: h })))), el("tbody", {}, rows)),
+  );
+}
+
 export const fmt = {
   num(x, digits = 0) {
     return typeof x === "number" && Number.isFinite(x) ? x.toFixed(digits) : "—";
