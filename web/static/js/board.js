@@ -1,7 +1,7 @@
 // The threat board panel: live threats sorted by Λ (highest first),
 // filterable by text, decision and protocol. Picking one selects the track
 // and centres the map on it.
-import { el, fmt, protocolNames, replace, trackLabel } from "./util.js";
+import { el, fmt, protocolList, replace, trackLabel } from "./util.js";
 
 export class BoardPanel {
   constructor({ list, count, note, text, decision, protocol, onPick }) {
@@ -90,7 +90,7 @@ function fillRow(btn, t, selected) {
     el(
       "span",
       { class: "sub" },
-      (t.protocols || []).map((p) => protocolNames[p] || p).join("+"),
+      protocolList(t.protocols, "+"),
       where ? " · " + where : "",
       t.breach ? el("span", { class: "breach", text: " · BREACH" }) : "",
       dist ? " · " + dist : "",

@@ -2,7 +2,7 @@
 // sensors, kinematics, the 13 Λ axes as a bar chart with their evidence,
 // the caps, the decision and its receipt with a verification status.
 import { ApiError, describeError, get } from "./api.js";
-import { el, fmt, kv, protocolNames, replace, trackLabel } from "./util.js";
+import { el, fmt, kv, protocolList, replace, trackLabel } from "./util.js";
 import { decodePayload, verifyReceipt } from "./verify.js";
 
 const TRACK_REFRESH_MS = 4000;
@@ -122,10 +122,9 @@ export class DetailPanel {
     );
 
     parts.push(el("h3", { text: "Sources" }));
-    const protocols = t.protocols || th?.protocols || [];
     parts.push(
       kv([
-        ["Protocols", protocols.map((p) => protocolNames[p] || p).join(", ")],
+        ["Protocols", protocolList(t.protocols || th?.protocols)],
         ["Sensors", (t.sensors || []).join(", ") || (this.trackError ? this.trackError.describe() : this.track ? "none reported" : "loading…")],
         ["Observations", t.observations],
         ["First seen", t.first_seen || th?.first_seen ? fmt.time(t.first_seen || th.first_seen) : undefined],

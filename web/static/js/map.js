@@ -3,7 +3,7 @@
 // swarm components and tracks. Tracks carry an icon by protocol, a colour by
 // decision, a heading vector and a short trail.
 import { config, url } from "./api.js";
-import { el, trackLabel, protocolNames, fmt } from "./util.js";
+import { el, trackLabel, protocolList, fmt } from "./util.js";
 
 const L = window.L;
 
@@ -203,7 +203,7 @@ export class MapView {
         e.key = key;
       }
       const name = trackLabel(t);
-      const desc = `${name} — ${(t.protocols || []).map((p) => protocolNames[p] || p).join(", ")}` +
+      const desc = `${name} — ${protocolList(t.protocols)}` +
         (t.decision ? ` — ${t.decision}, Λ ${fmt.lambda(t.lambda)}` : "");
       e.marker.setTooltipContent(el("span", { text: desc }));
       e.desc = desc;

@@ -90,7 +90,12 @@ export const fmt = {
   },
 };
 
-export const protocolNames = { adsb: "ADS-B", remoteid: "Remote ID", mavlink: "MAVLink" };
+const protocolNames = { adsb: "ADS-B", remoteid: "Remote ID", mavlink: "MAVLink" };
+
+/** protocolList names a track's protocols as people know them ("ADS-B, Remote ID"), joined by sep. */
+export function protocolList(protocols, sep = ", ") {
+  return (protocols || []).map((p) => protocolNames[p] || p).join(sep);
+}
 
 /** label is the name an operator knows a track by: its claimed callsign or id. */
 export function trackLabel(t) {
