@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -41,17 +42,20 @@ func put(t *testing.T, url string, body any) int {
 	return resp.StatusCode
 }
 
+// boardThreat is one entry of GET /v1/threats/active.
+type boardThreat struct {
+	TrackID      string  `json:"track_id"`
+	Breach       bool    `json:"breach"`
+	Decision     string  `json:"decision"`
+	Lambda       float64 `json:"lambda"`
+	Geofence     string  `json:"geofence"`
+	ReceiptIndex *int64  `json:"receipt_index"`
+	Axes         []any   `json:"axes"`
+	HumanDecided bool    `json:"human_decision_required"`
+}
+
 type boardAnswer struct {
-	Threats []struct {
-		TrackID      string  `json:"track_id"`
-		Breach       bool    `json:"breach"`
-		Decision     string  `json:"decision"`
-		Lambda       float64 `json:"lambda"`
-		Geofence     string  `json:"geofence"`
-		ReceiptIndex *int64  `json:"receipt_index"`
-		Axes         []any   `json:"axes"`
-		HumanDecided bool    `json:"human_decision_required"`
-	} `json:"threats"`
+	Threats []boardThreat `json:"threats"`
 }
 
 // TestDroneEntersZoneBoardReceiptsExpiry: a drone broadcasting Remote ID
@@ -74,16 +78,7 @@ func TestDroneEntersZoneBoardReceiptsExpiry(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	var entry *struct {
-		TrackID      string  `json:"track_id"`
-		Breach       bool    `json:"breach"`
-		Decision     string  `json:"decision"`
-		Lambda       float64 `json:"lambda"`
-		Geofence     string  `json:"geofence"`
-		ReceiptIndex *int64  `json:"receipt_index"`
-		Axes         []any   `json:"axes"`
-		HumanDecided bool    `json:"human_decision_required"`
-	}
+	var entry *boardThreat
 	deadline := time.Now().Add(5 * time.Second)
 	for entry == nil || entry.ReceiptIndex == nil {
 		if time.Now().After(deadline) {
@@ -103,7 +98,7 @@ func TestDroneEntersZoneBoardReceiptsExpiry(t *testing.T) {
 	if entry.Geofence != "prison" || len(entry.Axes) != 13 || !entry.HumanDecided || entry.Decision == "monitor" {
 		t.Fatalf("entry %+v", entry)
 	}
-	resp, body := get(t, base+"/v1/receipt/"+itoa64(*entry.ReceiptIndex))
+	resp, body := get(t, base+"/v1/receipt/"+strconv.FormatInt(*entry.ReceiptIndex, 10))
 	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("inclusion_proof")) {
 		t.Fatalf("receipt %d: %d %s", *entry.ReceiptIndex, resp.StatusCode, body)
 	}
@@ -119,9 +114,4 @@ func TestDroneEntersZoneBoardReceiptsExpiry(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func itoa64(v int64) string {
-	b, _ := json.Marshal(v)
-	return string(b)
 }
