@@ -469,17 +469,10 @@ func deliver(ctx context.Context, client *http.Client, insts []*instance, f *sen
 		in := insts[k]
 		if in.alive.Load() {
 			f.tries.Add(1)
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, in.base+"/v1/ingest/adsb", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
-			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusAccepted {
-					f.acked.Store(true)
-					f.by.Store(in.name)
-					return
-				}
+			if code, err := postIngest(ctx, client, in.base, body); err == nil && code == http.StatusAccepted {
+				f.acked.Store(true)
+				f.by.Store(in.name)
+				return
 			}
 		}
 		if time.Now().After(deadline) {
@@ -491,6 +484,20 @@ func deliver(ctx context.Context, client *http.Client, insts []*instance, f *sen
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// postIngest posts a JSON body to the ADS-B ingest endpoint under base and
+// returns the answer's status code, its body read and discarded.
+func postIngest(ctx context.Context, client *http.Client, base string, body []byte) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/ingest/adsb", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // emitLoop emits a receipt on in every 200 ms until ctx ends or in dies,
@@ -686,16 +693,12 @@ func checkPairs(ctx context.Context, t *testing.T, client *http.Client, in *inst
 	post := func(hexFrame string, at int64) error {
 		body, _ := json.Marshal(map[string]any{"frames": []string{hexFrame}, "sensor": "ct-pairs", "recv_time_unix_ns": at})
 		for range 20 {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, in.base+"/v1/ingest/adsb", bytes.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := client.Do(req)
+			code, err := postIngest(ctx, client, in.base, body)
 			if err == nil {
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusAccepted {
+				if code == http.StatusAccepted {
 					return nil
 				}
-				err = fmt.Errorf("HTTP %d", resp.StatusCode)
+				err = fmt.Errorf("HTTP %d", code)
 			}
 			if ctx.Err() != nil {
 				return err

@@ -758,15 +758,8 @@ func TestDeployMetricNames(t *testing.T) {
 	}
 	post := func(frames ...string) int {
 		body, _ := json.Marshal(map[string]any{"frames": frames, "sensor": "deploytest"})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/ingest/adsb", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		code, _ := postIngest(ctx, http.DefaultClient, base, body)
+		return code
 	}
 	// A frame failing its CRC and a Mode S reply (DF20) whose address no
 	// squitter announced, both from shared/vectors/adsb.json.
@@ -798,12 +791,7 @@ func TestDeployMetricNames(t *testing.T) {
 			next++
 		}
 		body, _ := json.Marshal(map[string]any{"frames": frames, "sensor": "filler", "recv_time_unix_ns": time.Now().UnixNano()})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/ingest/adsb", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
+		_, _ = postIngest(ctx, http.DefaultClient, base, body)
 		time.Sleep(300 * time.Millisecond)
 	}
 	names := make([]string, 0, len(used))
