@@ -185,12 +185,14 @@ func (t *track) pushHistory(p Point) {
 	}
 }
 
-// history returns the points oldest first.
-func (t *track) history() []Point {
-	out := make([]Point, 0, t.histN)
-	start := (t.histI - t.histN + historyLen) % historyLen
-	for i := 0; i < t.histN; i++ {
-		out = append(out, t.hist[(start+i)%historyLen])
+// history returns the newest n points (every point when there are fewer),
+// oldest first.
+func (t *track) history(n int) []Point {
+	n = min(n, t.histN)
+	out := make([]Point, n)
+	start := (t.histI - n + historyLen) % historyLen
+	for i := range out {
+		out[i] = t.hist[(start+i)%historyLen]
 	}
 	return out
 }
@@ -260,14 +262,10 @@ func (t *track) snapshot(withHistory bool) Track {
 	}
 	s.DisagreementM = t.disagreementM(2e9)
 	if withHistory {
-		s.History = t.history()
+		s.History = t.history(historyLen)
 	} else if t.histN > 0 {
 		// A short trail for the board and map.
-		h := t.history()
-		if len(h) > 8 {
-			h = h[len(h)-8:]
-		}
-		s.History = h
+		s.History = t.history(8)
 	}
 	return s
 }
