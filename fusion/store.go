@@ -246,7 +246,7 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 		t.protoPos[i].t, t.protoPos[i].lat, t.protoPos[i].lon = recv, lat, lon
 	}
 	if t.hasPos && t.histN > 0 {
-		last := t.hist[(t.histI+historyLen-1)%historyLen]
+		last := t.lastPoint()
 		dt := float64(recv-last.T) / 1e9
 		d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})
 		// Allow 1 km of slack for the position quantisation of the

@@ -170,10 +170,13 @@ func (t *track) addWarning(w string) {
 	t.warnings = append(t.warnings, w)
 }
 
+// lastPoint is the newest history point; only meaningful when histN > 0.
+func (t *track) lastPoint() Point { return t.hist[(t.histI+historyLen-1)%historyLen] }
+
 func (t *track) pushHistory(p Point) {
 	// Collapse repeats of the same position and time.
 	if t.histN > 0 {
-		last := t.hist[(t.histI+historyLen-1)%historyLen]
+		last := t.lastPoint()
 		if last.T == p.T && last.Lat == p.Lat && last.Lon == p.Lon {
 			return
 		}
