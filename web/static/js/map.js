@@ -190,9 +190,12 @@ export class MapView {
       }
       e.data = t;
       const last = e.points[e.points.length - 1];
+      // The map redraws every track at every board event and track poll;
+      // the trail and the tooltip change only when their content does.
       if (!last || last[0] !== pos[0] || last[1] !== pos[1]) {
         e.points.push(pos);
         if (e.points.length > TRAIL_POINTS) e.points.shift();
+        e.trail.setLatLngs(e.points);
       }
       e.marker.setLatLng(pos);
       // The icon is rebuilt only when its kind changes: rebuilding replaces the
@@ -205,10 +208,11 @@ export class MapView {
       const name = trackLabel(t);
       const desc = `${name} — ${protocolList(t.protocols)}` +
         (t.decision ? ` — ${t.decision}, Λ ${fmt.lambda(t.lambda)}` : "");
-      e.marker.setTooltipContent(el("span", { text: desc }));
-      e.desc = desc;
+      if (desc !== e.desc) {
+        e.marker.setTooltipContent(el("span", { text: desc }));
+        e.desc = desc;
+      }
       this.decorate(e);
-      e.trail.setLatLngs(e.points);
       const colour = { monitor: "#39b26b", alert: "#f0b429", "intercept-recommended": "#ff4d5e" }[t.decision] || "#8795a1";
       if (typeof t.heading_deg === "number") {
         const dist = Math.max((t.speed_mps || 0) * VECTOR_SECONDS, VECTOR_MIN_M);
