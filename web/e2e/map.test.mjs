@@ -123,13 +123,7 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
 
   test("decoder playground: a pasted ADS-B frame decodes to its callsign", async () => {
     const page = await newPage({ width: 1280, height: 800 });
-    await page.getByRole("tab", { name: "Decoder" }).click();
-    await page.locator('input[name="proto"][value="adsb"]').check();
-    await page.locator("#decoder-hex").fill(ADSB_FRAME);
-    await page.getByRole("button", { name: "Decode" }).click();
-    const out = page.locator("#decoder-out pre.decoded, #decoder-out .problem").first();
-    await out.waitFor({ timeout: WAIT_MS });
-    const decoded = await out.innerText();
+    const decoded = await decodeADSB(page, ADSB_FRAME);
     await page.screenshot({ path: path.join(outDir, "desktop-decoder.png") });
     assert.ok(decoded.includes(ADSB_CALLSIGN), `decoded ${ADSB_FRAME} shows ${ADSB_CALLSIGN}; got:\n${decoded}`);
 
@@ -377,13 +371,8 @@ describe("cuasd map in Chromium, API behind bearer tokens", { skip: tokenSkip },
     await page.locator("#board-list .threat").first().click();
     await page.locator("#detail .axis").first().waitFor({ timeout: WAIT_MS });
     assert.equal(await page.locator("#detail .axis").count(), 13);
-    await page.getByRole("tab", { name: "Decoder" }).click();
-    await page.locator('input[name="proto"][value="adsb"]').check();
-    await page.locator("#decoder-hex").fill(ADSB_FRAME);
-    await page.getByRole("button", { name: "Decode" }).click();
-    const out = page.locator("#decoder-out pre.decoded, #decoder-out .problem").first();
-    await out.waitFor({ timeout: WAIT_MS });
-    assert.ok((await out.innerText()).includes(ADSB_CALLSIGN), await out.innerText());
+    const decoded = await decodeADSB(page, ADSB_FRAME);
+    assert.ok(decoded.includes(ADSB_CALLSIGN), decoded);
 
     // A reload keeps the token (same tab): no dialog, the board fills.
     await page.getByRole("tab", { name: "Map" }).click();
@@ -477,6 +466,19 @@ describe("cuasd map in Chromium, API behind bearer tokens", { skip: tokenSkip },
   });
 });
 
+// decodeADSB pastes hex into the decoder playground as ADS-B, presses
+// Decode and returns the text of what came out: the decoded JSON or the
+// problem.
+async function decodeADSB(page, hex) {
+  await page.getByRole("tab", { name: "Decoder" }).click();
+  await page.locator('input[name="proto"][value="adsb"]').check();
+  await page.locator("#decoder-hex").fill(hex);
+  await page.getByRole("button", { name: "Decode" }).click();
+  const out = page.locator("#decoder-out pre.decoded, #decoder-out .problem").first();
+  await out.waitFor({ timeout: WAIT_MS });
+  return out.innerText();
+}
+
 // findPosition returns the first object with numeric lat and lon in a
 // decoded answer, wherever the decoder put it.
 function findPosition(v) {
@@ -514,8 +516,6 @@ function newToken(dir, name, role) {
   return { token: m[1], file };
 }
 
-// startServer starts the server under test (extra: more `serve` flags) and
-// resolves with the URL it prints ("cuasd serving URL").
 // launchBrowser starts Debian's Chromium headless, without the background
 // traffic (updates, sync, QUIC) that a test machine has no use for.
 async function launchBrowser() {
@@ -528,6 +528,8 @@ async function launchBrowser() {
   });
 }
 
+// startServer starts the server under test (extra: more `serve` flags) and
+// resolves with the URL it prints ("cuasd serving URL").
 async function startServer(extra = [], tmp = null) {
   if (process.env.E2E_URL) {
     const u = new URL(process.env.E2E_URL);
