@@ -59,7 +59,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	cons, err := c.js.OrderedConsumer(ctx, bus.StreamObs, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{bus.ObsPrefix + ".>"},
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   ptr(start.Add(-c.store.TTL() - 5*time.Second)),
+		OptStartTime:   new(start.Add(-c.store.TTL() - 5*time.Second)),
 	})
 	if err != nil {
 		return err
@@ -112,8 +112,6 @@ func (s *Store) RunExpiry(ctx context.Context, period time.Duration, onExpire fu
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // storeCollector exports the store's gauges at scrape time.
 type storeCollector struct {
