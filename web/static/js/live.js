@@ -41,13 +41,12 @@ export class Live {
     });
   }
 
-  // later runs fn after ms, or as soon as a new token is set.
+  // later runs fn after ms, or as soon as a new token is set, whichever
+  // comes first: each way of calling it removes the other.
   later(fn, ms) {
-    let done = false;
     const once = () => {
-      if (done) return;
-      done = true;
       clearTimeout(timer);
+      this.tokenWaiters = this.tokenWaiters.filter((f) => f !== once);
       fn();
     };
     const timer = setTimeout(once, ms);
