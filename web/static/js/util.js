@@ -30,7 +30,7 @@ function append(e, children) {
   }
 }
 
-/** clear removes every child of e and appends the given children. */
+/** replace removes every child of e and appends the given children. */
 export function replace(e, ...children) {
   e.replaceChildren();
   append(e, children);
