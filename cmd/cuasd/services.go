@@ -109,7 +109,7 @@ func classifier(db *reference.DB) func(t *fusion.Track) gate.Side {
 	return func(t *fusion.Track) gate.Side {
 		q := reference.NewQuery()
 		claimed := false
-		if t.UASID != "" && len(t.UASID) >= 4 {
+		if len(t.UASID) >= 4 {
 			q.SerialNumber, claimed = t.UASID, true
 		}
 		if t.ICAO != "" && len(t.Category) == 2 && strings.ContainsAny(t.Category[:1], "ABCD") {
