@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -334,11 +335,7 @@ func (b *Board) input(t *Track, samples []gate.Sample, now time.Time) gate.Input
 		in.Behaviour, in.HasBehaviour = gate.Features(samples), true
 	}
 	in.Sensors, in.Protocols, in.HasCorroboration = len(t.Sensors), len(t.Protocols), true
-	rid := false
-	for _, p := range t.Protocols {
-		rid = rid || p == "remoteid"
-	}
-	in.Compliance = gate.Compliance{RemoteID: rid, OperatorLocation: t.HasOperator,
+	in.Compliance = gate.Compliance{RemoteID: slices.Contains(t.Protocols, "remoteid"), OperatorLocation: t.HasOperator,
 		Emergency: t.Emergency != "" && t.Emergency != "none" && t.Emergency != "no_emergency"}
 	in.HasCompliance = true
 	in.Integrity, in.HasIntegrity = gate.Integrity{Warnings: t.Warnings, CrossProtocolDisagreementM: t.DisagreementM}, true
