@@ -194,7 +194,7 @@ func grep(s, sub string) string {
 			out = append(out, l)
 		}
 	}
-	return fmt.Sprint(strings.Join(out, "\n"))
+	return strings.Join(out, "\n")
 }
 
 // TestDecodeAndPublish: "publish": true on a decode endpoint sends the
