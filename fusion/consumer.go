@@ -17,22 +17,20 @@ import (
 // picture; on start it replays the last TTL of the stream, which rebuilds
 // the tracks after a restart.
 type Consumer struct {
-	js       jetstream.JetStream
-	store    *Store
-	log      *slog.Logger
-	onUpdate func([]Update)
+	js    jetstream.JetStream
+	store *Store
+	log   *slog.Logger
 
 	applied prometheus.Counter
 	latency prometheus.Histogram
 	bad     prometheus.Counter
 }
 
-// NewConsumer returns a consumer feeding store. onUpdate, if not nil, is
-// called after each applied message with the updates it made (the
-// continuous evaluation hooks in here).
-func NewConsumer(js jetstream.JetStream, store *Store, log *slog.Logger, reg prometheus.Registerer, onUpdate func([]Update)) *Consumer {
+// NewConsumer returns a consumer feeding store. The continuous gate reads
+// the store itself (it polls Store.Version), so nothing is called back.
+func NewConsumer(js jetstream.JetStream, store *Store, log *slog.Logger, reg prometheus.Registerer) *Consumer {
 	c := &Consumer{
-		js: js, store: store, log: log, onUpdate: onUpdate,
+		js: js, store: store, log: log,
 		applied: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cuasd_observations_applied_total",
 			Help: "Observations applied to the track store.",
@@ -77,7 +75,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			c.log.Warn("malformed observation message", "subject", m.Subject(), "err", err)
 			return
 		}
-		ups := c.store.ApplyBatch(buf)
+		c.store.ApplyBatch(buf)
 		now := time.Now().UnixNano()
 		for i := range buf {
 			if in := buf[i].IngestUnixNano; in >= startNs {
@@ -85,9 +83,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 		}
 		c.applied.Add(float64(len(buf)))
-		if c.onUpdate != nil && len(ups) > 0 {
-			c.onUpdate(ups)
-		}
 	}, jetstream.PullMaxMessages(1024))
 	if err != nil {
 		return err

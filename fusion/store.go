@@ -105,18 +105,14 @@ func (s *Store) Apply(o *decode.Observation) (Update, bool) {
 	return s.applyLocked(o)
 }
 
-// ApplyBatch merges observations under one lock acquisition and returns
-// the updates they made.
-func (s *Store) ApplyBatch(obs []decode.Observation) []Update {
+// ApplyBatch merges observations under one lock acquisition. It builds no
+// list of updates: the consumer, its only caller, needs none.
+func (s *Store) ApplyBatch(obs []decode.Observation) {
 	s.mu.Lock()
-	ups := make([]Update, 0, len(obs))
+	defer s.mu.Unlock()
 	for i := range obs {
-		if u, ok := s.applyLocked(&obs[i]); ok {
-			ups = append(ups, u)
-		}
+		s.applyLocked(&obs[i])
 	}
-	s.mu.Unlock()
-	return ups
 }
 
 func (s *Store) drop(reason string) { s.dropped[reason]++ }

@@ -42,7 +42,7 @@ func startPipeline(ctx context.Context, b *bus.Bus, cfg config, reg prometheus.R
 		w := pipeline.NewWorker(b.JS, dec, m, log)
 		s.goRun(ctx, log, "decoder "+string(dec.Protocol()), w.Run)
 	}
-	cons := fusion.NewConsumer(b.JS, s.store, log, reg, nil)
+	cons := fusion.NewConsumer(b.JS, s.store, log, reg)
 	s.goRun(ctx, log, "fusion", cons.Run)
 	s.wg.Add(1)
 	go func() {

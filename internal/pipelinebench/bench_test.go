@@ -72,7 +72,7 @@ func newRig(t *testing.T) *rig {
 			go func() { defer wg.Done(); _ = w.Run(ctx) }()
 		}
 	}
-	cons := fusion.NewConsumer(b.JS, store, nopLog(), reg, nil)
+	cons := fusion.NewConsumer(b.JS, store, nopLog(), reg)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = cons.Run(ctx) }()
 	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
