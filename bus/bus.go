@@ -91,7 +91,7 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 		// In-process connection: no TCP, no loopback port needed.
 		copts = append(copts, nats.InProcessServer(srv))
 		url = srv.ClientURL()
-		if !listens(o.Listen) {
+		if !Listens(o.Listen) {
 			url = ""
 		}
 	}
@@ -118,12 +118,12 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 	return b, nil
 }
 
-// listens reports whether Options.Listen asks the embedded server for a
-// client listener ("" and "off" do not).
-func listens(l string) bool { return l != "" && l != "off" }
+// Listens reports whether a listen address (Options.Listen, --nats-listen)
+// asks the embedded server for a client listener ("" and "off" do not).
+func Listens(l string) bool { return l != "" && l != "off" }
 
 func listenDesc(l string) string {
-	if !listens(l) {
+	if !Listens(l) {
 		return "off (in-process only)"
 	}
 	return l
@@ -147,7 +147,7 @@ func startEmbedded(o Options) (*server.Server, error) {
 	if so.ServerName == "" {
 		so.ServerName = "cuasd"
 	}
-	if !listens(o.Listen) {
+	if !Listens(o.Listen) {
 		so.DontListen = true
 	} else {
 		host, port, err := net.SplitHostPort(o.Listen)

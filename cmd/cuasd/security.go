@@ -63,7 +63,7 @@ func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authentic
 		return nil, nil, err
 	}
 
-	listening := cfg.NATSURL == "" && cfg.NATSListen != "" && cfg.NATSListen != "off"
+	listening := cfg.NATSURL == "" && bus.Listens(cfg.NATSListen)
 	if !listening {
 		return auth, tlsCfg, nil
 	}
