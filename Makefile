@@ -4,7 +4,7 @@ BIN     := bin/cuasd
 PKGS    := ./...
 RUNARGS ?= --demo
 
-.PHONY: all build run test vet unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor clean
+.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor clean
 
 all: build
 
@@ -22,6 +22,14 @@ test: vet unit fuzz-short e2e
 
 vet:
 	$(GO) vet $(PKGS)
+
+# gofmt, go vet, staticcheck (pinned, from the module proxy) and the
+# function-size check of internal/codecheck (60 lines, complexity 15).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
+lint: vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) run $(STATICCHECK) $(PKGS)
+	$(GO) test -count=1 ./internal/codecheck/
 
 unit:
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)

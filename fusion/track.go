@@ -58,14 +58,13 @@ func (m protoMask) list() []string {
 
 // cprState is what ADS-B position decoding keeps per aircraft.
 type cprState struct {
-	even, odd         decode.Observation // only the CPR fields are used
-	evenT, oddT       int64
-	hasEven, hasOdd   bool
-	fixT              int64 // time of the last accepted position
-	fixLat, fixLon    float64
-	hasFix            bool
-	rejected          uint32 // implausible positions rejected
-	lastRejectWarning int64
+	even, odd       decode.Observation // only the CPR fields are used
+	evenT, oddT     int64
+	hasEven, hasOdd bool
+	fixT            int64 // time of the last accepted position
+	fixLat, fixLon  float64
+	hasFix          bool
+	rejected        uint32 // implausible positions rejected
 }
 
 // track is the store's mutable record of one object. It is only touched

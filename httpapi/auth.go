@@ -159,12 +159,6 @@ func roleFrom(r *http.Request) Role {
 	return RoleAdmin
 }
 
-// principal is who made a request: a token's name, or "" when open.
-func principalFrom(r *http.Request) string {
-	p, _ := r.Context().Value(principalKey{}).(string)
-	return p
-}
-
 // require guards a handler with a minimum role. With no Authenticator the
 // API is open (cuasd refuses to start that way on a non-loopback address).
 func require(a *Authenticator, min Role, next http.HandlerFunc) http.HandlerFunc {

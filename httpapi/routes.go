@@ -146,14 +146,6 @@ func registerOrReuse(reg prometheus.Registerer, hist **prometheus.HistogramVec) 
 	}
 }
 
-// notBuilt answers 501 for an endpoint whose owning subsystem is not wired
-// into this build: never a 200 with made-up data.
-func notBuilt(what string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		writeProblem(w, r, http.StatusNotImplemented, what+" is not implemented in this build")
-	}
-}
-
 // unavailable answers 503 when a dependency is absent at run time.
 func unavailable(w http.ResponseWriter, r *http.Request, what string) {
 	w.Header().Set("Retry-After", "5")

@@ -84,7 +84,6 @@ type uasState struct {
 	locVersion               uint8
 	sys                      System
 	op                       OperatorID
-	warnings                 Warnings
 	frameWarnings            []WarningView
 }
 

@@ -48,14 +48,13 @@ type bulkFrame struct {
 // cprPair is an even/odd airborne position pair with the position the
 // vector gives when the newest frame is the one named.
 type cprPair struct {
-	vector      string
-	icao        string
-	even, odd   string
-	newestOdd   bool
-	lat, lon    float64
-	latTol      float64
-	lonTol      float64
-	description string
+	vector    string
+	icao      string
+	even, odd string
+	newestOdd bool
+	lat, lon  float64
+	latTol    float64
+	lonTol    float64
 }
 
 func str(raw json.RawMessage) string {
