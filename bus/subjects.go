@@ -11,11 +11,49 @@ import (
 //	cuas.obs.{protocol}.p{NN}        normalised observations, batched
 //	                                 per track-key partition          → stream CUAS_OBS
 //	cuas.dead.{protocol}             frames that failed to decode    → stream CUAS_DEAD
+//
+// Events (JSON, package events; core NATS, for outputs and operators):
+//
+//	cuas.track.{protocol}.{key}      a track's state, and its loss
+//	cuas.threat.{protocol}.{key}     a recorded gate decision
+//	cuas.swarm                       swarms formed, changed, dissolved
+//	cuas.zone.{id}                   geofences added, changed, deleted
+//	cuas.alert.>                     alerts (package output/alert)
+//	cuas.sensor.{id}                 sensor status reports (input feeds)
 const (
 	RawPrefix  = "cuas.raw"
 	ObsPrefix  = "cuas.obs"
 	DeadPrefix = "cuas.dead"
+
+	TrackPrefix  = "cuas.track"
+	ThreatPrefix = "cuas.threat"
+	SwarmSubject = "cuas.swarm"
+	ZonePrefix   = "cuas.zone"
+	AlertPrefix  = "cuas.alert"
+	SensorPrefix = "cuas.sensor"
 )
+
+// EventSubjects are the subjects of every JSON event, as wildcards: what
+// an event consumer (an output, `nats sub`) subscribes to.
+var EventSubjects = []string{TrackPrefix + ".>", ThreatPrefix + ".>", SwarmSubject, ZonePrefix + ".>", AlertPrefix + ".>", SensorPrefix + ".>"}
+
+// TrackSubject is the subject of a track's events: the protocol of its id
+// prefix and the rest of the id as one token ("adsb:4CA1FA" →
+// cuas.track.adsb.4CA1FA).
+func TrackSubject(protocol, key string) string {
+	return TrackPrefix + "." + Token(protocol) + "." + Token(key)
+}
+
+// ThreatSubject is the subject of a track's recorded decisions.
+func ThreatSubject(protocol, key string) string {
+	return ThreatPrefix + "." + Token(protocol) + "." + Token(key)
+}
+
+// ZoneSubject is the subject of a geofence's events.
+func ZoneSubject(id string) string { return ZonePrefix + "." + Token(id) }
+
+// SensorSubject is the subject of a sensor's status reports.
+func SensorSubject(id string) string { return SensorPrefix + "." + Token(id) }
 
 // Streams and buckets.
 const (

@@ -1,0 +1,235 @@
+package events
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cuasd/cuasd/gate"
+)
+
+// Version is the schema version of every event ("v").
+const Version = 1
+
+// Event types ("type").
+const (
+	TypeTrackUpdate  = "track.update"
+	TypeTrackLost    = "track.lost"
+	TypeThreat       = "threat.decision"
+	TypeSwarmFormed  = "swarm.formed"
+	TypeSwarmChanged = "swarm.changed"
+	TypeSwarmGone    = "swarm.dissolved"
+	TypeZoneUpsert   = "zone.upsert"
+	TypeZoneDeleted  = "zone.deleted"
+)
+
+// Cadences of the event publisher.
+const (
+	// MinInterval is the shortest time between two updates of one track.
+	MinInterval = time.Second
+	// KeepAlive is how often an unchanged live track is announced again, so
+	// that a consumer that starts late learns of it, and a consumer can
+	// treat a track silent for longer than KeepAlive plus MinInterval as
+	// gone even if it missed the "track.lost" event.
+	KeepAlive = 15 * time.Second
+	// ZoneRepeat is how often every zone is announced again.
+	ZoneRepeat = time.Minute
+)
+
+// Header is what every event starts with.
+type Header struct {
+	V    int    `json:"v"`
+	Type string `json:"type"`
+	// Time is when cuasd produced the event (not when a frame was received).
+	Time time.Time `json:"time"`
+	// Instance is the cuasd instance that published it (--instance).
+	Instance string `json:"instance"`
+}
+
+// TrackEvent is published on cuas.track.{protocol}.{key}.
+type TrackEvent struct {
+	Header
+	Track Track `json:"track"`
+	// Assessment is the gate's latest view of the track; absent until the
+	// track was evaluated (a track with no position is never evaluated).
+	Assessment *Assessment `json:"assessment,omitempty"`
+}
+
+// ThreatEvent is published on cuas.threat.{protocol}.{key} when the gate
+// records a decision: it changed, a breach started or ended, a first
+// evaluation was above monitor, or this instance took the track over.
+type ThreatEvent struct {
+	Header
+	// Reason is why the decision was recorded: decision_changed,
+	// breach_started, breach_ended, first_evaluation, ownership_acquired.
+	Reason string `json:"reason"`
+	// PreviousDecision is the decision recorded before this one.
+	PreviousDecision string `json:"previous_decision"`
+	Threat           Threat `json:"threat"`
+}
+
+// SwarmEvent is published on cuas.swarm.
+type SwarmEvent struct {
+	Header
+	Swarm Swarm `json:"swarm"`
+}
+
+// Swarm is a group of tracks moving as one (a connected component of the
+// proximity graph, at least the minimum size).
+type Swarm struct {
+	ID string `json:"id"`
+	// Members are track ids, sorted.
+	Members []string `json:"members"`
+	Size    int      `json:"size"`
+	// Lat and Lon are the centroid of the members' positions.
+	Lat float64 `json:"lat"`
+	Lon float64 `json:"lon"`
+}
+
+// ZoneEvent is published on cuas.zone.{id}.
+type ZoneEvent struct {
+	Header
+	// Zone is the geofence; on zone.deleted only its id is set.
+	Zone gate.Geofence `json:"zone"`
+}
+
+// Track is one fused track: the object of GET /v1/tracks and of track
+// events. Optional measurements are pointers: absent means unknown, never
+// zero.
+type Track struct {
+	TrackID string `json:"track_id"`
+	// ID is the same as TrackID. Deprecated: use track_id; id is kept for
+	// one release for clients of /v1/tracks.
+	ID          string   `json:"id,omitempty"`
+	Protocols   []string `json:"protocols"`
+	ICAO        string   `json:"icao,omitempty"`
+	UASID       string   `json:"uas_id,omitempty"`
+	OperatorID  string   `json:"operator_id,omitempty"`
+	Callsign    string   `json:"callsign,omitempty"`
+	Category    string   `json:"category,omitempty"`
+	Lat         *float64 `json:"lat,omitempty"`
+	Lon         *float64 `json:"lon,omitempty"`
+	PosMethod   string   `json:"position_method,omitempty"`
+	AltM        *float64 `json:"alt_m,omitempty"`
+	AltKind     string   `json:"alt_kind,omitempty"`
+	SpeedMps    *float64 `json:"speed_mps,omitempty"`
+	HeadingDeg  *float64 `json:"heading_deg,omitempty"`
+	VRateMps    *float64 `json:"vertical_rate_mps,omitempty"`
+	OperatorLat *float64 `json:"operator_lat,omitempty"`
+	OperatorLon *float64 `json:"operator_lon,omitempty"`
+	// HAccuracyM and VAccuracyM are the source's stated 95% position
+	// accuracy (Remote ID accuracy codes, ADS-B NACp, MAVLink eph/epv).
+	HAccuracyM   *float64  `json:"h_accuracy_m,omitempty"`
+	VAccuracyM   *float64  `json:"v_accuracy_m,omitempty"`
+	Squawk       string    `json:"squawk,omitempty"`
+	Emergency    string    `json:"emergency,omitempty"`
+	Sensors      []string  `json:"sensors"`
+	FirstSeen    time.Time `json:"first_seen"`
+	LastSeen     time.Time `json:"last_seen"`
+	Observations uint64    `json:"observations"`
+	Warnings     []string  `json:"warnings,omitempty"`
+	History      []Point   `json:"history,omitempty"`
+}
+
+// Point is one entry of a track's recent positions.
+type Point struct {
+	T    time.Time `json:"t"`
+	Lat  float64   `json:"lat"`
+	Lon  float64   `json:"lon"`
+	AltM *float64  `json:"alt_m,omitempty"`
+}
+
+// Assessment is the gate's latest evaluation of a track, carried on track
+// events so that an output (a CoT sink, a map) has the decision with the
+// position it applies to.
+type Assessment struct {
+	Decision      string   `json:"decision"`
+	Lambda        float64  `json:"lambda"`
+	HumanDecision bool     `json:"human_decision_required"`
+	Breach        bool     `json:"breach"`
+	Geofence      string   `json:"geofence,omitempty"`
+	GeofenceName  string   `json:"geofence_name,omitempty"`
+	DistanceM     *float64 `json:"distance_m,omitempty"`
+	Caps          []string `json:"caps"`
+	// TopAxes are the three axes that contribute most to Λ.
+	TopAxes      []AxisSummary `json:"top_axes,omitempty"`
+	SwarmID      string        `json:"swarm_id,omitempty"`
+	AllowListed  bool          `json:"allow_listed"`
+	Side         string        `json:"side,omitempty"`
+	ReceiptIndex *int64        `json:"receipt_index,omitempty"`
+}
+
+// AxisSummary is one Λ axis in brief.
+type AxisSummary struct {
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Value  float64 `json:"value"`
+	Weight float64 `json:"weight"`
+}
+
+// Threat is one row of the threat board: a track evaluated against its
+// most severe geofence (the object of GET /v1/threats/active and of threat
+// events).
+type Threat struct {
+	TrackID       string         `json:"track_id"`
+	Protocols     []string       `json:"protocols"`
+	Identity      Identity       `json:"identity"`
+	Lat           float64        `json:"lat"`
+	Lon           float64        `json:"lon"`
+	AltM          *float64       `json:"alt_m,omitempty"`
+	SpeedMps      *float64       `json:"speed_mps,omitempty"`
+	HeadingDeg    *float64       `json:"heading_deg,omitempty"`
+	Lambda        float64        `json:"lambda"`
+	Decision      string         `json:"decision"`
+	HumanDecision bool           `json:"human_decision_required"`
+	Caps          []string       `json:"caps"`
+	Axes          []gate.Axis    `json:"axes,omitempty"`
+	Geofence      string         `json:"geofence,omitempty"`
+	GeofenceName  string         `json:"geofence_name,omitempty"`
+	Breach        bool           `json:"breach"`
+	DistanceM     *float64       `json:"distance_m,omitempty"`
+	ToBoundaryM   *float64       `json:"distance_to_boundary_m,omitempty"`
+	SwarmID       string         `json:"swarm_id,omitempty"`
+	Sensors       []string       `json:"sensors"`
+	Warnings      []string       `json:"warnings,omitempty"`
+	Trail         [][2]float64   `json:"trail,omitempty"`
+	FirstSeen     time.Time      `json:"first_seen"`
+	LastSeen      time.Time      `json:"last_seen"`
+	ReceiptIndex  *int64         `json:"receipt_index,omitempty"`
+}
+
+// Identity is what a threat claims to be.
+type Identity struct {
+	ICAO        string `json:"icao,omitempty"`
+	UASID       string `json:"uas_id,omitempty"`
+	OperatorID  string `json:"operator_id,omitempty"`
+	Callsign    string `json:"callsign,omitempty"`
+	Category    string `json:"category,omitempty"`
+	AllowListed bool   `json:"allow_listed"`
+	Side        string `json:"side,omitempty"`
+}
+
+// Error is the error type of package events.
+type Error struct {
+	Subject string
+	Err     error
+}
+
+func (e *Error) Error() string { return "events: " + e.Subject + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Peek reads the header of an event without decoding the rest, so a
+// consumer can dispatch on Type (and refuse a version it does not know).
+func Peek(data []byte) (Header, error) {
+	var h Header
+	if err := json.Unmarshal(data, &h); err != nil {
+		return h, err
+	}
+	if h.V != Version {
+		return h, fmt.Errorf("event schema version %d, this build reads %d", h.V, Version)
+	}
+	if h.Type == "" {
+		return h, fmt.Errorf("event has no type")
+	}
+	return h, nil
+}

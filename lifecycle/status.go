@@ -1,0 +1,149 @@
+package lifecycle
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// State is a component's state.
+type State string
+
+// The states a component reports.
+const (
+	Starting State = "starting"
+	Up       State = "up"
+	Retrying State = "retrying"
+	Stopped  State = "stopped"
+)
+
+// Reporter is how a long-running component says how it is doing.
+type Reporter interface {
+	// Up: working (connected, listening, consuming).
+	Up()
+	// Retrying: not working now, and trying again; err is why.
+	Retrying(err error)
+}
+
+// ComponentStatus is one component's state, as /readyz shows it.
+type ComponentStatus struct {
+	Name      string    `json:"name"`
+	State     State     `json:"state"`
+	LastError string    `json:"last_error,omitempty"`
+	Since     time.Time `json:"since"`
+	// Retries counts the failures reported since the component started.
+	Retries uint64 `json:"retries"`
+}
+
+// Status is the registry of component states. The zero value is not
+// usable; use NewStatus.
+type Status struct {
+	mu    sync.Mutex
+	comps map[string]*ComponentStatus
+	up    *prometheus.GaugeVec
+	now   func() time.Time
+}
+
+// NewStatus returns a registry exporting cuasd_component_up{component}
+// (1 up, 0 otherwise) on reg (nil: unregistered).
+func NewStatus(reg prometheus.Registerer) *Status {
+	s := &Status{
+		comps: map[string]*ComponentStatus{},
+		up: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "cuasd_component_up",
+			Help: "Whether a long-running component (input adapter, output, pipeline stage) is working: 1 up, 0 starting, retrying or stopped.",
+		}, []string{"component"}),
+		now: time.Now,
+	}
+	if reg != nil {
+		reg.MustRegister(s.up)
+	}
+	return s
+}
+
+// Reporter registers a component (state starting, gauge 0) and returns its
+// reporter. Registering a name twice returns a reporter for the same entry.
+func (s *Status) Reporter(name string) Reporter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.comps[name]; !ok {
+		s.comps[name] = &ComponentStatus{Name: name, State: Starting, Since: s.now().UTC()}
+		s.up.WithLabelValues(name).Set(0)
+	}
+	return &reporter{s: s, name: name}
+}
+
+// Set records a component's state; err is kept as the last error when
+// state is Retrying.
+func (s *Status) set(name string, st State, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.comps[name]
+	if c == nil {
+		return
+	}
+	if c.State != st {
+		c.State, c.Since = st, s.now().UTC()
+	}
+	if st == Retrying {
+		c.Retries++
+		if err != nil {
+			c.LastError = err.Error()
+		}
+	}
+	v := 0.0
+	if st == Up {
+		v = 1
+	}
+	s.up.WithLabelValues(name).Set(v)
+}
+
+// Stopped marks a component stopped (after its Run returned).
+func (s *Status) Stopped(name string) { s.set(name, Stopped, nil) }
+
+// Snapshot returns every component's state, sorted by name.
+func (s *Status) Snapshot() []ComponentStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]ComponentStatus, 0, len(s.comps))
+	for _, c := range s.comps {
+		out = append(out, *c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// NotUp describes the components that are not up ("beast-connect
+// radar:30005: retrying: dial tcp ...: connection refused").
+func (s *Status) NotUp() []string {
+	var out []string
+	for _, c := range s.Snapshot() {
+		if c.State == Up {
+			continue
+		}
+		d := c.Name + ": " + string(c.State)
+		if c.State == Retrying && c.LastError != "" {
+			d += ": " + c.LastError
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+type reporter struct {
+	s    *Status
+	name string
+}
+
+func (r *reporter) Up()                { r.s.set(r.name, Up, nil) }
+func (r *reporter) Retrying(err error) { r.s.set(r.name, Retrying, err) }
+
+// Discard is a Reporter that records nothing (tests, one-shot commands).
+var Discard Reporter = discard{}
+
+type discard struct{}
+
+func (discard) Up()            {}
+func (discard) Retrying(error) {}

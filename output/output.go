@@ -1,0 +1,90 @@
+// Package output is the seam every output of cuasd plugs into: a TAK or
+// Cursor-on-Target sink, alert delivery, track history, readsb-compatible
+// feeds. An output is a package under output/ that implements Output: it
+// consumes the JSON events of package events (and, for frame-level outputs
+// such as a Beast relay, the raw subjects) from NATS through the small
+// Events interface, and never reaches into fusion's or the gate's memory.
+// The same output therefore runs inside `cuasd serve` (on an in-process
+// connection) or in another process against the same NATS.
+//
+// Sinks must never slow ingest: NATS delivers to a subscription without
+// blocking the publisher, and an output puts what it sends through a
+// bounded Queue that drops (and counts) rather than waits.
+package output
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/lifecycle"
+)
+
+// Output is one consumer of cuasd's events.
+type Output interface {
+	// Name identifies the output in logs, /readyz and cuasd_component_up
+	// ("cot-udp 239.2.3.1:6969").
+	Name() string
+	// Run consumes until ctx ends (then it returns nil) or the output
+	// cannot go on. It reports Up while it delivers and Retrying with the
+	// error while a sink is unreachable.
+	Run(ctx context.Context, ev Events, rep lifecycle.Reporter) error
+}
+
+// Events is how an output hears cuasd.
+type Events interface {
+	// Subscribe calls fn for every message on subject (NATS wildcards
+	// allowed), in order, on a goroutine of the subscription's own, until
+	// the returned function is called. fn must not keep m.Data.
+	Subscribe(subject string, fn func(m *nats.Msg)) (unsubscribe func(), err error)
+}
+
+// Conn returns the Events of a NATS connection.
+func Conn(nc *nats.Conn) Events { return natsEvents{nc} }
+
+type natsEvents struct{ nc *nats.Conn }
+
+func (e natsEvents) Subscribe(subject string, fn func(m *nats.Msg)) (func(), error) {
+	sub, err := e.nc.Subscribe(subject, fn)
+	if err != nil {
+		return nil, err
+	}
+	// Let a busy output fall behind by a lot before NATS drops for it
+	// (counted by NATS as a slow consumer), without ever blocking the
+	// connection's reader, which the publishers do not wait on.
+	_ = sub.SetPendingLimits(1<<20, 256<<20)
+	return func() { _ = sub.Unsubscribe() }, nil
+}
+
+// Queue is a bounded first-in-first-out queue between an event handler and
+// a sink's writer. Put never blocks: when the queue is full the new item
+// is dropped and counted, so a slow or dead sink loses its own data and
+// slows nothing else.
+type Queue[T any] struct {
+	ch      chan T
+	dropped atomic.Uint64
+}
+
+// NewQueue returns a queue holding at most n items.
+func NewQueue[T any](n int) *Queue[T] { return &Queue[T]{ch: make(chan T, max(n, 1))} }
+
+// Put enqueues v, or drops it when the queue is full (reporting false).
+func (q *Queue[T]) Put(v T) bool {
+	select {
+	case q.ch <- v:
+		return true
+	default:
+		q.dropped.Add(1)
+		return false
+	}
+}
+
+// C is the channel the writer receives from.
+func (q *Queue[T]) C() <-chan T { return q.ch }
+
+// Len is the number of items waiting.
+func (q *Queue[T]) Len() int { return len(q.ch) }
+
+// Dropped is the number of items dropped so far.
+func (q *Queue[T]) Dropped() uint64 { return q.dropped.Load() }
