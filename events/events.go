@@ -171,31 +171,31 @@ type AxisSummary struct {
 // most severe geofence (the object of GET /v1/threats/active and of threat
 // events).
 type Threat struct {
-	TrackID       string         `json:"track_id"`
-	Protocols     []string       `json:"protocols"`
-	Identity      Identity       `json:"identity"`
-	Lat           float64        `json:"lat"`
-	Lon           float64        `json:"lon"`
-	AltM          *float64       `json:"alt_m,omitempty"`
-	SpeedMps      *float64       `json:"speed_mps,omitempty"`
-	HeadingDeg    *float64       `json:"heading_deg,omitempty"`
-	Lambda        float64        `json:"lambda"`
-	Decision      string         `json:"decision"`
-	HumanDecision bool           `json:"human_decision_required"`
-	Caps          []string       `json:"caps"`
-	Axes          []gate.Axis    `json:"axes,omitempty"`
-	Geofence      string         `json:"geofence,omitempty"`
-	GeofenceName  string         `json:"geofence_name,omitempty"`
-	Breach        bool           `json:"breach"`
-	DistanceM     *float64       `json:"distance_m,omitempty"`
-	ToBoundaryM   *float64       `json:"distance_to_boundary_m,omitempty"`
-	SwarmID       string         `json:"swarm_id,omitempty"`
-	Sensors       []string       `json:"sensors"`
-	Warnings      []string       `json:"warnings,omitempty"`
-	Trail         [][2]float64   `json:"trail,omitempty"`
-	FirstSeen     time.Time      `json:"first_seen"`
-	LastSeen      time.Time      `json:"last_seen"`
-	ReceiptIndex  *int64         `json:"receipt_index,omitempty"`
+	TrackID       string       `json:"track_id"`
+	Protocols     []string     `json:"protocols"`
+	Identity      Identity     `json:"identity"`
+	Lat           float64      `json:"lat"`
+	Lon           float64      `json:"lon"`
+	AltM          *float64     `json:"alt_m,omitempty"`
+	SpeedMps      *float64     `json:"speed_mps,omitempty"`
+	HeadingDeg    *float64     `json:"heading_deg,omitempty"`
+	Lambda        float64      `json:"lambda"`
+	Decision      string       `json:"decision"`
+	HumanDecision bool         `json:"human_decision_required"`
+	Caps          []string     `json:"caps"`
+	Axes          []gate.Axis  `json:"axes,omitempty"`
+	Geofence      string       `json:"geofence,omitempty"`
+	GeofenceName  string       `json:"geofence_name,omitempty"`
+	Breach        bool         `json:"breach"`
+	DistanceM     *float64     `json:"distance_m,omitempty"`
+	ToBoundaryM   *float64     `json:"distance_to_boundary_m,omitempty"`
+	SwarmID       string       `json:"swarm_id,omitempty"`
+	Sensors       []string     `json:"sensors"`
+	Warnings      []string     `json:"warnings,omitempty"`
+	Trail         [][2]float64 `json:"trail,omitempty"`
+	FirstSeen     time.Time    `json:"first_seen"`
+	LastSeen      time.Time    `json:"last_seen"`
+	ReceiptIndex  *int64       `json:"receipt_index,omitempty"`
 }
 
 // Identity is what a threat claims to be.
