@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/gate/board"
 )
 
 // ThreatBoard is the live board of evaluated tracks.
 type ThreatBoard interface {
-	Snapshot() *fusion.BoardSnapshot
+	Snapshot() *board.Snapshot
 	// Subscribe signals after each sweep that changed the board.
 	Subscribe() (<-chan struct{}, func())
 }
@@ -68,7 +68,7 @@ type boardJSON struct {
 	Statement  string       `json:"statement"`
 }
 
-func toThreatJSON(e *fusion.Entry, withAxes bool) threatJSON {
+func toThreatJSON(e *board.Entry, withAxes bool) threatJSON {
 	t := &e.Track
 	j := threatJSON{
 		TrackID: t.ID, Protocols: t.Protocols,
@@ -96,7 +96,7 @@ func toThreatJSON(e *fusion.Entry, withAxes bool) threatJSON {
 		j.Caps = append(j.Caps, c.ID)
 	}
 	if !e.HasGeofence {
-		// Not scored: no geofence is configured (see fusion.Board).
+		// Not scored: no geofence is configured (see package board).
 		j.Caps = append(j.Caps, "no-geofence")
 		withAxes = false
 	}
@@ -147,7 +147,7 @@ func parseBoardQuery(w http.ResponseWriter, r *http.Request, stream bool) (board
 	return bq, !q.failed(w)
 }
 
-func (bq *boardQuery) page(s *fusion.BoardSnapshot, withAxes bool) boardJSON {
+func (bq *boardQuery) page(s *board.Snapshot, withAxes bool) boardJSON {
 	out := boardJSON{Threats: []threatJSON{}, Generated: s.Generated, Geofences: s.Zones, Statement: gate.Statement}
 	for i := range s.Entries {
 		e := &s.Entries[i]

@@ -14,9 +14,10 @@ import (
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/fusion/zones"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/gate/board"
 )
 
-func testBoard(t *testing.T) (*fusion.Board, *fusion.Store) {
+func testBoard(t *testing.T) (*board.Gate, *fusion.Store) {
 	t.Helper()
 	s := fusion.NewStore(fusion.Config{TTL: time.Minute})
 	now := time.Now().UnixNano()
@@ -27,7 +28,7 @@ func testBoard(t *testing.T) (*fusion.Board, *fusion.Store) {
 	}
 	zone := gate.Geofence{ID: "z", Name: "Z", Class: gate.ClassAirport, Center: []float64{52, 4}, RadiusM: 500}
 	snap := &zones.Snapshot{Geofences: []gate.Geofence{zone}, Allow: gate.NewAllowIndex(gate.AllowList{})}
-	b := fusion.NewBoard(fusion.BoardConfig{Store: s, Zones: func() *zones.Snapshot { return snap }}, nil)
+	b := board.New(board.Config{Store: s, Zones: func() *zones.Snapshot { return snap }}, nil)
 	b.Sweep(context.Background())
 	return b, s
 }

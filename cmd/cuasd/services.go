@@ -16,6 +16,7 @@ import (
 	"github.com/cuasd/cuasd/fusion/swarm"
 	"github.com/cuasd/cuasd/fusion/zones"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/ingest/mavudp"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/reference"
@@ -27,7 +28,7 @@ type services struct {
 	drones *reference.DB
 	ledger *ledger.Log
 	zones  *zones.Store
-	board  *fusion.Board
+	board  *board.Gate
 }
 
 // demoGeofence protects the simulator's site in --demo mode when the
@@ -67,7 +68,7 @@ func openServices(ctx context.Context, b *bus.Bus, cfg config, st *stages, reg p
 		return nil, fmt.Errorf("fusion owners: %w", err)
 	}
 	st.goRun(st.ctx, log, "fusion owners", owners.Run)
-	s.board = fusion.NewBoard(fusion.BoardConfig{
+	s.board = board.New(board.Config{
 		Owns:     owners.Owns,
 		Store:    st.store,
 		Zones:    s.zones.Snapshot,

@@ -1,8 +1,9 @@
-package fusion
+package board
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/cuasd/cuasd/fusion"
 	"log/slog"
 	"math"
 	"slices"
@@ -26,13 +27,13 @@ type Appender interface {
 	Append(ctx context.Context, subject, predicateType string, record json.RawMessage) (ledger.Receipt, error)
 }
 
-// BoardConfig wires the board.
-type BoardConfig struct {
-	Store *Store
+// Config wires the board.
+type Config struct {
+	Store *fusion.Store
 	// Zones returns the current geofences and allow-list (nil: none).
 	Zones func() *zones.Snapshot
 	// Classify returns the drone-database side of a track ("" unknown).
-	Classify func(t *Track) gate.Side
+	Classify func(t *fusion.Track) gate.Side
 	// Ledger records decision changes; nil records nothing (and the board
 	// says so: entries carry no receipt).
 	Ledger Appender
@@ -52,7 +53,7 @@ type BoardConfig struct {
 // Entry is one row of the threat board: a live track evaluated against its
 // most severe geofence.
 type Entry struct {
-	Track       Track
+	Track       fusion.Track
 	Result      gate.Result
 	Geofence    gate.Geofence
 	HasGeofence bool
@@ -65,8 +66,8 @@ type Entry struct {
 	ReceiptIndex int64
 }
 
-// BoardSnapshot is an immutable board, sorted by Λ descending.
-type BoardSnapshot struct {
+// Snapshot is an immutable board, sorted by Λ descending.
+type Snapshot struct {
 	Entries   []Entry
 	Generated time.Time
 	Version   uint64
@@ -74,12 +75,12 @@ type BoardSnapshot struct {
 	Zones int
 }
 
-// Board evaluates every live track against every geofence on a fixed
+// Gate evaluates every live track against every geofence on a fixed
 // cadence, keeps the sorted threat board, and records a receipt whenever a
 // track's decision changes or a breach starts or ends.
-type Board struct {
-	cfg  BoardConfig
-	snap atomic.Pointer[BoardSnapshot]
+type Gate struct {
+	cfg  Config
+	snap atomic.Pointer[Snapshot]
 
 	mu   sync.Mutex
 	subs map[chan struct{}]struct{}
@@ -98,7 +99,7 @@ type decisionState struct {
 	decision gate.Decision
 	breach   bool
 	// owned is whether this instance recorded the track's decisions at the
-	// last evaluation (see BoardConfig.Owns).
+	// last evaluation (see Config.Owns).
 	owned   bool
 	receipt atomic.Int64
 }
@@ -109,8 +110,8 @@ type receiptJob struct {
 	trackID string
 }
 
-// NewBoard returns a board; Run starts it.
-func NewBoard(cfg BoardConfig, reg prometheus.Registerer) *Board {
+// New returns a board; Run starts it.
+func New(cfg Config, reg prometheus.Registerer) *Gate {
 	if cfg.Interval <= 0 {
 		cfg.Interval = 500 * time.Millisecond
 	}
@@ -123,7 +124,7 @@ func NewBoard(cfg BoardConfig, reg prometheus.Registerer) *Board {
 	if cfg.Policy == (gate.Policy{}) {
 		cfg.Policy = gate.DefaultPolicy()
 	}
-	b := &Board{
+	b := &Gate{
 		cfg: cfg, subs: map[chan struct{}]struct{}{}, state: map[string]*decisionState{},
 		queue: make(chan receiptJob, 4096),
 		evaluations: prometheus.NewCounter(prometheus.CounterOpts{
@@ -140,16 +141,16 @@ func NewBoard(cfg BoardConfig, reg prometheus.Registerer) *Board {
 	if reg != nil {
 		reg.MustRegister(b.evaluations, b.receipts, b.sweep)
 	}
-	b.snap.Store(&BoardSnapshot{Generated: cfg.Now()})
+	b.snap.Store(&Snapshot{Generated: cfg.Now()})
 	return b
 }
 
 // Snapshot returns the current board.
-func (b *Board) Snapshot() *BoardSnapshot { return b.snap.Load() }
+func (b *Gate) Snapshot() *Snapshot { return b.snap.Load() }
 
 // Subscribe returns a channel that receives a signal after every sweep
 // that changed the board, and a function to unsubscribe.
-func (b *Board) Subscribe() (<-chan struct{}, func()) {
+func (b *Gate) Subscribe() (<-chan struct{}, func()) {
 	ch := make(chan struct{}, 1)
 	b.mu.Lock()
 	b.subs[ch] = struct{}{}
@@ -162,7 +163,7 @@ func (b *Board) Subscribe() (<-chan struct{}, func()) {
 }
 
 // Run sweeps until ctx ends.
-func (b *Board) Run(ctx context.Context) error {
+func (b *Gate) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -191,10 +192,10 @@ func (b *Board) Run(ctx context.Context) error {
 }
 
 // Sweep evaluates every live track once and publishes the new board.
-func (b *Board) Sweep(ctx context.Context) {
+func (b *Gate) Sweep(ctx context.Context) {
 	start := time.Now()
 	now := b.cfg.Now()
-	tracks := b.cfg.Store.ListWithHistory(Filter{})
+	tracks := b.cfg.Store.ListWithHistory(fusion.Filter{})
 	var zs *zones.Snapshot
 	if b.cfg.Zones != nil {
 		zs = b.cfg.Zones()
@@ -286,7 +287,7 @@ func (b *Board) Sweep(ctx context.Context) {
 		return a.Track.ID < c.Track.ID
 	})
 	prev := b.Snapshot()
-	b.snap.Store(&BoardSnapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)})
+	b.snap.Store(&Snapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)})
 	b.sweep.Observe(time.Since(start).Seconds())
 	b.mu.Lock()
 	for ch := range b.subs {
@@ -307,7 +308,7 @@ func better(r, cur *gate.Result) bool {
 	return r.Lambda.Score > cur.Lambda.Score
 }
 
-func samplesOf(t *Track) []gate.Sample {
+func samplesOf(t *fusion.Track) []gate.Sample {
 	out := make([]gate.Sample, len(t.History))
 	for i, p := range t.History {
 		out[i] = gate.Sample{UnixNano: p.T, Lat: p.Lat, Lon: p.Lon}
@@ -316,7 +317,7 @@ func samplesOf(t *Track) []gate.Sample {
 }
 
 // input translates a track into the gate's input.
-func (b *Board) input(t *Track, samples []gate.Sample, now time.Time) gate.Input {
+func (b *Gate) input(t *fusion.Track, samples []gate.Sample, now time.Time) gate.Input {
 	in := gate.Input{ID: t.ID, Lat: t.Lat, Lon: t.Lon}
 	if t.HasAltitude {
 		in.AltM, in.HasAlt = t.AltM, true
@@ -350,7 +351,7 @@ func (b *Board) input(t *Track, samples []gate.Sample, now time.Time) gate.Input
 // track compares an entry with the track's last recorded decision and
 // queues a receipt when the decision changed or a breach started or ended.
 // It returns the receipt index to show (-1: none yet).
-func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
+func (b *Gate) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	id := e.Track.ID
 	st := b.state[id]
 	reason := ""
@@ -395,7 +396,7 @@ func (b *Board) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	return st.receipt.Load()
 }
 
-func (b *Board) recordLoop(ctx context.Context) {
+func (b *Gate) recordLoop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -414,7 +415,7 @@ func (b *Board) recordLoop(ctx context.Context) {
 	}
 }
 
-func (b *Board) append(ctx context.Context, j receiptJob) {
+func (b *Gate) append(ctx context.Context, j receiptJob) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	r, err := b.cfg.Ledger.Append(ctx, "track:"+j.trackID, ledger.PredicateTypeGateDecision, j.record)
@@ -430,7 +431,7 @@ func (b *Board) append(ctx context.Context, j receiptJob) {
 // record is the decision record of a continuous evaluation: the claims it
 // rested on, the zone, the full result with its 13 axes and caps, and why
 // it was recorded.
-func (b *Board) record(e *Entry, reason string, prev gate.Decision, now time.Time) (json.RawMessage, error) {
+func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time) (json.RawMessage, error) {
 	t := &e.Track
 	return json.Marshal(struct {
 		Kind           string         `json:"kind"`

@@ -1,8 +1,10 @@
-package fusion
+package board
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/fusion"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +13,19 @@ import (
 	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/ledger"
 )
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func newTestStore(c *clock) *fusion.Store {
+	return fusion.NewStore(fusion.Config{TTL: time.Minute, Now: c.now})
+}
+
+func ridObs(uas string, lat, lon float64, recv int64) decode.Observation {
+	return decode.Observation{Protocol: decode.RemoteID, Key: uas, UASID: uas, TimeUnixNano: recv,
+		HasPosition: true, Lat: lat, Lon: lon, PositionMethod: "remoteid", Sensor: "s1"}
+}
 
 type fakeLedger struct {
 	mu      sync.Mutex
@@ -47,7 +62,7 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	zone := gate.Geofence{ID: "z1", Name: "Zone", Class: gate.ClassPrison, Center: []float64{52, 4}, RadiusM: 500}
 	snap := &zones.Snapshot{Geofences: []gate.Geofence{zone}, Allow: gate.NewAllowIndex(gate.AllowList{})}
 	led := &fakeLedger{}
-	b := NewBoard(BoardConfig{Store: s, Zones: func() *zones.Snapshot { return snap }, Ledger: led, Now: c.now}, nil)
+	b := New(Config{Store: s, Zones: func() *zones.Snapshot { return snap }, Ledger: led, Now: c.now}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.recordLoop(ctx); close(done) }()
@@ -107,7 +122,7 @@ func TestBoardRecordsOwnershipAcquired(t *testing.T) {
 	owned := false
 	owns := func(string) bool { mu.Lock(); defer mu.Unlock(); return owned }
 	setOwned := func(v bool) { mu.Lock(); owned = v; mu.Unlock() }
-	b := NewBoard(BoardConfig{Store: s, Zones: func() *zones.Snapshot { return snap }, Ledger: led, Owns: owns, Now: c.now}, nil)
+	b := New(Config{Store: s, Zones: func() *zones.Snapshot { return snap }, Ledger: led, Owns: owns, Now: c.now}, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { b.recordLoop(ctx); close(done) }()
@@ -153,7 +168,7 @@ func TestBoardSwarm(t *testing.T) {
 		o := ridObs(string(rune('A'+i)), 52+d, 4, c.t.UnixNano())
 		s.Apply(&o)
 	}
-	b := NewBoard(BoardConfig{Store: s, Now: c.now}, nil)
+	b := New(Config{Store: s, Now: c.now}, nil)
 	b.Sweep(context.Background())
 	swarms := map[string]int{}
 	for _, e := range b.Snapshot().Entries {
@@ -179,7 +194,7 @@ func TestBoardWithoutZonesNeverRecommends(t *testing.T) {
 	o := ridObs("ADV", 52, 4, c.t.UnixNano())
 	s.Apply(&o)
 	led := &fakeLedger{}
-	b := NewBoard(BoardConfig{Store: s, Ledger: led, Now: c.now, Classify: func(*Track) gate.Side { return gate.SideAdversary }}, nil)
+	b := New(Config{Store: s, Ledger: led, Now: c.now, Classify: func(*fusion.Track) gate.Side { return gate.SideAdversary }}, nil)
 	b.Sweep(context.Background())
 	e := b.Snapshot().Entries
 	if len(e) != 1 || e[0].HasGeofence || e[0].Result.Decision != gate.Monitor || e[0].Result.Breach || e[0].Result.PredictedBreach {
