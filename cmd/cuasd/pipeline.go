@@ -13,7 +13,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest"
-	"github.com/cuasd/cuasd/pipeline"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/sim"
 )
 
@@ -37,9 +37,9 @@ func startPipeline(ctx context.Context, b *bus.Bus, cfg config, reg prometheus.R
 	s.publisher = ingest.NewPublisher(b.JS, reg)
 	s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(cfg.TrackTTL)})
 
-	m := pipeline.NewMetrics(reg)
+	m := worker.NewMetrics(reg)
 	for _, dec := range frameDecoders(cfg) {
-		w := pipeline.NewWorker(b.JS, dec, m, log)
+		w := worker.NewWorker(b.JS, dec, m, log)
 		s.goRun(ctx, log, "decoder "+string(dec.Protocol()), w.Run)
 	}
 	cons := fusion.NewConsumer(b.JS, s.store, log, reg)
@@ -106,12 +106,12 @@ func (s *stages) startDemo(ctx context.Context, log *slog.Logger) {
 }
 
 // frameDecoders are the protocols the pipeline decodes.
-func frameDecoders(cfg config) []pipeline.FrameDecoder {
-	mav, err := pipeline.NewMAVLink(cfg.mavlinkKey())
+func frameDecoders(cfg config) []worker.FrameDecoder {
+	mav, err := worker.NewMAVLink(cfg.mavlinkKey())
 	if err != nil {
 		panic(err) // the key length was validated with the configuration
 	}
-	return []pipeline.FrameDecoder{&pipeline.ADSB{Fix: cfg.ADSBFix}, pipeline.NewRemoteID(), mav}
+	return []worker.FrameDecoder{&worker.ADSB{Fix: cfg.ADSBFix}, worker.NewRemoteID(), mav}
 }
 
 // goRun runs fn until ctx ends, restarting it after a pause if it fails

@@ -24,7 +24,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
-	"github.com/cuasd/cuasd/pipeline"
+	"github.com/cuasd/cuasd/decode/worker"
 )
 
 // clusterEnv enables TestClusterFaults (make test-cluster sets it).
@@ -552,7 +552,7 @@ func waitDecodersDrained(ctx context.Context, t *testing.T, js jetstream.JetStre
 		done := true
 		var parts []string
 		for _, p := range []string{"adsb", "remoteid", "mavlink"} {
-			c, err := js.Consumer(wctx, bus.StreamRaw, pipeline.ConsumerName(p))
+			c, err := js.Consumer(wctx, bus.StreamRaw, worker.ConsumerName(p))
 			if err != nil {
 				done = false
 				parts = append(parts, p+": "+err.Error())

@@ -27,7 +27,7 @@ import (
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/internal/cputime"
-	"github.com/cuasd/cuasd/pipeline"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/sim"
 )
 
@@ -62,12 +62,12 @@ func newRig(t *testing.T) *rig {
 	b := startBus(ctx, t)
 	reg := prometheus.NewRegistry()
 	store := fusion.NewStore(fusion.Config{TTL: 10 * time.Minute})
-	m := pipeline.NewMetrics(reg)
+	m := worker.NewMetrics(reg)
 	var wg sync.WaitGroup
 	for k := 0; k < workersPerProtocol(); k++ {
-		mav, _ := pipeline.NewMAVLink(nil)
-		for _, d := range []pipeline.FrameDecoder{&pipeline.ADSB{}, pipeline.NewRemoteID(), mav} {
-			w := pipeline.NewWorker(b.JS, d, m, nopLog())
+		mav, _ := worker.NewMAVLink(nil)
+		for _, d := range []worker.FrameDecoder{&worker.ADSB{}, worker.NewRemoteID(), mav} {
+			w := worker.NewWorker(b.JS, d, m, nopLog())
 			wg.Add(1)
 			go func() { defer wg.Done(); _ = w.Run(ctx) }()
 		}
