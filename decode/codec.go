@@ -12,13 +12,13 @@ import (
 //
 //	u8 version (1) | u32 flags | i64 time | i64 ingest |
 //	f64 lat | f64 lon | f64 alt | f64 speed | f64 heading | f64 vrate |
-//	f64 oplat | f64 oplon | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
+//	f64 oplat | f64 oplon | f64 hacc | f64 vacc | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
 //	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
 //	callsign category poskind altkind emergency squawk transmitter |
 //	u16 nwarnings, each a string
 //
 // A batch is a sequence of records each preceded by a u32 length.
-const codecVersion = 2
+const codecVersion = 3
 
 const (
 	flHasPos = 1 << iota
@@ -54,7 +54,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	b = binary.LittleEndian.AppendUint32(b, fl)
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.IngestUnixNano))
-	for _, f := range [...]float64{o.Lat, o.Lon, o.AltM, o.SpeedMps, o.HeadingDeg, o.VRateMps, o.OperatorLat, o.OperatorLon} {
+	for _, f := range [...]float64{o.Lat, o.Lon, o.AltM, o.SpeedMps, o.HeadingDeg, o.VRateMps, o.OperatorLat, o.OperatorLon, o.HAccuracyM, o.VAccuracyM} {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
 	}
 	b = binary.LittleEndian.AppendUint32(b, o.CPRLat)
@@ -102,7 +102,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.CPROdd = fl&flCPROdd != 0
 	o.CPRSurface = fl&flCPRSurface != 0
 	o.ModeSReply = fl&flModeS != 0
-	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon} {
+	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon, &o.HAccuracyM, &o.VAccuracyM} {
 		*f = math.Float64frombits(r.u64())
 	}
 	o.CPRLat, o.CPRLon = r.u32(), r.u32()

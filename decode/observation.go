@@ -56,6 +56,11 @@ type Observation struct {
 	SpeedMps    float64 `json:"speed_mps,omitempty"`
 	HeadingDeg  float64 `json:"heading_deg,omitempty"`
 	VRateMps    float64 `json:"vertical_rate_mps,omitempty"`
+	// HAccuracyM and VAccuracyM are the transmitter's stated 95% bounds on
+	// its horizontal and vertical position error in metres (Remote ID
+	// accuracy codes, ADS-B NACp/GVA, MAVLink h_acc/v_acc); 0 is unknown.
+	HAccuracyM float64 `json:"h_accuracy_m,omitempty"`
+	VAccuracyM float64 `json:"v_accuracy_m,omitempty"`
 
 	// Status claims.
 	Emergency string `json:"emergency,omitempty"`

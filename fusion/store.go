@@ -210,6 +210,12 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	if o.HasVelocity {
 		t.hasVel, t.speed, t.heading, t.vr = true, o.SpeedMps, o.HeadingDeg, o.VRateMps
 	}
+	if o.HAccuracyM > 0 {
+		t.hAcc = float32(o.HAccuracyM)
+	}
+	if o.VAccuracyM > 0 {
+		t.vAcc = float32(o.VAccuracyM)
+	}
 	if o.HasOperatorPosition {
 		t.hasOp, t.opLat, t.opLon = true, o.OperatorLat, o.OperatorLon
 	}

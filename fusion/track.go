@@ -85,6 +85,7 @@ type track struct {
 	speed, heading, vr float64
 	hasOp              bool
 	opLat, opLon       float64
+	hAcc, vAcc         float32 // stated accuracy, metres; 0 unknown
 
 	sensors    []string
 	firstSeen  int64 // receive time
@@ -225,6 +226,10 @@ type Track struct {
 	HasOperator    bool
 	OperatorLat    float64
 	OperatorLon    float64
+	// HAccuracyM and VAccuracyM are the stated 95% position accuracy in
+	// metres (0: unknown).
+	HAccuracyM float64
+	VAccuracyM float64
 
 	Sensors      []string
 	FirstSeen    time.Time
@@ -255,6 +260,7 @@ func (t *track) snapshot(withHistory bool) Track {
 		HasAltitude: t.hasAlt, AltM: t.alt, AltKind: t.altKind,
 		HasVelocity: t.hasVel, SpeedMps: t.speed, HeadingDeg: t.heading, VRateMps: t.vr,
 		HasOperator: t.hasOp, OperatorLat: t.opLat, OperatorLon: t.opLon,
+		HAccuracyM: float64(t.hAcc), VAccuracyM: float64(t.vAcc),
 		Sensors:   append([]string(nil), t.sensors...),
 		FirstSeen: time.Unix(0, t.firstSeen).UTC(), LastSeen: time.Unix(0, t.lastSeen).UTC(),
 		Observations: t.nObs, Warnings: append([]string(nil), t.warnings...),

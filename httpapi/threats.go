@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/gate/board"
 )
@@ -20,97 +21,14 @@ type ThreatBoard interface {
 	Subscribe() (<-chan struct{}, func())
 }
 
-type threatIdentity struct {
-	ICAO        string `json:"icao,omitempty"`
-	UASID       string `json:"uas_id,omitempty"`
-	OperatorID  string `json:"operator_id,omitempty"`
-	Callsign    string `json:"callsign,omitempty"`
-	Category    string `json:"category,omitempty"`
-	AllowListed bool   `json:"allow_listed"`
-	Side        string `json:"side,omitempty"`
-}
-
-type threatJSON struct {
-	TrackID       string         `json:"track_id"`
-	Protocols     []string       `json:"protocols"`
-	Identity      threatIdentity `json:"identity"`
-	Lat           float64        `json:"lat"`
-	Lon           float64        `json:"lon"`
-	AltM          *float64       `json:"alt_m,omitempty"`
-	SpeedMps      *float64       `json:"speed_mps,omitempty"`
-	HeadingDeg    *float64       `json:"heading_deg,omitempty"`
-	Lambda        float64        `json:"lambda"`
-	Decision      string         `json:"decision"`
-	HumanDecision bool           `json:"human_decision_required"`
-	Caps          []string       `json:"caps"`
-	Axes          []gate.Axis    `json:"axes,omitempty"` // gate.Axis's own JSON: id, name, value, weight, known, inputs, evidence
-	Geofence      string         `json:"geofence,omitempty"`
-	GeofenceName  string         `json:"geofence_name,omitempty"`
-	Breach        bool           `json:"breach"`
-	DistanceM     *float64       `json:"distance_m,omitempty"`
-	ToBoundaryM   *float64       `json:"distance_to_boundary_m,omitempty"`
-	SwarmID       string         `json:"swarm_id,omitempty"`
-	Sensors       []string       `json:"sensors"`
-	Warnings      []string       `json:"warnings,omitempty"`
-	Trail         [][2]float64   `json:"trail,omitempty"`
-	FirstSeen     time.Time      `json:"first_seen"`
-	LastSeen      time.Time      `json:"last_seen"`
-	ReceiptIndex  *int64         `json:"receipt_index,omitempty"`
-}
-
 type boardJSON struct {
-	Threats    []threatJSON `json:"threats"`
-	Count      int          `json:"count"`
-	Total      int          `json:"total"`
-	NextCursor string       `json:"next_cursor,omitempty"`
-	Generated  time.Time    `json:"generated_at"`
-	Geofences  int          `json:"geofences"`
-	Statement  string       `json:"statement"`
-}
-
-func toThreatJSON(e *board.Entry, withAxes bool) threatJSON {
-	t := &e.Track
-	j := threatJSON{
-		TrackID: t.ID, Protocols: t.Protocols,
-		Identity: threatIdentity{ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID, Callsign: t.Callsign,
-			Category: t.Category, AllowListed: e.Allow == gate.AllowListed, Side: string(e.Side)},
-		Lat: round(t.Lat, 6), Lon: round(t.Lon, 6),
-		Lambda: round(e.Result.Lambda.Score, 4), Decision: e.Result.Decision.String(), HumanDecision: true,
-		Caps: []string{}, Breach: e.Result.Breach, SwarmID: e.SwarmID, Sensors: t.Sensors, Warnings: t.Warnings,
-		FirstSeen: t.FirstSeen, LastSeen: t.LastSeen,
-	}
-	if j.Sensors == nil {
-		j.Sensors = []string{}
-	}
-	if t.HasAltitude {
-		j.AltM = fptr(round(t.AltM, 1))
-	}
-	if t.HasVelocity {
-		j.SpeedMps, j.HeadingDeg = fptr(round(t.SpeedMps, 2)), fptr(round(t.HeadingDeg, 1))
-	}
-	if e.HasGeofence {
-		j.Geofence, j.GeofenceName = e.Geofence.ID, e.Geofence.Name
-		j.DistanceM, j.ToBoundaryM = fptr(round(e.Result.DistanceM, 1)), fptr(round(e.Result.DistanceToBoundaryM, 1))
-	}
-	for _, c := range e.Result.Lambda.Applied() {
-		j.Caps = append(j.Caps, c.ID)
-	}
-	if !e.HasGeofence {
-		// Not scored: no geofence is configured (see package board).
-		j.Caps = append(j.Caps, "no-geofence")
-		withAxes = false
-	}
-	if e.ReceiptIndex >= 0 {
-		v := e.ReceiptIndex
-		j.ReceiptIndex = &v
-	}
-	for _, p := range t.History {
-		j.Trail = append(j.Trail, [2]float64{round(p.Lat, 6), round(p.Lon, 6)})
-	}
-	if withAxes {
-		j.Axes = e.Result.Lambda.Axes[:]
-	}
-	return j
+	Threats    []events.Threat `json:"threats"`
+	Count      int             `json:"count"`
+	Total      int             `json:"total"`
+	NextCursor string          `json:"next_cursor,omitempty"`
+	Generated  time.Time       `json:"generated_at"`
+	Geofences  int             `json:"geofences"`
+	Statement  string          `json:"statement"`
 }
 
 // boardQuery is the parsed filter of the board endpoints.
@@ -148,7 +66,7 @@ func parseBoardQuery(w http.ResponseWriter, r *http.Request, stream bool) (board
 }
 
 func (bq *boardQuery) page(s *board.Snapshot, withAxes bool) boardJSON {
-	out := boardJSON{Threats: []threatJSON{}, Generated: s.Generated, Geofences: s.Zones, Statement: gate.Statement}
+	out := boardJSON{Threats: []events.Threat{}, Generated: s.Generated, Geofences: s.Zones, Statement: gate.Statement}
 	for i := range s.Entries {
 		e := &s.Entries[i]
 		if e.Result.Lambda.Score < bq.minLambda ||
@@ -161,7 +79,7 @@ func (bq *boardQuery) page(s *board.Snapshot, withAxes bool) boardJSON {
 		if out.Total <= bq.offset || len(out.Threats) >= bq.limit {
 			continue
 		}
-		out.Threats = append(out.Threats, toThreatJSON(e, withAxes))
+		out.Threats = append(out.Threats, e.Threat(withAxes))
 	}
 	out.Count = len(out.Threats)
 	if next := bq.offset + out.Count; next < out.Total {

@@ -7,10 +7,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/fusion"
 )
 
@@ -18,83 +18,6 @@ import (
 type TrackReader interface {
 	List(f fusion.Filter) []fusion.Track
 	Get(id string) (fusion.Track, bool)
-}
-
-// trackJSON is the wire form of a track (schema Track).
-type trackJSON struct {
-	ID           string      `json:"id"`
-	Protocols    []string    `json:"protocols"`
-	ICAO         string      `json:"icao,omitempty"`
-	UASID        string      `json:"uas_id,omitempty"`
-	OperatorID   string      `json:"operator_id,omitempty"`
-	Callsign     string      `json:"callsign,omitempty"`
-	Category     string      `json:"category,omitempty"`
-	Lat          *float64    `json:"lat,omitempty"`
-	Lon          *float64    `json:"lon,omitempty"`
-	PosMethod    string      `json:"position_method,omitempty"`
-	AltM         *float64    `json:"alt_m,omitempty"`
-	AltKind      string      `json:"alt_kind,omitempty"`
-	SpeedMps     *float64    `json:"speed_mps,omitempty"`
-	HeadingDeg   *float64    `json:"heading_deg,omitempty"`
-	VRateMps     *float64    `json:"vertical_rate_mps,omitempty"`
-	OperatorLat  *float64    `json:"operator_lat,omitempty"`
-	OperatorLon  *float64    `json:"operator_lon,omitempty"`
-	Squawk       string      `json:"squawk,omitempty"`
-	Emergency    string      `json:"emergency,omitempty"`
-	Sensors      []string    `json:"sensors"`
-	FirstSeen    time.Time   `json:"first_seen"`
-	LastSeen     time.Time   `json:"last_seen"`
-	Observations uint64      `json:"observations"`
-	Warnings     []string    `json:"warnings,omitempty"`
-	History      []pointJSON `json:"history,omitempty"`
-}
-
-type pointJSON struct {
-	T    time.Time `json:"t"`
-	Lat  float64   `json:"lat"`
-	Lon  float64   `json:"lon"`
-	AltM *float64  `json:"alt_m,omitempty"`
-}
-
-func fptr(v float64) *float64 { return &v }
-
-func round(v float64, places int) float64 {
-	p := math.Pow(10, float64(places))
-	return math.Round(v*p) / p
-}
-
-func toTrackJSON(t fusion.Track, history bool) trackJSON {
-	j := trackJSON{
-		ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
-		Callsign: t.Callsign, Category: t.Category, Squawk: t.Squawk, Emergency: t.Emergency,
-		Sensors: t.Sensors, FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, Observations: t.Observations,
-		Warnings: t.Warnings,
-	}
-	if j.Sensors == nil {
-		j.Sensors = []string{}
-	}
-	if t.HasPosition {
-		j.Lat, j.Lon, j.PosMethod = fptr(round(t.Lat, 6)), fptr(round(t.Lon, 6)), t.PositionMethod
-	}
-	if t.HasAltitude {
-		j.AltM, j.AltKind = fptr(round(t.AltM, 1)), t.AltKind
-	}
-	if t.HasVelocity {
-		j.SpeedMps, j.HeadingDeg, j.VRateMps = fptr(round(t.SpeedMps, 2)), fptr(round(t.HeadingDeg, 1)), fptr(round(t.VRateMps, 2))
-	}
-	if t.HasOperator {
-		j.OperatorLat, j.OperatorLon = fptr(round(t.OperatorLat, 6)), fptr(round(t.OperatorLon, 6))
-	}
-	if history {
-		for _, p := range t.History {
-			pj := pointJSON{T: time.Unix(0, p.T).UTC(), Lat: round(p.Lat, 6), Lon: round(p.Lon, 6)}
-			if p.HasAlt {
-				pj.AltM = fptr(round(float64(p.Alt), 1))
-			}
-			j.History = append(j.History, pj)
-		}
-	}
-	return j
 }
 
 // queryChecker validates query parameters: unknown names are an error.
@@ -195,9 +118,9 @@ func handleTracksList(d Deps) http.HandlerFunc {
 			return
 		}
 		tracks := d.Tracks.List(f)
-		out := make([]trackJSON, len(tracks))
+		out := make([]events.Track, len(tracks))
 		for i, t := range tracks {
-			out[i] = toTrackJSON(t, false)
+			out[i] = t.View(false)
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"tracks": out, "count": len(out)})
 	}
@@ -241,6 +164,6 @@ func handleTrackGet(d Deps) http.HandlerFunc {
 			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no live track %q (tracks expire after their TTL)", clip(id)))
 			return
 		}
-		writeJSON(w, http.StatusOK, toTrackJSON(t, true))
+		writeJSON(w, http.StatusOK, t.View(true))
 	}
 }

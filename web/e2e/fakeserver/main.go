@@ -76,7 +76,8 @@ func main() {
 }
 
 type track struct {
-	ID        string   `json:"id"`
+	TrackID   string   `json:"track_id"`
+	ID        string   `json:"id"` // deprecated alias of track_id, as cuasd serves it
 	Protocols []string `json:"protocols"`
 	ICAO      string   `json:"icao,omitempty"`
 	UASID     string   `json:"uas_id,omitempty"`
@@ -146,7 +147,7 @@ func (s *scene) now() []*track {
 	first := s.start.UTC().Format(time.RFC3339Nano)
 	last := time.Now().UTC().Format(time.RFC3339Nano)
 	mk := func(id string, protos []string, lat, lon, alt, speed, hdg float64) *track {
-		return &track{ID: id, Protocols: protos, Lat: lat, Lon: lon, AltM: alt, Speed: speed, Heading: math.Mod(hdg+360, 360),
+		return &track{TrackID: id, ID: id, Protocols: protos, Lat: lat, Lon: lon, AltM: alt, Speed: speed, Heading: math.Mod(hdg+360, 360),
 			Sensors: []string{"rx-north"}, First: first, Last: last, Obs: int(t * 2)}
 	}
 	var out []*track

@@ -36,7 +36,7 @@ const detail = new DetailPanel({
   body: $("detail-body"),
   close: $("detail-close"),
   onClose: () => select(null),
-  onTrack: (t) => mapView.seedTrail(t.id, t.history),
+  onTrack: (t) => mapView.seedTrail(t.track_id, t.history),
 });
 
 function select(id, { centre = false } = {}) {
@@ -65,7 +65,7 @@ function select(id, { centre = false } = {}) {
 // recent of the two sources.
 function redrawMap() {
   const out = new Map();
-  for (const [id, t] of state.tracks) out.set(id, { ...t });
+  for (const [id, t] of state.tracks) out.set(id, { ...t, id });
   for (const [id, th] of state.board) {
     const t = out.get(id) || { id, protocols: th.protocols };
     const newer = !t.last_seen || (th.last_seen && th.last_seen >= t.last_seen);
@@ -157,7 +157,7 @@ const live = new Live({
     redrawMap();
   },
   onTracks(list) {
-    state.tracks = new Map(list.map((t) => [t.id, t]));
+    state.tracks = new Map(list.map((t) => [t.track_id, t]));
     redrawMap();
   },
   onGeofences(list) {

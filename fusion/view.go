@@ -1,0 +1,65 @@
+package fusion
+
+import (
+	"math"
+	"time"
+
+	"github.com/cuasd/cuasd/events"
+)
+
+// View is the track as the API and the track events show it
+// (events.Track): measurements rounded to what the sources resolve,
+// absent values left out rather than zero. withHistory adds the track's
+// recent positions.
+func (t *Track) View(withHistory bool) events.Track {
+	j := events.Track{
+		TrackID: t.ID, ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
+		Callsign: t.Callsign, Category: t.Category, Squawk: t.Squawk, Emergency: t.Emergency,
+		Sensors: t.Sensors, FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, Observations: t.Observations,
+		Warnings: t.Warnings,
+	}
+	if j.Sensors == nil {
+		j.Sensors = []string{}
+	}
+	if j.Protocols == nil {
+		j.Protocols = []string{}
+	}
+	if t.HasPosition {
+		j.Lat, j.Lon, j.PosMethod = Ptr(Round(t.Lat, 6)), Ptr(Round(t.Lon, 6)), t.PositionMethod
+	}
+	if t.HasAltitude {
+		j.AltM, j.AltKind = Ptr(Round(t.AltM, 1)), t.AltKind
+	}
+	if t.HasVelocity {
+		j.SpeedMps, j.HeadingDeg, j.VRateMps = Ptr(Round(t.SpeedMps, 2)), Ptr(Round(t.HeadingDeg, 1)), Ptr(Round(t.VRateMps, 2))
+	}
+	if t.HasOperator {
+		j.OperatorLat, j.OperatorLon = Ptr(Round(t.OperatorLat, 6)), Ptr(Round(t.OperatorLon, 6))
+	}
+	if t.HAccuracyM > 0 {
+		j.HAccuracyM = Ptr(Round(t.HAccuracyM, 1))
+	}
+	if t.VAccuracyM > 0 {
+		j.VAccuracyM = Ptr(Round(t.VAccuracyM, 1))
+	}
+	if withHistory {
+		for _, p := range t.History {
+			pj := events.Point{T: time.Unix(0, p.T).UTC(), Lat: Round(p.Lat, 6), Lon: Round(p.Lon, 6)}
+			if p.HasAlt {
+				pj.AltM = Ptr(Round(float64(p.Alt), 1))
+			}
+			j.History = append(j.History, pj)
+		}
+	}
+	return j
+}
+
+// Round rounds v to places decimal places: 6 places of a degree are about
+// 0.1 m, finer than any source here resolves.
+func Round(v float64, places int) float64 {
+	p := math.Pow(10, float64(places))
+	return math.Round(v*p) / p
+}
+
+// Ptr returns a pointer to v, for the optional fields of views.
+func Ptr[T any](v T) *T { return &v }
