@@ -104,10 +104,40 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	if m.HasEmergency && m.EmergencyState != 0 {
 		o.Emergency = adsb.EmergencyName(m.EmergencyState)
 	}
+	if m.HasAccuracy {
+		o.HAccuracyM = nacpEPU(m.NACp)
+		if m.Kind == adsb.KindOperationalStatus {
+			o.VAccuracyM = gvaBound(m.GVA)
+		}
+	}
 	if m.BitErrorsFixed > 0 {
 		o.Warnings = append(o.Warnings, "1 bit error corrected")
 	}
 	return out, nil
+}
+
+// epuByNACp is the 95% horizontal position error bound of each NACp value
+// in metres (DO-260B table 2-70: 10 NM down to 3 m); NACp 0 is unknown and
+// 12-15 are reserved.
+var epuByNACp = [12]float64{0, 18520, 7408, 3704, 1852, 926, 555.6, 185.2, 92.6, 30, 10, 3}
+
+func nacpEPU(nacp uint8) float64 {
+	if int(nacp) < len(epuByNACp) {
+		return epuByNACp[nacp]
+	}
+	return 0
+}
+
+// gvaBound is the geometric vertical accuracy bound of a GVA value in
+// metres (DO-260B 2.2.3.2.7.2.8: 1 ≤ 150 m, 2 ≤ 45 m); 0 and 3 say nothing.
+func gvaBound(gva uint8) float64 {
+	switch gva {
+	case 1:
+		return 150
+	case 2:
+		return 45
+	}
+	return 0
 }
 
 const hexDigits = "0123456789ABCDEF"

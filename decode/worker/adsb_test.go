@@ -72,6 +72,18 @@ func TestADSBObservationsFromVectors(t *testing.T) {
 				t.Errorf("%s: %v %+v, reference %q", v.ID, err, out, cs)
 			}
 			checked++
+		case "target_state", "operational_status":
+			nacp, ok := v.Expect["nac_p"].(float64)
+			if !ok {
+				continue
+			}
+			// DO-260B table 2-70, 95% EPU: NACp 7 < 0.1 NM, 8 < 0.05 NM,
+			// 9 < 30 m, 10 < 10 m, 11 < 3 m.
+			want := map[float64]float64{7: 185.2, 8: 92.6, 9: 30, 10: 10, 11: 3}[nacp]
+			if err != nil || len(out) != 1 || want == 0 || out[0].HAccuracyM != want {
+				t.Errorf("%s: NACp %v gave %v %+v, want %.1f m", v.ID, nacp, err, out, want)
+			}
+			checked++
 		case "crc_invalid":
 			var de *decodeError
 			if !errors.As(err, &de) || de.Reason() != "crc" || len(out) != 0 {
