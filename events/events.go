@@ -159,6 +159,19 @@ type Assessment struct {
 	ReceiptIndex *int64        `json:"receipt_index,omitempty"`
 }
 
+// Axis is one of the 13 Λ axes in full: its value in [0, 1], weight, the
+// inputs it was computed from (null when unknown) and a sentence of
+// evidence.
+type Axis struct {
+	ID       string         `json:"id"`
+	Name     string         `json:"name"`
+	Value    float64        `json:"value"`
+	Weight   float64        `json:"weight"`
+	Known    bool           `json:"known"`
+	Inputs   map[string]any `json:"inputs"`
+	Evidence string         `json:"evidence"`
+}
+
 // AxisSummary is one Λ axis in brief.
 type AxisSummary struct {
 	ID     string  `json:"id"`
@@ -183,7 +196,7 @@ type Threat struct {
 	Decision      string       `json:"decision"`
 	HumanDecision bool         `json:"human_decision_required"`
 	Caps          []string     `json:"caps"`
-	Axes          []gate.Axis  `json:"axes,omitempty"`
+	Axes          []Axis       `json:"axes,omitempty"`
 	Geofence      string       `json:"geofence,omitempty"`
 	GeofenceName  string       `json:"geofence_name,omitempty"`
 	Breach        bool         `json:"breach"`

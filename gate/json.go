@@ -10,10 +10,7 @@ import (
 // MarshalJSON encodes the axis as {id, name, value, weight, inputs,
 // evidence}; inputs maps each input name to its value or null.
 func (a Axis) MarshalJSON() ([]byte, error) {
-	inputs := make(map[string]any, a.n)
-	for _, p := range a.params[:a.n] {
-		inputs[p.Name] = p.Value()
-	}
+	inputs := a.InputMap()
 	return json.Marshal(struct {
 		ID       string         `json:"id"`
 		Name     string         `json:"name"`
@@ -23,6 +20,15 @@ func (a Axis) MarshalJSON() ([]byte, error) {
 		Inputs   map[string]any `json:"inputs"`
 		Evidence string         `json:"evidence"`
 	}{a.ID.String(), a.ID.Name(), a.Value, a.Weight, a.Known, inputs, a.Evidence()})
+}
+
+// InputMap maps each input of the axis to its value, or nil when unknown.
+func (a Axis) InputMap() map[string]any {
+	inputs := make(map[string]any, a.n)
+	for _, p := range a.params[:a.n] {
+		inputs[p.Name] = p.Value()
+	}
+	return inputs
 }
 
 // AppliedCap is a cap in a Result: a rule whose condition held, and

@@ -76,6 +76,8 @@ func openServices(ctx context.Context, b *bus.Bus, cfg config, st *stages, reg p
 		Ledger:   s.ledger,
 		Interval: time.Duration(cfg.EvalInterval),
 		Version:  version(),
+		Events:   b.Conn,
+		Instance: cfg.Instance,
 		Log:      log,
 	}, reg)
 	st.goRun(st.ctx, log, "gate board", s.board.Run)

@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"encoding/json"
+	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/fusion"
 	"log/slog"
 	"math"
@@ -46,8 +47,13 @@ type Config struct {
 	// Swarm is the proximity rule of swarm detection.
 	Swarm   swarm.Options
 	Version string
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Events receives the JSON events (package events) of what this
+	// instance owns; nil publishes none.
+	Events Publisher
+	// Instance names this instance in events (--instance).
+	Instance string
+	Log      *slog.Logger
+	Now      func() time.Time
 }
 
 // Entry is one row of the threat board: a live track evaluated against its
@@ -90,6 +96,8 @@ type Gate struct {
 	state map[string]*decisionState
 	queue chan receiptJob
 
+	ann *announcer
+
 	evaluations prometheus.Counter
 	receipts    *prometheus.CounterVec
 	sweep       prometheus.Histogram
@@ -98,6 +106,8 @@ type Gate struct {
 type decisionState struct {
 	decision gate.Decision
 	breach   bool
+	// seen is false until the track's first evaluation.
+	seen bool
 	// owned is whether this instance recorded the track's decisions at the
 	// last evaluation (see Config.Owns).
 	owned   bool
@@ -108,6 +118,11 @@ type receiptJob struct {
 	st      *decisionState
 	record  json.RawMessage
 	trackID string
+	// reason, previous and threat are what the threat event says once the
+	// receipt is recorded.
+	reason   string
+	previous string
+	threat   events.Threat
 }
 
 // New returns a board; Run starts it.
@@ -142,6 +157,9 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 		reg.MustRegister(b.evaluations, b.receipts, b.sweep)
 	}
 	b.snap.Store(&Snapshot{Generated: cfg.Now()})
+	if cfg.Events != nil {
+		b.ann = newAnnouncer(cfg.Events, cfg.Instance, cfg.Owns, cfg.Log, reg)
+	}
 	return b
 }
 
@@ -191,7 +209,8 @@ func (b *Gate) Run(ctx context.Context) error {
 	}
 }
 
-// Sweep evaluates every live track once and publishes the new board.
+// Sweep evaluates every live track once, publishes the new board and
+// announces what changed (package events).
 func (b *Gate) Sweep(ctx context.Context) {
 	start := time.Now()
 	now := b.cfg.Now()
@@ -205,71 +224,110 @@ func (b *Gate) Sweep(ctx context.Context) {
 	if zs != nil {
 		geofences, allow = zs.Geofences, zs.Allow
 	}
+	swarmOf := b.swarms(tracks)
+	boxes := zoneBoxes(geofences)
+	entries := make([]Entry, 0, len(tracks))
+	for i := range tracks {
+		if !tracks[i].HasPosition {
+			continue
+		}
+		e := b.evaluate(&tracks[i], swarmOf[i], geofences, boxes, allow, now)
+		e.ReceiptIndex = b.track(ctx, &e, now)
+		entries = append(entries, e)
+	}
+	b.forgetExpired(entries)
+	sort.Slice(entries, func(i, j int) bool {
+		a, c := &entries[i], &entries[j]
+		if a.Result.Lambda.Score != c.Result.Lambda.Score {
+			return a.Result.Lambda.Score > c.Result.Lambda.Score
+		}
+		return a.Track.ID < c.Track.ID
+	})
+	prev := b.Snapshot()
+	snap := &Snapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)}
+	b.snap.Store(snap)
+	b.sweep.Observe(time.Since(start).Seconds())
+	b.notify()
+	if b.ann != nil {
+		b.ann.sweep(now, tracks, snap, geofences)
+	}
+}
 
-	// Swarms: components of the proximity graph of positioned tracks.
+// swarmMembership is a track's swarm: the size of its proximity component,
+// and the swarm's id when the component is large enough to be a swarm.
+type swarmMembership struct {
+	id   string
+	size int
+}
+
+// swarms groups the positioned tracks into components of the proximity
+// graph (swarm.Groups: grid + union-find). The result is indexed like
+// tracks; unpositioned tracks stay zero. A swarm's id is "swarm-" and its
+// smallest member id, so that it stays the same from sweep to sweep while
+// that member stays in it.
+func (b *Gate) swarms(tracks []fusion.Track) []swarmMembership {
 	st := make([]swarm.Track, 0, len(tracks))
 	idx := make([]int, 0, len(tracks))
 	for i := range tracks {
-		t := &tracks[i]
-		if !t.HasPosition {
-			continue
+		if tracks[i].HasPosition {
+			st = append(st, tracks[i].SwarmTrack())
+			idx = append(idx, i)
 		}
-		st = append(st, t.SwarmTrack())
-		idx = append(idx, i)
 	}
 	groups := swarm.Groups(st, b.cfg.Swarm, nil)
 	minSize := b.cfg.Swarm.MinSize
 	if minSize <= 0 {
 		minSize = 3
 	}
-	// swarmOf is indexed like tracks (unpositioned tracks stay zero).
-	swarmOf := make([]struct {
-		id   string
-		size int
-	}, len(tracks))
+	smallest := make(map[int32]string)
+	for k := range st {
+		c := groups.Comp[k]
+		if int(groups.Size[k]) >= minSize && (smallest[c] == "" || st[k].ID < smallest[c]) {
+			smallest[c] = st[k].ID
+		}
+	}
+	out := make([]swarmMembership, len(tracks))
 	for k, i := range idx {
-		size := int(groups.Size[k])
-		swarmOf[i].size = size
-		if size >= minSize {
-			swarmOf[i].id = "swarm-" + st[groups.Comp[k]].ID
+		out[i].size = int(groups.Size[k])
+		if id := smallest[groups.Comp[k]]; id != "" {
+			out[i].id = "swarm-" + id
 		}
 	}
+	return out
+}
 
-	boxes := zoneBoxes(geofences)
-	entries := make([]Entry, 0, len(tracks))
-	var res gate.Result
-	for i := range tracks {
-		t := &tracks[i]
-		if !t.HasPosition {
-			continue
-		}
-		samples := samplesOf(t)
-		in := b.input(t, samples, now)
-		if allow != nil && in.HasIdentity {
-			in.Allow, _ = allow.Match(in.Identity)
-		}
-		sw := swarmOf[i]
-		in.SwarmSize, in.HasSwarm = sw.size, true
-		e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
-		for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
-			g := &geofences[z]
-			in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
-			gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
-			b.evaluations.Inc()
-			if !e.HasGeofence || better(&res, &e.Result) {
-				e.Result, e.Geofence, e.HasGeofence = res, *g, true
-			}
-		}
-		if !e.HasGeofence {
-			// No zone configured: there is nothing to protect, so the
-			// track is listed without a score rather than scored against
-			// an invented zone (which could recommend an intercept).
-			e.Result = gate.Result{Decision: gate.Monitor, HumanDecisionRequired: true}
-		}
-		e.ReceiptIndex = b.track(ctx, &e, now)
-		entries = append(entries, e)
+// evaluate scores one positioned track against the zones that can matter
+// to it and returns its board entry (most severe zone first: a breach,
+// then the higher Λ).
+func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, boxes []zoneBox, allow *gate.AllowIndex, now time.Time) Entry {
+	samples := samplesOf(t)
+	in := b.input(t, samples, now)
+	if allow != nil && in.HasIdentity {
+		in.Allow, _ = allow.Match(in.Identity)
 	}
-	// Forget the decision state of expired tracks.
+	in.SwarmSize, in.HasSwarm = sw.size, true
+	e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
+	var res gate.Result
+	for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
+		g := &geofences[z]
+		in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
+		gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
+		b.evaluations.Inc()
+		if !e.HasGeofence || better(&res, &e.Result) {
+			e.Result, e.Geofence, e.HasGeofence = res, *g, true
+		}
+	}
+	if !e.HasGeofence {
+		// No zone configured: there is nothing to protect, so the track is
+		// listed without a score rather than scored against an invented
+		// zone (which could recommend an intercept).
+		e.Result = gate.Result{Decision: gate.Monitor, HumanDecisionRequired: true}
+	}
+	return e
+}
+
+// forgetExpired drops the decision state of tracks no longer on the board.
+func (b *Gate) forgetExpired(entries []Entry) {
 	live := make(map[string]bool, len(entries))
 	for i := range entries {
 		live[entries[i].Track.ID] = true
@@ -279,24 +337,18 @@ func (b *Gate) Sweep(ctx context.Context) {
 			delete(b.state, id)
 		}
 	}
-	sort.Slice(entries, func(i, j int) bool {
-		a, c := &entries[i], &entries[j]
-		if a.Result.Lambda.Score != c.Result.Lambda.Score {
-			return a.Result.Lambda.Score > c.Result.Lambda.Score
-		}
-		return a.Track.ID < c.Track.ID
-	})
-	prev := b.Snapshot()
-	b.snap.Store(&Snapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)})
-	b.sweep.Observe(time.Since(start).Seconds())
+}
+
+// notify signals the subscribers that the board changed.
+func (b *Gate) notify() {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	for ch := range b.subs {
 		select {
 		case ch <- struct{}{}:
 		default:
 		}
 	}
-	b.mu.Unlock()
 }
 
 // better reports whether r is more severe than cur: a breach beats no
@@ -354,31 +406,17 @@ func (b *Gate) input(t *fusion.Track, samples []gate.Sample, now time.Time) gate
 func (b *Gate) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	id := e.Track.ID
 	st := b.state[id]
+	owns := b.cfg.Owns == nil || b.cfg.Owns(id)
 	reason := ""
-	switch {
-	case st == nil:
+	if st == nil {
 		st = &decisionState{}
 		st.receipt.Store(-1)
 		b.state[id] = st
-		if e.Result.Decision != gate.Monitor || e.Result.Breach {
-			reason = "first_evaluation"
-		}
-	case e.Result.Breach != st.breach:
-		reason = map[bool]string{true: "breach_started", false: "breach_ended"}[e.Result.Breach]
-	case e.Result.Decision != st.decision:
-		reason = "decision_changed"
 	}
-	owns := b.cfg.Owns == nil || b.cfg.Owns(id)
-	if reason == "" && owns && !st.owned && (e.Result.Decision != gate.Monitor || e.Result.Breach) {
-		// This instance has just taken the track's partition over: the
-		// decision it finds may have changed while no instance recorded
-		// it (the previous owner died, or the hand-over is under way), so
-		// the state found is recorded as the new owner's starting point.
-		reason = "ownership_acquired"
-	}
+	reason = recordReason(st, e, owns)
 	st.owned = owns
 	prev := st.decision
-	st.decision, st.breach = e.Result.Decision, e.Result.Breach
+	st.decision, st.breach, st.seen = e.Result.Decision, e.Result.Breach, true
 	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence || !owns {
 		return st.receipt.Load()
 	}
@@ -388,12 +426,39 @@ func (b *Gate) track(ctx context.Context, e *Entry, now time.Time) int64 {
 		return st.receipt.Load()
 	}
 	select {
-	case b.queue <- receiptJob{st: st, record: rec, trackID: id}:
+	case b.queue <- receiptJob{st: st, record: rec, trackID: id, reason: reason, previous: prev.String(), threat: e.Threat(true)}:
 	default:
 		b.receipts.WithLabelValues("dropped").Inc()
 		b.cfg.Log.Error("board: receipt queue full; decision not recorded", "track", id, "reason", reason)
 	}
 	return st.receipt.Load()
+}
+
+// recordReason says why the entry's decision must be recorded, or "" when
+// nothing changed since the last record: a first evaluation above
+// monitor, a breach that started or ended, a new decision, or a track this
+// instance has just taken over (its partition's previous owner died or a
+// hand-over is under way, so the state found is the new owner's starting
+// point).
+func recordReason(st *decisionState, e *Entry, owns bool) string {
+	notable := e.Result.Decision != gate.Monitor || e.Result.Breach
+	switch {
+	case !st.seen:
+		if notable {
+			return "first_evaluation"
+		}
+	case e.Result.Breach != st.breach:
+		if e.Result.Breach {
+			return "breach_started"
+		}
+		return "breach_ended"
+	case e.Result.Decision != st.decision:
+		return "decision_changed"
+	}
+	if owns && !st.owned && notable && st.seen {
+		return "ownership_acquired"
+	}
+	return ""
 }
 
 func (b *Gate) recordLoop(ctx context.Context) {
@@ -422,10 +487,19 @@ func (b *Gate) append(ctx context.Context, j receiptJob) {
 	if err != nil {
 		b.receipts.WithLabelValues("failed").Inc()
 		b.cfg.Log.Error("board: ledger append failed", "track", j.trackID, "err", err)
+		if b.ann != nil {
+			// The decision stands though its receipt failed: announce it
+			// without a receipt index rather than stay silent.
+			b.ann.threat(b.cfg.Now(), &j)
+		}
 		return
 	}
 	b.receipts.WithLabelValues("recorded").Inc()
 	j.st.receipt.Store(int64(r.Index))
+	if b.ann != nil {
+		j.threat.ReceiptIndex = fusion.Ptr(int64(r.Index))
+		b.ann.threat(b.cfg.Now(), &j)
+	}
 }
 
 // record is the decision record of a continuous evaluation: the claims it

@@ -39,7 +39,11 @@ func (e *Entry) Threat(withAxes bool) events.Threat {
 		j.Trail = append(j.Trail, [2]float64{fusion.Round(p.Lat, 6), fusion.Round(p.Lon, 6)})
 	}
 	if withAxes && e.HasGeofence {
-		j.Axes = e.Result.Lambda.Axes[:]
+		j.Axes = make([]events.Axis, len(e.Result.Lambda.Axes))
+		for i, a := range e.Result.Lambda.Axes {
+			j.Axes[i] = events.Axis{ID: a.ID.String(), Name: a.ID.Name(), Value: a.Value, Weight: a.Weight,
+				Known: a.Known, Inputs: a.InputMap(), Evidence: a.Evidence()}
+		}
 	}
 	return j
 }

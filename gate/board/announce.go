@@ -1,0 +1,248 @@
+package board
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/gate"
+)
+
+// Publisher sends one event on a subject; *nats.Conn is one (core NATS:
+// a publish never waits for a consumer).
+type Publisher interface {
+	Publish(subject string, data []byte) error
+}
+
+// announcer turns what each sweep found into events (package events):
+// track updates, at most once per events.MinInterval per track and again
+// every events.KeepAlive, and a final track.lost; swarms formed, changed
+// and dissolved; zones added, changed, deleted and re-announced every
+// events.ZoneRepeat. Threat events are published by the receipt loop, once
+// a decision is recorded. It only announces what this instance owns, so
+// that several instances announce each thing once.
+type announcer struct {
+	pub      Publisher
+	instance string
+	owns     func(id string) bool
+	log      *slog.Logger
+
+	tracks     map[string]*announced
+	swarms     map[string][]string // id → sorted members
+	zones      map[string][32]byte // id → content hash
+	zoneRepeat time.Time
+
+	published *prometheus.CounterVec
+}
+
+// announced is what was last said about a track.
+type announced struct {
+	at    time.Time
+	obs   uint64
+	state string // decision, breach and swarm, to notice a change of assessment
+	view  events.Track
+}
+
+// eventKinds label cuasd_events_published_total.
+var eventKinds = []string{"track", "threat", "swarm", "zone"}
+
+func newAnnouncer(pub Publisher, instance string, owns func(string) bool, log *slog.Logger, reg prometheus.Registerer) *announcer {
+	a := &announcer{
+		pub: pub, instance: instance, owns: owns, log: log,
+		tracks: map[string]*announced{}, swarms: map[string][]string{}, zones: map[string][32]byte{},
+		published: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_events_published_total",
+			Help: "JSON events published on NATS (cuas.track, cuas.threat, cuas.swarm, cuas.zone), by kind and result (ok, error).",
+		}, []string{"kind", "result"}),
+	}
+	for _, k := range eventKinds {
+		a.published.WithLabelValues(k, "ok")
+		a.published.WithLabelValues(k, "error")
+	}
+	if reg != nil {
+		reg.MustRegister(a.published)
+	}
+	if a.owns == nil {
+		a.owns = func(string) bool { return true }
+	}
+	return a
+}
+
+func (a *announcer) header(typ string, now time.Time) events.Header {
+	return events.Header{V: events.Version, Type: typ, Time: now.UTC(), Instance: a.instance}
+}
+
+// send marshals and publishes one event.
+func (a *announcer) send(kind, subject string, ev any) {
+	data, err := json.Marshal(ev)
+	if err == nil {
+		err = a.pub.Publish(subject, data)
+	}
+	if err != nil {
+		a.published.WithLabelValues(kind, "error").Inc()
+		a.log.Warn("publish event", "subject", subject, "err", err)
+		return
+	}
+	a.published.WithLabelValues(kind, "ok").Inc()
+}
+
+// sweep announces the results of one sweep.
+func (a *announcer) sweep(now time.Time, tracks []fusion.Track, snap *Snapshot, geofences []gate.Geofence) {
+	byID := make(map[string]*Entry, len(snap.Entries))
+	for i := range snap.Entries {
+		byID[snap.Entries[i].Track.ID] = &snap.Entries[i]
+	}
+	a.announceTracks(now, tracks, byID)
+	a.announceSwarms(now, tracks, snap.Entries)
+	a.announceZones(now, geofences)
+}
+
+// trackSubject is the subject of a track's events.
+func trackSubject(id string) (protocol, key string) {
+	p, key, ok := decode.SplitTrackID(id)
+	if !ok {
+		if i := strings.IndexByte(id, ':'); i > 0 {
+			return id[:i], id[i+1:]
+		}
+		return "other", id
+	}
+	return string(p), key
+}
+
+func (a *announcer) announceTracks(now time.Time, tracks []fusion.Track, byID map[string]*Entry) {
+	live := make(map[string]bool, len(tracks))
+	for i := range tracks {
+		t := &tracks[i]
+		live[t.ID] = true
+		if !a.owns(t.ID) {
+			delete(a.tracks, t.ID) // another instance announces it now
+			continue
+		}
+		var as *events.Assessment
+		state := ""
+		if e := byID[t.ID]; e != nil {
+			as = e.Assessment()
+			state = as.Decision + "/" + boolStr(as.Breach) + "/" + as.SwarmID
+		}
+		st := a.tracks[t.ID]
+		changed := st == nil || st.obs != t.Observations || st.state != state
+		if st != nil && !(changed && now.Sub(st.at) >= events.MinInterval) && now.Sub(st.at) < events.KeepAlive {
+			continue
+		}
+		view := t.View(false)
+		p, k := trackSubject(t.ID)
+		a.send("track", bus.TrackSubject(p, k), events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as})
+		a.tracks[t.ID] = &announced{at: now, obs: t.Observations, state: state, view: view}
+	}
+	for id, st := range a.tracks {
+		if live[id] {
+			continue
+		}
+		p, k := trackSubject(id)
+		a.send("track", bus.TrackSubject(p, k), events.TrackEvent{Header: a.header(events.TypeTrackLost, now), Track: st.view})
+		delete(a.tracks, id)
+	}
+}
+
+func boolStr(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
+}
+
+// announceSwarms compares this sweep's swarms with the last one's.
+func (a *announcer) announceSwarms(now time.Time, tracks []fusion.Track, entries []Entry) {
+	cur := map[string][]string{}
+	pos := map[string][2]float64{}
+	for i := range entries {
+		if id := entries[i].SwarmID; id != "" {
+			cur[id] = append(cur[id], entries[i].Track.ID)
+			p := pos[id]
+			pos[id] = [2]float64{p[0] + entries[i].Track.Lat, p[1] + entries[i].Track.Lon}
+		}
+	}
+	for id, members := range cur {
+		sort.Strings(members)
+		prev, seen := a.swarms[id]
+		if seen && slices.Equal(prev, members) {
+			continue
+		}
+		a.swarms[id] = members
+		typ := events.TypeSwarmChanged
+		if !seen {
+			typ = events.TypeSwarmFormed
+		}
+		n := float64(len(members))
+		a.sendSwarm(now, typ, events.Swarm{ID: id, Members: members, Size: len(members),
+			Lat: fusion.Round(pos[id][0]/n, 6), Lon: fusion.Round(pos[id][1]/n, 6)})
+	}
+	for id, members := range a.swarms {
+		if _, ok := cur[id]; !ok {
+			delete(a.swarms, id)
+			a.sendSwarm(now, events.TypeSwarmGone, events.Swarm{ID: id, Members: members, Size: len(members)})
+		}
+	}
+}
+
+func (a *announcer) sendSwarm(now time.Time, typ string, s events.Swarm) {
+	// The swarm's id carries its smallest member's id: its owner speaks.
+	if !a.owns(strings.TrimPrefix(s.ID, "swarm-")) {
+		return
+	}
+	a.send("swarm", bus.SwarmSubject, events.SwarmEvent{Header: a.header(typ, now), Swarm: s})
+}
+
+// announceZones says which zones were added, changed or deleted since the
+// last sweep, and every zone again every events.ZoneRepeat.
+func (a *announcer) announceZones(now time.Time, geofences []gate.Geofence) {
+	repeat := now.Sub(a.zoneRepeat) >= events.ZoneRepeat
+	if repeat {
+		a.zoneRepeat = now
+	}
+	seen := make(map[string]bool, len(geofences))
+	for i := range geofences {
+		g := &geofences[i]
+		seen[g.ID] = true
+		h := zoneHash(g)
+		if old, ok := a.zones[g.ID]; ok && old == h && !repeat {
+			continue
+		}
+		a.zones[g.ID] = h
+		if a.owns("zone:" + g.ID) {
+			a.send("zone", bus.ZoneSubject(g.ID), events.ZoneEvent{Header: a.header(events.TypeZoneUpsert, now), Zone: *g})
+		}
+	}
+	for id := range a.zones {
+		if seen[id] {
+			continue
+		}
+		delete(a.zones, id)
+		if a.owns("zone:" + id) {
+			a.send("zone", bus.ZoneSubject(id), events.ZoneEvent{Header: a.header(events.TypeZoneDeleted, now), Zone: gate.Geofence{ID: id}})
+		}
+	}
+}
+
+// zoneHash is the SHA-256 of a zone's JSON, to notice a change.
+func zoneHash(g *gate.Geofence) [32]byte {
+	b, _ := json.Marshal(g)
+	return sha256.Sum256(b)
+}
+
+// threat announces a recorded decision.
+func (a *announcer) threat(now time.Time, j *receiptJob) {
+	p, k := trackSubject(j.trackID)
+	a.send("threat", bus.ThreatSubject(p, k), events.ThreatEvent{Header: a.header(events.TypeThreat, now),
+		Reason: j.reason, PreviousDecision: j.previous, Threat: j.threat})
+}
