@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest"
-	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/sim"
 )
 
