@@ -42,7 +42,7 @@ type ModeSStream struct {
 	Format  ModeSFormat
 	Sensor  string
 	Adapter string
-	Pub     *Publisher
+	Pub     Sink
 	Log     *slog.Logger
 
 	// Skipped counts bytes that were not part of a frame.
@@ -219,80 +219,3 @@ func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add func([]byte),
 	return ctx.Err()
 }
 
-// ListenModeS accepts receiver connections on ln (readsb's and dump1090's
-// --net-bo-port / --net-ri-port style inputs) until ctx ends. Each
-// connection is a sensor named after sensor and the peer address.
-func ListenModeS(ctx context.Context, ln net.Listener, format ModeSFormat, sensor string, pub *Publisher, log *slog.Logger) error {
-	go func() {
-		<-ctx.Done()
-		ln.Close()
-	}()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			if isTimeout(err) {
-				continue
-			}
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer conn.Close()
-			cctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			go func() { <-cctx.Done(); conn.Close() }()
-			s := &ModeSStream{Format: format, Sensor: sensor, Adapter: string(format) + "-listen", Pub: pub, Log: log}
-			log.Info("Mode S receiver connected", "format", format, "peer", conn.RemoteAddr().String())
-			err := s.Run(cctx, conn)
-			log.Info("Mode S receiver disconnected", "format", format, "peer", conn.RemoteAddr().String(),
-				"skipped_bytes", s.Skipped, "err", errString(err))
-		}()
-	}
-}
-
-// ConnectModeS connects out to a receiver's output port (Beast 30005, AVR
-// 30002) and keeps reconnecting with exponential back-off (up to 30 s)
-// until ctx ends.
-func ConnectModeS(ctx context.Context, addr string, format ModeSFormat, sensor string, pub *Publisher, log *slog.Logger) {
-	backoff := 250 * time.Millisecond
-	for ctx.Err() == nil {
-		var d net.Dialer
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		conn, err := d.DialContext(dctx, "tcp", addr)
-		cancel()
-		if err != nil {
-			log.Warn("Mode S receiver unreachable", "addr", addr, "retry_in", backoff, "err", err)
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
-				return
-			}
-			backoff = min(backoff*2, 30*time.Second)
-			continue
-		}
-		backoff = 250 * time.Millisecond
-		log.Info("connected to Mode S receiver", "addr", addr, "format", format)
-		cctx, ccancel := context.WithCancel(ctx)
-		go func() { <-cctx.Done(); conn.Close() }()
-		s := &ModeSStream{Format: format, Sensor: sensor, Adapter: string(format) + "-connect", Pub: pub, Log: log}
-		err = s.Run(cctx, conn)
-		ccancel()
-		conn.Close()
-		if ctx.Err() == nil {
-			log.Warn("Mode S receiver connection ended; reconnecting", "addr", addr, "err", errString(err))
-		}
-	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}

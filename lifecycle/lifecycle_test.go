@@ -99,7 +99,7 @@ func TestGroupOrder(t *testing.T) {
 func TestRetryReports(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	s := NewStatus(reg)
-	rep := s.Reporter("beast-connect radar:30005")
+	rep := s.Reporter("beast-connect radar:30005", Input)
 	if got := testutil.ToFloat64(s.up.WithLabelValues("beast-connect radar:30005")); got != 0 {
 		t.Fatalf("gauge before start = %v", got)
 	}
@@ -125,7 +125,10 @@ func TestRetryReports(t *testing.T) {
 		t.Fatalf("gauge = %v, want 1", got)
 	}
 	rep.Retrying(errors.New("reset by peer"))
-	if nu := s.NotUp(); len(nu) != 1 || nu[0] != "beast-connect radar:30005: retrying: reset by peer" {
+	if nu := s.NotUp(Stage); len(nu) != 0 {
+		t.Fatalf("NotUp(Stage) = %q", nu)
+	}
+	if nu := s.NotUp(Input); len(nu) != 1 || nu[0] != "beast-connect radar:30005: retrying: reset by peer" {
 		t.Fatalf("NotUp = %q", nu)
 	}
 }

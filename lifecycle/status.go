@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -19,6 +20,18 @@ const (
 	Stopped  State = "stopped"
 )
 
+// Kind says what a component is to readiness: a pipeline Stage that is not
+// up makes the service not ready; an Input or Output that is not up makes
+// it degraded (it still serves what it knows).
+type Kind string
+
+// The kinds of component.
+const (
+	Stage  Kind = "stage"
+	Input  Kind = "input"
+	Output Kind = "output"
+)
+
 // Reporter is how a long-running component says how it is doing.
 type Reporter interface {
 	// Up: working (connected, listening, consuming).
@@ -30,6 +43,7 @@ type Reporter interface {
 // ComponentStatus is one component's state, as /readyz shows it.
 type ComponentStatus struct {
 	Name      string    `json:"name"`
+	Kind      Kind      `json:"kind"`
 	State     State     `json:"state"`
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since"`
@@ -65,11 +79,11 @@ func NewStatus(reg prometheus.Registerer) *Status {
 
 // Reporter registers a component (state starting, gauge 0) and returns its
 // reporter. Registering a name twice returns a reporter for the same entry.
-func (s *Status) Reporter(name string) Reporter {
+func (s *Status) Reporter(name string, kind Kind) Reporter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.comps[name]; !ok {
-		s.comps[name] = &ComponentStatus{Name: name, State: Starting, Since: s.now().UTC()}
+		s.comps[name] = &ComponentStatus{Name: name, Kind: kind, State: Starting, Since: s.now().UTC()}
 		s.up.WithLabelValues(name).Set(0)
 	}
 	return &reporter{s: s, name: name}
@@ -115,12 +129,13 @@ func (s *Status) Snapshot() []ComponentStatus {
 	return out
 }
 
-// NotUp describes the components that are not up ("beast-connect
-// radar:30005: retrying: dial tcp ...: connection refused").
-func (s *Status) NotUp() []string {
+// NotUp describes the components of the given kinds (all when none is
+// given) that are not up ("beast-connect radar:30005: retrying: dial tcp
+// ...: connection refused").
+func (s *Status) NotUp(kinds ...Kind) []string {
 	var out []string
 	for _, c := range s.Snapshot() {
-		if c.State == Up {
+		if c.State == Up || (len(kinds) > 0 && !slices.Contains(kinds, c.Kind)) {
 			continue
 		}
 		d := c.Name + ": " + string(c.State)

@@ -11,35 +11,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/sim"
 )
-
-// publisherSink publishes simulated frames: one message per frame, or one
-// lp-framed batch per protocol and tick.
-type publisherSink struct {
-	pub    *ingest.Publisher
-	sensor string
-	batch  bool
-}
-
-func (s *publisherSink) Publish(ctx context.Context, protocol string, frames [][]byte, recv int64) error {
-	if s.batch {
-		var body []byte
-		for _, f := range frames {
-			body = bus.AppendLP(body, f)
-		}
-		_, err := s.pub.PublishBatch(ctx, "simulator", protocol, s.sensor, body, len(frames), recv, "")
-		return err
-	}
-	fs := make([]ingest.Frame, len(frames))
-	for i, f := range frames {
-		fs[i] = ingest.Frame{Data: f, RecvUnixNano: recv}
-	}
-	_, err := s.pub.PublishFrames(ctx, "simulator", protocol, s.sensor, fs)
-	return err
-}
 
 // runSimulate implements `cuasd simulate`: synthetic traffic published to a
 // running cuasd over NATS.
@@ -78,7 +53,9 @@ func runSimulate(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	start := time.Now()
-	st, err := sim.Run(ctx, cfg, &publisherSink{pub: ingest.NewPublisher(js, nil), sensor: *sensor, batch: *batch})
+	src := &ingest.Simulator{Config: cfg, Sensor: *sensor, Batch: *batch}
+	err = src.Run(ctx, ingest.NewPublisher(js, nil), lifecycle.Discard)
+	st := src.Stats
 	el := time.Since(start).Seconds()
 	total := st.Frames["adsb"] + st.Frames["remoteid"] + st.Frames["mavlink"]
 	fmt.Fprintf(stdout, "simulated %d frames in %.1f s (%.0f frames/s): adsb %d, remoteid %d, mavlink %d; %d publish errors\n",

@@ -14,20 +14,8 @@ import (
 
 	"github.com/cuasd/cuasd/decode/mavlink"
 	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/lifecycle"
 )
-
-// Publisher publishes raw frames to the pipeline; *ingest.Publisher
-// implements it. PublishFrames must return only after the frames are
-// stored (or with an error).
-type Publisher interface {
-	PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []ingest.Frame) (ingest.Result, error)
-}
-
-// dropCounter is implemented by *ingest.Publisher: drops are then also
-// counted in the cuasd_frames_dropped_total metric.
-type dropCounter interface {
-	Dropped(protocol, adapter, reason string, n int)
-}
 
 // Protocol is the raw-subject protocol token the frames are published under.
 const Protocol = "mavlink"
@@ -116,14 +104,14 @@ type batch struct {
 // publisher drains the queue in its own goroutine so that a slow
 // acknowledgement never stalls the socket reader.
 type publisher struct {
-	pub     Publisher
+	pub     ingest.Sink
 	adapter string
 	log     *slog.Logger
 	c       *counters
 	q       chan batch
 }
 
-func newPublisher(pub Publisher, adapter string, log *slog.Logger, c *counters) *publisher {
+func newPublisher(pub ingest.Sink, adapter string, log *slog.Logger, c *counters) *publisher {
 	return &publisher{pub: pub, adapter: adapter, log: log, c: c, q: make(chan batch, queueLen)}
 }
 
@@ -143,9 +131,7 @@ func (p *publisher) enqueue(b batch) {
 
 func (p *publisher) drop(reason string, n int) {
 	p.c.dropped.Add(int64(n))
-	if dc, ok := p.pub.(dropCounter); ok {
-		dc.Dropped(Protocol, p.adapter, reason, n)
-	}
+	p.pub.Dropped(Protocol, p.adapter, reason, n)
 }
 
 // run publishes until the queue is closed. Batches waiting together are
@@ -245,8 +231,6 @@ type UDPConfig struct {
 	// PeerIdle forgets the parser state of a peer silent this long
 	// (default 5 minutes).
 	PeerIdle time.Duration
-	// Publisher receives the frames (required).
-	Publisher Publisher
 	// Log receives warnings; nil means slog.Default().
 	Log *slog.Logger
 }
@@ -268,11 +252,9 @@ type peer struct {
 	seen   parserSeen // its parser's counts already in the totals
 }
 
-// ListenUDP binds the listener's socket; Run then serves it.
+// ListenUDP binds the listener's socket, so that an address in use is a
+// start-up error; Run then serves it.
 func ListenUDP(cfg UDPConfig) (*UDP, error) {
-	if cfg.Publisher == nil {
-		return nil, &Error{Op: "listen", Err: errors.New("no publisher")}
-	}
 	if cfg.Sensor == "" {
 		cfg.Sensor = DefaultSensor
 	}
@@ -293,10 +275,14 @@ func ListenUDP(cfg UDPConfig) (*UDP, error) {
 	if err != nil {
 		return nil, &Error{Op: "listen", Err: err}
 	}
-	u := &UDP{cfg: cfg, conn: conn, peers: map[netip.AddrPort]*peer{}}
-	u.pub = newPublisher(cfg.Publisher, "mavlink-udp", cfg.Log, &u.c)
-	return u, nil
+	return &UDP{cfg: cfg, conn: conn, peers: map[netip.AddrPort]*peer{}}, nil
 }
+
+// Name implements ingest.Source.
+func (u *UDP) Name() string { return "mavlink-udp " + u.Addr().String() }
+
+// Close releases the socket without running the listener.
+func (u *UDP) Close() error { return u.conn.Close() }
 
 // Addr returns the bound address (useful with port 0).
 func (u *UDP) Addr() net.Addr { return u.conn.LocalAddr() }
@@ -304,9 +290,12 @@ func (u *UDP) Addr() net.Addr { return u.conn.LocalAddr() }
 // Stats returns the counters.
 func (u *UDP) Stats() Stats { return u.c.snapshot() }
 
-// Run reads datagrams until ctx ends (then it closes the socket, publishes
-// what is queued and returns nil) or the socket fails.
-func (u *UDP) Run(ctx context.Context) error {
+// Run implements ingest.Source: it reads datagrams until ctx ends (then it
+// closes the socket, publishes what is queued and returns nil) or the
+// socket fails.
+func (u *UDP) Run(ctx context.Context, sink ingest.Sink, rep lifecycle.Reporter) error {
+	u.pub = newPublisher(sink, "mavlink-udp", u.cfg.Log, &u.c)
+	rep.Up()
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); u.pub.run(context.WithoutCancel(ctx)) }()
@@ -384,8 +373,6 @@ type TCPConfig struct {
 	Addr string
 	// Sensor names the receiver; default "mavlink-tcp-" + Addr sanitised.
 	Sensor string
-	// Publisher receives the frames (required).
-	Publisher Publisher
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts (defaults 500 ms and 30 s); it doubles after each failure
 	// and resets after a connection that delivered data.
@@ -403,9 +390,6 @@ type TCP struct {
 
 // NewTCP returns a TCP client; Run connects.
 func NewTCP(cfg TCPConfig) (*TCP, error) {
-	if cfg.Publisher == nil {
-		return nil, &Error{Op: "tcp", Err: errors.New("no publisher")}
-	}
 	if cfg.Addr == "" {
 		return nil, &Error{Op: "tcp", Err: errors.New("no address")}
 	}
@@ -421,17 +405,20 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	t := &TCP{cfg: cfg}
-	t.pub = newPublisher(cfg.Publisher, "mavlink-tcp", cfg.Log, &t.c)
-	return t, nil
+	return &TCP{cfg: cfg}, nil
 }
+
+// Name implements ingest.Source.
+func (t *TCP) Name() string { return "mavlink-tcp " + t.cfg.Addr }
 
 // Stats returns the counters.
 func (t *TCP) Stats() Stats { return t.c.snapshot() }
 
-// Run connects, reads and publishes, reconnecting with backoff, until ctx
-// ends; it then returns nil after publishing what is queued.
-func (t *TCP) Run(ctx context.Context) error {
+// Run implements ingest.Source: it connects, reads and publishes,
+// reconnecting with backoff, until ctx ends; it then returns nil after
+// publishing what is queued.
+func (t *TCP) Run(ctx context.Context, sink ingest.Sink, rep lifecycle.Reporter) error {
+	t.pub = newPublisher(sink, "mavlink-tcp", t.cfg.Log, &t.c)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); t.pub.run(context.WithoutCancel(ctx)) }()
@@ -439,10 +426,11 @@ func (t *TCP) Run(ctx context.Context) error {
 
 	backoff := t.cfg.MinBackoff
 	for {
-		got, err := t.session(ctx)
+		got, err := t.session(ctx, rep)
 		if ctx.Err() != nil {
 			return nil
 		}
+		rep.Retrying(err)
 		if got {
 			backoff = t.cfg.MinBackoff
 		}
@@ -457,13 +445,14 @@ func (t *TCP) Run(ctx context.Context) error {
 }
 
 // session runs one connection; got reports whether it delivered data.
-func (t *TCP) session(ctx context.Context) (got bool, err error) {
+func (t *TCP) session(ctx context.Context, rep lifecycle.Reporter) (got bool, err error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", t.cfg.Addr)
 	if err != nil {
 		return false, err
 	}
 	t.c.connects.Add(1)
+	rep.Up()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	defer conn.Close()
@@ -501,8 +490,8 @@ func (t *TCP) session(ctx context.Context) (got bool, err error) {
 	}
 }
 
-// The pipeline's publisher is what the adapters are wired to.
+// The adapters are input sources.
 var (
-	_ Publisher   = (*ingest.Publisher)(nil)
-	_ dropCounter = (*ingest.Publisher)(nil)
+	_ ingest.Source = (*UDP)(nil)
+	_ ingest.Source = (*TCP)(nil)
 )

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/lifecycle"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -26,6 +27,12 @@ type fakePub struct {
 	recv    []int64
 	fail    bool
 	dropped map[string]int
+}
+
+// PublishBatch implements ingest.Sink; the MAVLink adapters publish frame
+// by frame, never in lp batches.
+func (f *fakePub) PublishBatch(context.Context, string, string, string, []byte, int, int64, string) (ingest.Result, error) {
+	panic("the MAVLink adapters do not publish batches")
 }
 
 func (f *fakePub) PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []ingest.Frame) (ingest.Result, error) {
@@ -101,13 +108,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestUDP(t *testing.T) {
 	v := vectors(t)
 	pub := &fakePub{}
-	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", Sensor: "rx", PerPeerSensor: true, Publisher: pub, Log: quiet})
+	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", Sensor: "rx", PerPeerSensor: true, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- u.Run(ctx) }()
+	go func() { done <- u.Run(ctx, pub, lifecycle.Discard) }()
 
 	send := func(c *net.UDPConn, b []byte) {
 		t.Helper()
@@ -164,13 +171,13 @@ func TestUDP(t *testing.T) {
 func TestUDPPeerLimitAndPublishFailure(t *testing.T) {
 	v := vectors(t)
 	pub := &fakePub{fail: true}
-	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", MaxPeers: 1, Publisher: pub, Log: quiet})
+	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", MaxPeers: 1, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- u.Run(ctx) }()
+	go func() { done <- u.Run(ctx, pub, lifecycle.Discard) }()
 	for range 3 {
 		c, err := net.DialUDP("udp", nil, u.Addr().(*net.UDPAddr))
 		if err != nil {
@@ -212,13 +219,13 @@ func TestTCP(t *testing.T) {
 		}
 	}()
 	pub := &fakePub{}
-	cl, err := NewTCP(TCPConfig{Addr: ln.Addr().String(), Publisher: pub, MinBackoff: 10 * time.Millisecond, Log: quiet})
+	cl, err := NewTCP(TCPConfig{Addr: ln.Addr().String(), MinBackoff: 10 * time.Millisecond, Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- cl.Run(ctx) }()
+	go func() { done <- cl.Run(ctx, pub, lifecycle.Discard) }()
 	waitFor(t, "6 frames", func() bool { return pub.count() == 6 })
 	cancel()
 	if err := <-done; err != nil {
@@ -237,13 +244,10 @@ func TestTCP(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	if _, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0"}); err == nil {
-		t.Error("no publisher accepted")
-	}
-	if _, err := ListenUDP(UDPConfig{Addr: "nonsense:addr:x", Publisher: &fakePub{}}); err == nil {
+	if _, err := ListenUDP(UDPConfig{Addr: "nonsense:addr:x"}); err == nil {
 		t.Error("bad address accepted")
 	}
-	if _, err := NewTCP(TCPConfig{Publisher: &fakePub{}}); err == nil {
+	if _, err := NewTCP(TCPConfig{}); err == nil {
 		t.Error("no address accepted")
 	}
 	if s := peerSensor("rx", "[::1]:14550"); s != "rx----1--14550" {
