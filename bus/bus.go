@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,12 +45,19 @@ type Options struct {
 	ServerName string
 	// ConnectName is the NATS connection name, shown in monitoring.
 	ConnectName string
-	// NATSOptions are extra client options (credentials, TLS).
+	// NATSOptions are extra client options of the connection to an
+	// external NATS (credentials, TLS).
 	NATSOptions []nats.Option
-	// Server lets the caller add embedded-server options (auth, TLS) before
-	// it starts.
-	Server func(*server.Options)
-	Logger *slog.Logger
+	// Users are the credentials of the embedded server's client listener
+	// (--nats-users); none means clients without credentials are anonymous
+	// (see Permissions).
+	Users []User
+	// TLS, when set, makes the embedded client listener TLS-only.
+	TLS *tls.Config
+	// MonitorAddr, when set, serves nats-server's HTTP monitoring endpoints
+	// (for nats-surveyor and the Prometheus NATS exporter) on this address.
+	MonitorAddr string
+	Logger      *slog.Logger
 }
 
 // Bus is a live connection to NATS with JetStream, and the embedded server
@@ -83,10 +91,11 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 
 	url := o.URL
 	if url == "" {
-		srv, err := startEmbedded(o)
+		srv, internal, err := startEmbedded(&o)
 		if err != nil {
 			return nil, err
 		}
+		copts = append(copts, internal...)
 		b.srv = srv
 		// In-process connection: no TCP, no loopback port needed.
 		copts = append(copts, nats.InProcessServer(srv))
@@ -129,7 +138,7 @@ func listenDesc(l string) string {
 	return l
 }
 
-func startEmbedded(o Options) (*server.Server, error) {
+func startEmbedded(o *Options) (*server.Server, []nats.Option, error) {
 	so := &server.Options{
 		ServerName:         o.ServerName,
 		JetStream:          true,
@@ -150,32 +159,52 @@ func startEmbedded(o Options) (*server.Server, error) {
 	if !Listens(o.Listen) {
 		so.DontListen = true
 	} else {
-		host, port, err := net.SplitHostPort(o.Listen)
+		host, p, err := splitPort(o.Listen, "nats-listen")
 		if err != nil {
-			return nil, &Error{"nats-listen", fmt.Errorf("%q: %w", o.Listen, err)}
-		}
-		p, err := strconv.Atoi(port)
-		if err != nil {
-			return nil, &Error{"nats-listen", fmt.Errorf("%q: bad port", o.Listen)}
-		}
-		if p == 0 {
-			p = server.RANDOM_PORT
+			return nil, nil, err
 		}
 		so.Host, so.Port = host, p
 	}
-	if o.Server != nil {
-		o.Server(so)
+	if o.MonitorAddr != "" {
+		host, p, err := splitPort(o.MonitorAddr, "nats-monitor")
+		if err != nil {
+			return nil, nil, err
+		}
+		so.HTTPHost, so.HTTPPort = host, p
+	}
+	internal, err := applySecurity(so, o)
+	if err != nil {
+		return nil, nil, &Error{"embedded server", err}
 	}
 	srv, err := server.NewServer(so)
 	if err != nil {
-		return nil, &Error{"embedded server", err}
+		return nil, nil, &Error{"embedded server", err}
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
-		return nil, &Error{"embedded server", errors.New("not ready for connections within 10s")}
+		return nil, nil, &Error{"embedded server", errors.New("not ready for connections within 10s")}
 	}
-	return srv, nil
+	if o.Logger != nil {
+		o.Logger.Info("embedded NATS users", "users", describeUsers(o.Users), "tls", o.TLS != nil)
+	}
+	return srv, internal, nil
+}
+
+// splitPort parses a HOST:PORT listen address; port 0 picks a free port.
+func splitPort(addr, flag string) (string, int, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, &Error{flag, fmt.Errorf("%q: %w", addr, err)}
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, &Error{flag, fmt.Errorf("%q: bad port", addr)}
+	}
+	if p == 0 {
+		p = server.RANDOM_PORT
+	}
+	return host, p, nil
 }
 
 // Embedded reports whether the bus runs its own nats-server.

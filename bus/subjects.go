@@ -33,6 +33,12 @@ const (
 	SensorPrefix = "cuas.sensor"
 )
 
+// InternalPrefixes are the subjects of the pipeline's internal traffic
+// (raw frames, observation batches, dead letters, ledger batches): NATS
+// clients other than cuasd and admins may not read them. A new internal
+// subject must be listed here.
+var InternalPrefixes = []string{RawPrefix, ObsPrefix, DeadPrefix, "cuas.ledger"}
+
 // EventSubjects are the subjects of every JSON event, as wildcards: what
 // an event consumer (an output, `nats sub`) subscribes to.
 var EventSubjects = []string{TrackPrefix + ".>", ThreatPrefix + ".>", SwarmSubject, ZonePrefix + ".>", AlertPrefix + ".>", SensorPrefix + ".>"}

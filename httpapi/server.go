@@ -22,8 +22,9 @@ type Deps struct {
 	Registry prometheus.Registerer
 	// Gatherer serves /metrics. Nil means /metrics is not routed.
 	Gatherer prometheus.Gatherer
-	// Ready reports why the service is not ready; an empty slice means ready.
-	Ready func(ctx context.Context) []string
+	// Ready reports whether the service is ready, degraded or not ready,
+	// and the states of its components (GET /readyz).
+	Ready func(ctx context.Context) Readiness
 	// SigningMode says how receipts are signed ("ed25519" or "unsigned");
 	// /v1/honest states it.
 	SigningMode string

@@ -3,9 +3,11 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"github.com/cuasd/cuasd/lifecycle"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -25,14 +27,28 @@ func TestHealthAndAliases(t *testing.T) {
 }
 
 func TestReadyz(t *testing.T) {
-	notReady := newTestServer(t, Deps{Ready: func(context.Context) []string { return []string{"nats: not connected"} }})
-	rec := do(t, notReady, "GET", testBase+"/readyz", nil)
-	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "nats: not connected") {
-		t.Fatalf("readyz not ready: %d %s", rec.Code, rec.Body)
-	}
-	ready := newTestServer(t, Deps{Ready: func(context.Context) []string { return nil }})
-	if rec := do(t, ready, "GET", testBase+"/readyz", nil); rec.Code != 200 {
-		t.Fatalf("readyz ready: %d %s", rec.Code, rec.Body)
+	comps := []lifecycle.ComponentStatus{{Name: "beast-connect radar:30005", Kind: lifecycle.Input, State: lifecycle.Retrying,
+		LastError: "connection refused", Since: time.Unix(0, 0).UTC(), Retries: 3}}
+	for _, tc := range []struct {
+		name   string
+		rd     Readiness
+		code   int
+		substr string
+	}{
+		{"not ready", Readiness{NotReady: []string{"nats: not connected"}, Components: comps}, 503, "nats: not connected"},
+		{"ready", Readiness{}, 200, `"status":"ready"`},
+		{"degraded", Readiness{Degraded: []string{"beast-connect radar:30005: retrying: connection refused"}, Components: comps}, 200, `"status":"degraded"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newTestServer(t, Deps{Ready: func(context.Context) Readiness { return tc.rd }})
+			rec := do(t, h, "GET", testBase+"/readyz", nil)
+			if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.substr) {
+				t.Fatalf("readyz: %d %s", rec.Code, rec.Body)
+			}
+			if len(tc.rd.Components) > 0 && !strings.Contains(rec.Body.String(), `"last_error":"connection refused"`) {
+				t.Fatalf("components missing: %s", rec.Body)
+			}
+		})
 	}
 }
 

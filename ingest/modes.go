@@ -218,4 +218,3 @@ func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add func([]byte),
 	}
 	return ctx.Err()
 }
-

@@ -71,6 +71,7 @@ type config struct {
 
 	NATSURL      string   `yaml:"nats-url"`
 	NATSListen   string   `yaml:"nats-listen"`
+	NATSMonitor  string   `yaml:"nats-monitor"`
 	JSMaxMemory  byteSize `yaml:"js-max-memory"`
 	JSMaxStore   byteSize `yaml:"js-max-store"`
 	JSSync       string   `yaml:"js-sync"`
@@ -145,6 +146,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
 	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "external NATS URL; empty starts an embedded nats-server with JetStream")
 	fs.StringVar(&c.NATSListen, "nats-listen", c.NATSListen, "embedded NATS client listener for sensors, or off")
+	fs.StringVar(&c.NATSMonitor, "nats-monitor", "", "`HOST:PORT` of the embedded NATS server's HTTP monitoring (for nats-surveyor or the Prometheus NATS exporter; loopback unless --insecure-open); off when empty")
 	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit (e.g. 256MiB)")
 	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit (e.g. 16GiB)")
 	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync policy: an interval (e.g. 1s) or always")

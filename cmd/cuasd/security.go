@@ -1,24 +1,14 @@
 package main
 
 import (
-	"bytes"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"regexp"
-	"strings"
-
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"gopkg.in/yaml.v3"
+	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/httpapi"
@@ -37,10 +27,10 @@ func isLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// security applies the least-privilege defaults: an open API only on
-// loopback, sensor credentials on a NATS listener that others can reach.
-// It returns the authenticator (nil: open) and the options for the bus.
-func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authenticator, *tls.Config, error) {
+// httpSecurity applies the least-privilege defaults of the HTTP API: open
+// only on loopback unless --auth-tokens is configured. It returns the
+// authenticator (nil: open) and the TLS configuration (nil: plain HTTP).
+func httpSecurity(cfg config, log *slog.Logger) (*httpapi.Authenticator, *tls.Config, error) {
 	var auth *httpapi.Authenticator
 	if cfg.AuthTokens != "" {
 		a, err := httpapi.LoadTokens(cfg.AuthTokens)
@@ -57,76 +47,51 @@ func security(cfg config, bo *bus.Options, log *slog.Logger) (*httpapi.Authentic
 	} else {
 		log.Warn("the API is open: no --auth-tokens configured (allowed because it listens on loopback only)", "http_addr", cfg.HTTPAddr)
 	}
-
 	tlsCfg, err := loadTLS(cfg.TLSCert, cfg.TLSKey, "--tls-cert/--tls-key")
 	if err != nil {
 		return nil, nil, err
 	}
-
-	listening := cfg.NATSURL == "" && bus.Listens(cfg.NATSListen)
-	if !listening {
-		return auth, tlsCfg, nil
-	}
-	var users []natsUser
-	if cfg.NATSUsers != "" {
-		if users, err = loadNATSUsers(cfg.NATSUsers); err != nil {
-			return nil, nil, fmt.Errorf("--nats-users: %w", err)
-		}
-	} else if !isLoopback(cfg.NATSListen) {
-		if !cfg.InsecureOpen {
-			return nil, nil, fmt.Errorf("refusing to open the NATS listener %s to the network without --nats-users "+
-				"(sensor credentials limited to publishing cuas.raw.>), or pass --insecure-open", cfg.NATSListen)
-		}
-		log.Warn("INSECURE: the NATS listener accepts any client (--insecure-open)", "nats_listen", cfg.NATSListen)
-	}
-	natsTLS, err := loadTLS(cfg.NATSTLSCert, cfg.NATSTLSKey, "--nats-tls-cert/--nats-tls-key")
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(users) > 0 || natsTLS != nil {
-		// cuasd's own in-process connection gets a user of its own with a
-		// random password that exists only in this process's memory.
-		var pw [24]byte
-		_, _ = rand.Read(pw[:])
-		internal := hex.EncodeToString(pw[:])
-		prev := bo.Server
-		bo.Server = func(o *server.Options) {
-			if prev != nil {
-				prev(o)
-			}
-			if len(users) > 0 {
-				o.Users = append(o.Users, &server.User{Username: "cuasd-internal", Password: internal})
-				for _, u := range users {
-					o.Users = append(o.Users, &server.User{Username: u.User, Password: u.Password,
-						Permissions: &server.Permissions{
-							// Sensors publish raw frames and receive JetStream's
-							// acknowledgements on their inboxes; nothing else.
-							Publish:   &server.SubjectPermission{Allow: []string{bus.RawPrefix + ".>"}},
-							Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>"}},
-						}})
-				}
-			}
-			if natsTLS != nil {
-				o.TLSConfig, o.TLS = natsTLS, true
-				o.AllowNonTLS = false
-			}
-		}
-		if len(users) > 0 {
-			bo.NATSOptions = append(bo.NATSOptions, nats.UserInfo("cuasd-internal", internal))
-		}
-		if natsTLS != nil {
-			bo.NATSOptions = append(bo.NATSOptions, nats.Secure(pinnedTLS(natsTLS.Certificates[0].Certificate[0])))
-		}
-		log.Info("NATS sensor listener secured", "users", len(users), "tls", natsTLS != nil)
-	}
 	return auth, tlsCfg, nil
 }
 
-// natsUser is one sensor credential of the --nats-users file. Password
-// may be a bcrypt hash ("$2a$..."), which nats-server checks as such.
-type natsUser struct {
-	User     string `yaml:"user"`
-	Password string `yaml:"password"`
+// busOptions are the options of the bus: the embedded server's limits,
+// listener, users and TLS, or the external NATS. A NATS listener that
+// other hosts can reach needs --nats-users (or --insecure-open): without
+// users, clients without credentials may publish raw frames and read
+// events, which is acceptable on loopback only.
+func busOptions(cfg config, log *slog.Logger) (bus.Options, error) {
+	o := bus.Options{
+		URL: cfg.NATSURL, DataDir: cfg.DataDir, Listen: cfg.NATSListen, MonitorAddr: cfg.NATSMonitor,
+		MaxMemory: int64(cfg.JSMaxMemory), MaxStore: int64(cfg.JSMaxStore), ConnectName: "cuasd", Logger: log,
+	}
+	if cfg.JSSync == "always" {
+		o.SyncAlways = true
+	} else {
+		o.SyncInterval, _ = time.ParseDuration(cfg.JSSync) // validated by parseConfig
+	}
+	if cfg.NATSURL != "" {
+		return o, nil
+	}
+	var err error
+	if cfg.NATSUsers != "" {
+		if o.Users, err = bus.LoadUsers(cfg.NATSUsers); err != nil {
+			return o, fmt.Errorf("--nats-users: %w", err)
+		}
+	} else if bus.Listens(cfg.NATSListen) && !isLoopback(cfg.NATSListen) {
+		if !cfg.InsecureOpen {
+			return o, fmt.Errorf("refusing to open the NATS listener %s to the network without --nats-users "+
+				"(sensor credentials limited to publishing cuas.raw.>), or pass --insecure-open", cfg.NATSListen)
+		}
+		log.Warn("INSECURE: the NATS listener accepts clients without credentials (--insecure-open)", "nats_listen", cfg.NATSListen)
+	}
+	if o.TLS, err = loadTLS(cfg.NATSTLSCert, cfg.NATSTLSKey, "--nats-tls-cert/--nats-tls-key"); err != nil {
+		return o, err
+	}
+	if cfg.NATSMonitor != "" && !isLoopback(cfg.NATSMonitor) && !cfg.InsecureOpen {
+		return o, fmt.Errorf("refusing to serve NATS monitoring on %s (it has no authentication): bind a loopback address "+
+			"or pass --insecure-open", cfg.NATSMonitor)
+	}
+	return o, nil
 }
 
 // loadTLS returns the server TLS configuration (TLS 1.2 or later) of a
@@ -141,51 +106,6 @@ func loadTLS(certFile, keyFile, flags string) (*tls.Config, error) {
 		return nil, fmt.Errorf("%s: %w", flags, err)
 	}
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
-}
-
-// pinnedTLS is the client TLS configuration of cuasd's in-process
-// connection to its own embedded server when the listener requires TLS.
-// The certificate was issued for the name sensors dial, perhaps by a
-// private CA, so the chain and name are not what to check here: the
-// connection accepts exactly the certificate cuasd loaded (leaf, DER).
-func pinnedTLS(leaf []byte) *tls.Config {
-	return &tls.Config{
-		MinVersion:         tls.VersionTLS12,
-		InsecureSkipVerify: true, // replaced by the pin below
-		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-			if len(raw) == 0 || !bytes.Equal(raw[0], leaf) {
-				return errors.New("the embedded NATS server presented a certificate other than --nats-tls-cert")
-			}
-			return nil
-		},
-	}
-}
-
-var natsUserRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
-
-func loadNATSUsers(path string) ([]natsUser, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var us []natsUser
-	dec := yaml.NewDecoder(strings.NewReader(string(b)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&us); err != nil {
-		return nil, err
-	}
-	if len(us) == 0 {
-		return nil, errors.New("no users listed")
-	}
-	for i, u := range us {
-		if !natsUserRE.MatchString(u.User) || u.User == "cuasd-internal" {
-			return nil, fmt.Errorf("user %d: name must be 1-64 letters, digits, '.', '_' or '-' (and not cuasd-internal)", i)
-		}
-		if len(u.Password) < 12 {
-			return nil, fmt.Errorf("user %q: password (or bcrypt hash) must have at least 12 characters", u.User)
-		}
-	}
-	return us, nil
 }
 
 // runToken implements `cuasd token new --name N --role R`: it prints a

@@ -2,191 +2,294 @@ package main
 
 import (
 	"context"
-	"errors"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/worker"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/fusion/zones"
+	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/httpapi"
+	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/internal/dirlock"
+	"github.com/cuasd/cuasd/ledger"
+	"github.com/cuasd/cuasd/lifecycle"
+	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
 
-// runServe runs the service until ctx is cancelled (SIGINT/SIGTERM), then
-// shuts down gracefully: stop accepting, finish in-flight requests, stop the
-// workers, drain NATS and let the embedded server sync JetStream to disk.
+// runServe runs the service until ctx is cancelled (SIGINT/SIGTERM). The
+// service is one lifecycle.Group: its components start in the order of
+// the data flow and stop in exactly the reverse order, on a requested
+// shutdown and on every failure alike (see service.components).
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
 	log := newLogger(cfg, stderr)
-	start := time.Now()
+	s := newService(cfg, log, stdout)
+	return s.group.Run(ctx)
+}
 
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("data dir: %w", err)
+// service is everything `cuasd serve` runs. Each field is set by the Start
+// of the component that owns it, before any later component starts.
+type service struct {
+	cfg    config
+	log    *slog.Logger
+	out    io.Writer
+	start  time.Time
+	reg    *prometheus.Registry
+	status *lifecycle.Status
+	group  lifecycle.Group
+
+	// Bound before anything else, so that an address in use stops the
+	// start before the data directory is touched.
+	httpLn  net.Listener
+	sources []ingest.Source
+	// Checked with the listeners, used when their components start.
+	auth    *httpapi.Authenticator
+	httpTLS *tls.Config
+	busOpts bus.Options
+
+	lock      *dirlock.Lock
+	bus       *bus.Bus
+	publisher *ingest.Publisher
+	store     *fusion.Store
+	drones    *reference.DB
+	ledger    *ledger.Log
+	zones     *zones.Store
+	owners    *fusion.Owners
+	gate      *board.Gate
+	http      *http.Server
+}
+
+func newService(cfg config, log *slog.Logger, out io.Writer) *service {
+	s := &service{cfg: cfg, log: log, out: out, start: time.Now(), reg: newRegistry()}
+	s.status = lifecycle.NewStatus(s.reg)
+	s.group = lifecycle.Group{Log: log, StopTimeout: time.Duration(cfg.ShutdownWait)}
+	s.group.Add(s.components()...)
+	return s
+}
+
+// components are the parts of the service in start order: what feeds a
+// stage starts after it, so nothing is produced before its consumer runs,
+// and on shutdown every stage drains into one that is still running.
+//
+//	listeners → data directory → bus → reference data, ledger, zones →
+//	fusion (decoders, consumer, expiry, ownership) → gate → outputs →
+//	inputs → HTTP
+func (s *service) components() []lifecycle.Component {
+	cs := []lifecycle.Component{
+		{Name: "listeners", Start: s.bindListeners, Stop: s.closeListeners},
+		{Name: "data directory", Start: s.lockDataDir, Stop: func(context.Context) error { return s.lock.Release() }},
+		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { return s.bus.Close(ctx) }},
+		{Name: "drone database", Start: s.loadDrones},
+		{Name: "ledger", Start: s.openLedger, Stop: func(context.Context) error { return s.ledger.Close() }},
+		{Name: "zones", Start: s.openZones, Stop: func(context.Context) error { return s.zones.Close() }},
 	}
-	bopts := bus.Options{
-		URL:         cfg.NATSURL,
-		DataDir:     cfg.DataDir,
-		Listen:      cfg.NATSListen,
-		MaxMemory:   int64(cfg.JSMaxMemory),
-		MaxStore:    int64(cfg.JSMaxStore),
-		ConnectName: "cuasd",
-		Logger:      log,
-	}
-	if cfg.JSSync == "always" {
-		bopts.SyncAlways = true
-	} else {
-		d, _ := time.ParseDuration(cfg.JSSync) // validated by parseConfig
-		bopts.SyncInterval = d
-	}
-	auth, tlsCfg, err := security(cfg, &bopts, log)
+	cs = append(cs, s.fusionStages()...)
+	cs = append(cs, s.gateStage())
+	cs = append(cs, s.outputs()...)
+	cs = append(cs, s.inputs())
+	cs = append(cs, lifecycle.Component{Name: "http", Start: s.startHTTP, Run: s.serveHTTP})
+	return cs
+}
+
+// lockDataDir creates the data directory and takes its lock: one cuasd per
+// data directory, or two processes would write one ledger.
+func (s *service) lockDataDir(context.Context) error {
+	l, err := dirlock.Acquire(s.cfg.DataDir)
 	if err != nil {
 		return err
 	}
-	b, err := bus.Start(ctx, bopts)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownWait))
-		defer cancel()
-		if err := b.Close(cctx); err != nil {
-			log.Warn("nats drain", "err", err)
-		}
-		log.Info("stopped")
-	}()
-	limits := bus.DefaultLimits()
-	limits.RawMaxAge, limits.RawMaxBytes = time.Duration(cfg.RawMaxAge), int64(cfg.RawMaxBytes)
-	limits.ObsMaxAge, limits.ObsMaxBytes = time.Duration(cfg.ObsMaxAge), int64(cfg.ObsMaxBytes)
-	limits.Replicas = cfg.Replicas
-	if err := b.EnsureStreams(ctx, limits); err != nil {
-		return err
-	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	buildInfo := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "cuasd_build_info",
-		Help: "Build information of the running cuasd; the value is always 1.",
-	}, []string{"version", "goversion"})
-	buildInfo.WithLabelValues(version(), runtime.Version()).Set(1)
-	reg.MustRegister(buildInfo)
-
-	st := startPipeline(ctx, b, cfg, reg, log)
-	defer st.stop()
-	if err := st.startAdapters(ctx, cfg, log); err != nil {
-		return err
-	}
-	if err := st.startMAVLinkNet(cfg, log); err != nil {
-		return err
-	}
-	svc, err := openServices(ctx, b, cfg, st, reg, log)
-	if err != nil {
-		return err
-	}
-	defer svc.close()
-	if cfg.Demo {
-		st.startDemo(st.ctx, log)
-	}
-	web := webHandler(cfg)
-
-	deps := httpapi.Deps{
-		Logger:   log,
-		Version:  version(),
-		BasePath: cfg.BasePath,
-		Registry: reg,
-		Gatherer: reg,
-		Ready: func(ctx context.Context) []string {
-			reasons := b.Ready(ctx)
-			if svc.drones == nil || svc.drones.Len() == 0 {
-				reasons = append(reasons, "drone database not loaded")
-			}
-			return reasons
-		},
-		SigningMode: svc.ledger.SigningMode(),
-
-		Publisher:  st.publisher,
-		Tracks:     st.store,
-		Threats:    svc.board,
-		Live:       liveTracks{st.store},
-		Ledger:     svc.ledger,
-		Drones:     svc.drones,
-		Zones:      svc.zones,
-		MAVLinkKey: cfg.mavlinkKey(),
-		Web:        web,
-
-		Auth:         auth,
-		RateLimit:    cfg.RateLimit,
-		MetricsToken: cfg.MetricsToken,
-	}
-	handler := httpapi.NewServer(deps)
-
-	ln, err := net.Listen("tcp", cfg.HTTPAddr)
-	if err != nil {
-		return fmt.Errorf("http listen: %w", err)
-	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// The Server-Sent Events stream outlives this: it moves its own
-		// write deadline forward before every event.
-		WriteTimeout:   time.Minute,
-		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:    func(net.Listener) context.Context { return ctx },
-	}
-	errc := make(chan error, 1)
-	scheme := "http"
-	if tlsCfg != nil {
-		srv.TLSConfig, scheme = tlsCfg, "https"
-		go func() { errc <- srv.ServeTLS(ln, "", "") }()
-	} else {
-		go func() { errc <- srv.Serve(ln) }()
-	}
-
-	url := scheme + "://" + displayAddr(ln.Addr().String()) + cfg.BasePath + "/"
-	log.Info("cuasd ready", "url", url, "version", version(), "startup", time.Since(start).Round(time.Millisecond),
-		"nats", natsDesc(b))
-	for _, a := range st.listenAddrs {
-		fmt.Fprintf(stdout, "cuasd adapter %s\n", a)
-	}
-	if u := b.ClientURL(); u != "" {
-		fmt.Fprintf(stdout, "cuasd nats %s\n", u)
-	}
-	fmt.Fprintf(stdout, "cuasd serving %s\n", url)
-
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case err := <-errc:
-		if err != nil && !errors.Is(err, http.ErrServerClosed) {
-			return fmt.Errorf("http: %w", err)
-		}
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.ShutdownWait))
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("http shutdown", "err", err)
-	}
+	s.lock = l
 	return nil
 }
 
+func (s *service) startBus(ctx context.Context) error {
+	b, err := bus.Start(ctx, s.busOpts)
+	if err != nil {
+		return err
+	}
+	limits := bus.DefaultLimits()
+	limits.RawMaxAge, limits.RawMaxBytes = time.Duration(s.cfg.RawMaxAge), int64(s.cfg.RawMaxBytes)
+	limits.ObsMaxAge, limits.ObsMaxBytes = time.Duration(s.cfg.ObsMaxAge), int64(s.cfg.ObsMaxBytes)
+	limits.Replicas = s.cfg.Replicas
+	if err := b.EnsureStreams(ctx, limits); err != nil {
+		_ = b.Close(context.WithoutCancel(ctx))
+		return err
+	}
+	s.bus = b
+	s.publisher = ingest.NewPublisher(b.JS, s.reg)
+	return nil
+}
+
+func (s *service) loadDrones(context.Context) error {
+	db, err := reference.Default()
+	if err != nil {
+		return fmt.Errorf("drone database: %w", err)
+	}
+	s.drones = db
+	return nil
+}
+
+func (s *service) openLedger(ctx context.Context) error {
+	l, err := ledger.Open(ctx, s.bus.JS, ledger.Options{
+		Instance: s.cfg.Instance, DataDir: s.cfg.DataDir, SigningKeyFile: s.cfg.SigningKey,
+		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	s.ledger = l
+	return nil
+}
+
+func (s *service) openZones(ctx context.Context) error {
+	seed := s.cfg.Geofences
+	if s.cfg.Demo && len(seed) == 0 {
+		seed = demoGeofences()
+	}
+	z, err := zones.Open(ctx, s.bus.JS, zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log})
+	if err != nil {
+		return fmt.Errorf("zones: %w", err)
+	}
+	s.zones = z
+	return nil
+}
+
+// stage is a pipeline stage that restarts after a failure (for example
+// while NATS reconnects), reporting its state; fn reports Up itself.
+func (s *service) stage(name string, fn func(ctx context.Context, rep lifecycle.Reporter) error) lifecycle.Component {
+	rep := s.status.Reporter(name, lifecycle.Stage)
+	run := lifecycle.Retry(rep, 5*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
+		err := fn(ctx, rep)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("pipeline stage failed; restarting", "stage", name, "err", err)
+		}
+		return err
+	})
+	return lifecycle.Component{Name: name, Run: run}
+}
+
+// upThen reports up and runs fn: for stages that work as soon as they run.
+func upThen(fn func(context.Context) error) func(context.Context, lifecycle.Reporter) error {
+	return func(ctx context.Context, rep lifecycle.Reporter) error {
+		rep.Up()
+		return fn(ctx)
+	}
+}
+
+// fusionStages are the decoder workers, the observation consumer that
+// feeds the track store, track expiry and partition ownership.
+func (s *service) fusionStages() []lifecycle.Component {
+	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
+		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
+		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.Instance, s.cfg.Replicas, 0, s.log)
+		if err != nil {
+			return fmt.Errorf("fusion owners: %w", err)
+		}
+		s.owners = owners
+		return nil
+	}}
+	out := []lifecycle.Component{start}
+	metrics := worker.NewMetrics(s.reg)
+	for _, dec := range frameDecoders(s.cfg) {
+		dec := dec
+		out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
+			return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
+		})))
+	}
+	out = append(out,
+		s.stage("fusion consumer", upThen(func(ctx context.Context) error {
+			return fusion.NewConsumer(s.bus.JS, s.store, s.log, s.reg).Run(ctx)
+		})),
+		s.stage("fusion expiry", upThen(func(ctx context.Context) error {
+			s.store.RunExpiry(ctx, time.Second, nil)
+			return nil
+		})),
+		s.stage("fusion owners", upThen(func(ctx context.Context) error { return s.owners.Run(ctx) })),
+	)
+	return out
+}
+
+// frameDecoders are the protocols the decoder stage decodes.
+func frameDecoders(cfg config) []worker.FrameDecoder {
+	mav, err := worker.NewMAVLink(cfg.mavlinkKey())
+	if err != nil {
+		panic(err) // the key length was validated with the configuration
+	}
+	return []worker.FrameDecoder{&worker.ADSB{Fix: cfg.ADSBFix}, worker.NewRemoteID(), mav}
+}
+
+// gateStage is the continuous gate: every live track against every zone.
+func (s *service) gateStage() lifecycle.Component {
+	c := s.stage("gate", upThen(func(ctx context.Context) error { return s.gate.Run(ctx) }))
+	c.Start = func(context.Context) error {
+		s.gate = board.New(board.Config{
+			Owns:     s.owners.Owns,
+			Store:    s.store,
+			Zones:    s.zones.Snapshot,
+			Classify: classifier(s.drones),
+			Ledger:   s.ledger,
+			Interval: time.Duration(s.cfg.EvalInterval),
+			Version:  version(),
+			Events:   s.bus.Conn,
+			Instance: s.cfg.Instance,
+			Log:      s.log,
+		}, s.reg)
+		return nil
+	}
+	return c
+}
+
+// outputs are the consumers of the events (package output); none is built
+// in yet, each coming output adds its component here.
+func (s *service) outputs() []lifecycle.Component { return nil }
+
+// inputs runs the input sources bound by bindListeners (they are known
+// only once the listeners component has started, hence one component for
+// all of them): each reports its own state, and a source that fails leaves
+// the service degraded rather than stopping it.
+func (s *service) inputs() lifecycle.Component {
+	return lifecycle.Component{Name: "inputs", Run: func(ctx context.Context) error {
+		var wg sync.WaitGroup
+		for _, src := range s.sources {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.runInput(ctx, src)
+			}()
+		}
+		wg.Wait()
+		return nil
+	}}
+}
+
+// runInput runs one source until ctx ends; one that fails stays down,
+// reported, while the rest of the service goes on.
+func (s *service) runInput(ctx context.Context, src ingest.Source) {
+	rep := s.status.Reporter(src.Name(), lifecycle.Input)
+	err := src.Run(ctx, s.publisher, rep)
+	if err != nil && ctx.Err() == nil {
+		rep.Retrying(err)
+		s.log.Error("input stopped", "input", src.Name(), "err", err)
+	}
+	<-ctx.Done()
+}
+
+// natsDesc describes the bus for the start-up log.
 func natsDesc(b *bus.Bus) string {
 	if !b.Embedded() {
 		return "external"

@@ -129,17 +129,3 @@ func TestServeTLSBadFiles(t *testing.T) {
 		}
 	}
 }
-
-// TestPinnedTLS: the in-process connection accepts its own certificate and
-// no other.
-func TestPinnedTLS(t *testing.T) {
-	cfg := pinnedTLS([]byte("own certificate"))
-	if err := cfg.VerifyPeerCertificate([][]byte{[]byte("own certificate")}, nil); err != nil {
-		t.Errorf("own certificate refused: %v", err)
-	}
-	for _, raw := range [][][]byte{nil, {[]byte("another certificate")}} {
-		if err := cfg.VerifyPeerCertificate(raw, nil); err == nil {
-			t.Errorf("certificate %q accepted", raw)
-		}
-	}
-}

@@ -17,17 +17,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/internal/cputime"
-	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/sim"
 )
 
@@ -44,7 +43,7 @@ type rig struct {
 func startBus(ctx context.Context, t *testing.T) *bus.Bus {
 	t.Helper()
 	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
-		SyncInterval: time.Second, Server: func(o *server.Options) {}})
+		SyncInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,173 @@
+package bus
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func startListening(t *testing.T, users []User) *Bus {
+	t.Helper()
+	b, err := Start(context.Background(), Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Users: users,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	if err := b.EnsureStreams(context.Background(), DefaultLimits()); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func connect(t *testing.T, b *Bus, opts ...nats.Option) (*nats.Conn, chan error) {
+	t.Helper()
+	errs := make(chan error, 16)
+	opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
+	nc, err := nats.Connect(b.ClientURL(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc, errs
+}
+
+// canPublishRaw publishes a raw frame through JetStream and reports whether
+// it was stored.
+func canPublishRaw(t *testing.T, nc *nats.Conn) bool {
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := js.Publish(ctx, RawSubject("adsb", "t"), []byte{1})
+	return err == nil
+}
+
+// canDeleteLedger tries the JetStream administration an attacker wants.
+func canDeleteStream(t *testing.T, nc *nats.Conn) bool {
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return js.DeleteStream(ctx, StreamDead) == nil
+}
+
+// sees subscribes to cuas.> and reports which of an event and a raw frame,
+// published by cuasd itself, reach the client.
+func sees(t *testing.T, b *Bus, nc *nats.Conn) (event, raw bool) {
+	sub, err := nc.SubscribeSync("cuas.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	_ = nc.Flush()
+	_ = b.Conn.Publish(RawSubject("adsb", "x"), []byte("raw"))
+	_ = b.Conn.Publish(TrackSubject("adsb", "4CA1FA"), []byte("{}"))
+	_ = b.Conn.Flush()
+	for {
+		m, err := sub.NextMsg(300 * time.Millisecond)
+		if err != nil {
+			return event, raw
+		}
+		event = event || m.Subject == TrackSubject("adsb", "4CA1FA")
+		raw = raw || m.Subject == RawSubject("adsb", "x")
+	}
+}
+
+func TestAnonymousLoopbackClientsAreLimited(t *testing.T) {
+	b := startListening(t, nil)
+	nc, _ := connect(t, b)
+	if !canPublishRaw(t, nc) {
+		t.Error("an anonymous sensor cannot publish raw frames")
+	}
+	if event, raw := sees(t, b, nc); !event || raw {
+		t.Errorf("anonymous subscriber of cuas.>: event %v (want true), raw frame %v (want false)", event, raw)
+	}
+	if canDeleteStream(t, nc) {
+		t.Fatal("an anonymous client deleted a JetStream stream")
+	}
+	if len(b.Ready(context.Background())) != 0 {
+		t.Fatalf("not ready: %v", b.Ready(context.Background()))
+	}
+}
+
+func TestConfiguredUsersHaveTheirRoles(t *testing.T) {
+	b := startListening(t, []User{
+		{Name: "rx1", Password: "sensor-password-1", Role: RoleSensor},
+		{Name: "map", Password: "reader-password-1", Role: RoleReader},
+		{Name: "ops", Password: "admin-password-01", Role: RoleAdmin},
+	})
+	if _, err := nats.Connect(b.ClientURL()); err == nil {
+		t.Fatal("an anonymous client connected although users are configured")
+	}
+	sensor, _ := connect(t, b, nats.UserInfo("rx1", "sensor-password-1"))
+	reader, _ := connect(t, b, nats.UserInfo("map", "reader-password-1"))
+	admin, _ := connect(t, b, nats.UserInfo("ops", "admin-password-01"))
+	if !canPublishRaw(t, sensor) || canPublishRaw(t, reader) {
+		t.Error("raw publishing: sensor must, reader must not")
+	}
+	if ev, _ := sees(t, b, reader); !ev {
+		t.Error("the reader does not see events")
+	}
+	if ev, _ := sees(t, b, sensor); ev {
+		t.Error("the sensor sees events")
+	}
+	if canDeleteStream(t, sensor) || canDeleteStream(t, reader) {
+		t.Fatal("a sensor or reader administered JetStream")
+	}
+	if !canDeleteStream(t, admin) {
+		t.Error("the admin cannot administer JetStream")
+	}
+}
+
+func TestLoadUsers(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, yaml, err string
+	}{
+		{"ok", "- {user: rx1, password: 0123456789ab}\n- {user: m, password: 0123456789ab, role: reader}\n", ""},
+		{"short password", "- {user: rx1, password: short}\n", "at least 12"},
+		{"reserved name", "- {user: anonymous, password: 0123456789ab}\n", "name must be"},
+		{"bad role", "- {user: a, password: 0123456789ab, role: root}\n", "role must be"},
+		{"unknown key", "- {user: a, password: 0123456789ab, perms: all}\n", "not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, tc.name+".yaml")
+			if err := os.WriteFile(p, []byte(tc.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			us, err := LoadUsers(p)
+			if tc.err == "" {
+				if err != nil || len(us) != 2 || us[0].Role != RoleSensor || us[1].Role != RoleReader {
+					t.Fatalf("%+v %v", us, err)
+				}
+				return
+			}
+			if err == nil || !contains(err.Error(), tc.err) {
+				t.Fatalf("error %v, want %q", err, tc.err)
+			}
+		})
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestPinnedTLS: the in-process connection accepts its own certificate and
+// no other.
+func TestPinnedTLS(t *testing.T) {
+	cfg := pinnedTLS([]byte("own certificate"))
+	if err := cfg.VerifyPeerCertificate([][]byte{[]byte("own certificate")}, nil); err != nil {
+		t.Errorf("own certificate refused: %v", err)
+	}
+	for _, raw := range [][][]byte{nil, {[]byte("another certificate")}} {
+		if err := cfg.VerifyPeerCertificate(raw, nil); err == nil {
+			t.Errorf("certificate %q accepted", raw)
+		}
+	}
+}

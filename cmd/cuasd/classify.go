@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"strings"
+
+	"github.com/cuasd/cuasd/decode/mavlink"
+	"github.com/cuasd/cuasd/decode/remoteid"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/fusion/swarm"
+	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/reference"
+	"github.com/cuasd/cuasd/sim"
+)
+
+// demoGeofences protect the simulator's site in --demo mode when the
+// configuration names no geofence of its own.
+func demoGeofences() []gate.Geofence {
+	return []gate.Geofence{{ID: "demo-site", Name: "Schiphol (demo)", Class: gate.ClassAirport,
+		Center: []float64{sim.DemoSite[0], sim.DemoSite[1]}, RadiusM: sim.DefaultDemo().ZoneRadiusM}}
+}
+
+// classifier maps a track's identity claims to a drone-database side: a
+// Remote ID serial number's ANSI/CTA-2063-A manufacturer code, the Remote
+// ID UA type, the MAVLink MAV_TYPE, or an ADS-B emitter category.
+func classifier(db *reference.DB) func(t *fusion.Track) gate.Side {
+	// The track carries category names; the database is queried by number.
+	uaTypes, mavTypes := map[string]int{}, map[string]int{}
+	for v := 0; v < 16; v++ {
+		if n := remoteid.UATypeName(uint8(v)); n != "" {
+			uaTypes[n] = v
+		}
+	}
+	for v := 0; v < 256; v++ {
+		if n := mavlink.EnumName("MAV_TYPE", uint32(v)); n != "" {
+			mavTypes[n] = v
+		}
+	}
+	return func(t *fusion.Track) gate.Side {
+		q, claimed := classQuery(t, uaTypes, mavTypes)
+		if !claimed {
+			return ""
+		}
+		m := db.Lookup(q)
+		if m.Matched == 0 {
+			return ""
+		}
+		return gate.Side(m.Side)
+	}
+}
+
+// classQuery is the drone-database query of a track's claims; claimed is
+// false when the track claims nothing the database knows.
+func classQuery(t *fusion.Track, uaTypes, mavTypes map[string]int) (q reference.Query, claimed bool) {
+	q = reference.NewQuery()
+	if len(t.UASID) >= 4 {
+		q.SerialNumber, claimed = t.UASID, true
+	}
+	if t.ICAO != "" && len(t.Category) == 2 && strings.ContainsAny(t.Category[:1], "ABCD") {
+		q.EmitterCategory, claimed = t.Category, true
+	}
+	if v, ok := uaTypes[t.Category]; ok && t.ICAO == "" && v != 0 {
+		q.UAType, claimed = v, true
+	}
+	if v, ok := mavTypes[t.Category]; ok && t.SystemID != 0 && v != 0 {
+		q.MAVType, claimed = v, true
+	}
+	return q, claimed
+}
+
+// liveTracks serves the live track positions to the swarm endpoint.
+type liveTracks struct{ store *fusion.Store }
+
+func (l liveTracks) LivePositions(context.Context) ([]swarm.Track, error) {
+	ts := l.store.List(fusion.Filter{})
+	out := make([]swarm.Track, 0, len(ts))
+	for _, t := range ts {
+		if !t.HasPosition {
+			continue
+		}
+		out = append(out, t.SwarmTrack())
+	}
+	return out, nil
+}

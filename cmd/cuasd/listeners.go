@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/ingest/mavudp"
+	"github.com/cuasd/cuasd/sim"
+)
+
+// bindListeners binds every socket the configuration asks for, before
+// anything is created in the data directory: the HTTP listener and the
+// input sources that listen. The embedded NATS listener, which nats-server
+// binds itself, is checked to be free. An address in use fails the start
+// at once, naming the address and the flag that sets it.
+func (s *service) bindListeners(context.Context) error {
+	var err error
+	if s.auth, s.httpTLS, err = httpSecurity(s.cfg, s.log); err != nil {
+		return err
+	}
+	if s.busOpts, err = busOptions(s.cfg, s.log); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", s.cfg.HTTPAddr)
+	if err != nil {
+		return listenError("--http-addr", s.cfg.HTTPAddr, err)
+	}
+	s.httpLn = ln
+	if s.cfg.NATSURL == "" && bus.Listens(s.cfg.NATSListen) {
+		if err := probeFree("--nats-listen", s.cfg.NATSListen); err != nil {
+			return err
+		}
+	}
+	if s.cfg.NATSMonitor != "" {
+		if err := probeFree("--nats-monitor", s.cfg.NATSMonitor); err != nil {
+			return err
+		}
+	}
+	s.sources, err = inputSources(s.cfg, s)
+	return err
+}
+
+// closeListeners releases whatever bindListeners bound and nobody ran
+// (after a failed start; a running source or server closes its own).
+func (s *service) closeListeners(context.Context) error {
+	if s.httpLn != nil {
+		s.httpLn.Close()
+	}
+	for _, src := range s.sources {
+		if c, ok := src.(interface{ Close() error }); ok {
+			c.Close()
+		}
+	}
+	return nil
+}
+
+// inputSources builds the input sources of the configuration; the ones
+// that listen are bound now.
+func inputSources(cfg config, s *service) ([]ingest.Source, error) {
+	var out []ingest.Source
+	fail := func(err error) ([]ingest.Source, error) {
+		for _, src := range out {
+			if c, ok := src.(interface{ Close() error }); ok {
+				c.Close()
+			}
+		}
+		return nil, err
+	}
+	for _, l := range []struct {
+		flag, addr string
+		format     ingest.ModeSFormat
+	}{{"--beast-listen", cfg.BeastListen, ingest.Beast}, {"--avr-listen", cfg.AVRListen, ingest.AVR}} {
+		if l.addr == "" {
+			continue
+		}
+		src, err := ingest.ListenModeS(l.addr, l.format, s.log)
+		if err != nil {
+			return fail(listenError(l.flag, l.addr, err))
+		}
+		out = append(out, src)
+	}
+	if cfg.BeastConnect != "" {
+		out = append(out, ingest.ConnectModeS(cfg.BeastConnect, ingest.Beast, s.log))
+	}
+	if cfg.AVRConnect != "" {
+		out = append(out, ingest.ConnectModeS(cfg.AVRConnect, ingest.AVR, s.log))
+	}
+	if cfg.MAVLinkUDP != "" {
+		u, err := mavudp.ListenUDP(mavudp.UDPConfig{Addr: cfg.MAVLinkUDP, PerPeerSensor: true, Log: s.log})
+		if err != nil {
+			return fail(listenError("--mavlink-udp", cfg.MAVLinkUDP, err))
+		}
+		out = append(out, u)
+	}
+	if cfg.MAVLinkTCP != "" {
+		t, err := mavudp.NewTCP(mavudp.TCPConfig{Addr: cfg.MAVLinkTCP, Log: s.log})
+		if err != nil {
+			return fail(fmt.Errorf("--mavlink-tcp: %w", err))
+		}
+		out = append(out, t)
+	}
+	if cfg.Demo {
+		out = append(out, &ingest.Simulator{Config: sim.DefaultDemo(), Sensor: "demo"})
+	}
+	return out, nil
+}
+
+// listenError explains a failed bind: which flag, which address, and what
+// to do when it is in use.
+func listenError(flag, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s %s: the address is already in use (another cuasd, or another program, listens there); "+
+			"stop it or choose another address with %s", flag, addr, flag)
+	}
+	return fmt.Errorf("%s %s: %w", flag, addr, err)
+}
+
+// probeFree checks that a TCP address can be bound, and releases it.
+func probeFree(flag, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return listenError(flag, addr, err)
+	}
+	return ln.Close()
+}
+
+// listenAddr is the "name=address" line `cuasd serve` prints for a
+// listening source (tests and scripts read the bound port from it).
+func listenAddr(src ingest.Source) string {
+	switch l := src.(type) {
+	case *ingest.ModeSListener:
+		return string(l.Format) + "=" + l.Addr().String()
+	case *mavudp.UDP:
+		return "mavlink-udp=" + l.Addr().String()
+	}
+	return ""
+}
