@@ -24,6 +24,7 @@ import (
 	"github.com/cuasd/cuasd/internal/dirlock"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
+	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -100,7 +101,7 @@ func (s *service) components() []lifecycle.Component {
 	}
 	cs = append(cs, s.fusionStages()...)
 	cs = append(cs, s.gateStage())
-	cs = append(cs, s.outputs()...)
+	cs = append(cs, s.outputs())
 	cs = append(cs, s.inputs())
 	cs = append(cs, lifecycle.Component{Name: "http", Start: s.startHTTP, Run: s.serveHTTP})
 	return cs
@@ -254,9 +255,48 @@ func (s *service) gateStage() lifecycle.Component {
 	return c
 }
 
-// outputs are the consumers of the events (package output); none is built
-// in yet, each coming output adds its component here.
-func (s *service) outputs() []lifecycle.Component { return nil }
+// outputs runs the consumers of the events (package output), built from
+// the configuration by outputList once the bus is up. Like inputs, an
+// output that fails leaves the service degraded, never stopped.
+func (s *service) outputs() lifecycle.Component {
+	return lifecycle.Component{Name: "outputs", Run: func(ctx context.Context) error {
+		outs, err := s.outputList()
+		if err != nil {
+			return err
+		}
+		var wg sync.WaitGroup
+		for _, o := range outs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.runOutput(ctx, o)
+			}()
+		}
+		wg.Wait()
+		return nil
+	}}
+}
+
+// outputList builds the outputs the configuration asks for. Each output
+// package adds its one line here.
+func (s *service) outputList() ([]output.Output, error) {
+	var outs []output.Output
+	return outs, nil
+}
+
+// runOutput runs one output until ctx ends, restarting it after a failure
+// with back-off; it reports its own state.
+func (s *service) runOutput(ctx context.Context, o output.Output) {
+	rep := s.status.Reporter(o.Name(), lifecycle.Output)
+	ev := output.Conn(s.bus.Conn)
+	_ = lifecycle.Retry(rep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
+		err := o.Run(ctx, ev, rep)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("output failed; retrying", "output", o.Name(), "err", err)
+		}
+		return err
+	})(ctx)
+}
 
 // inputs runs the input sources bound by bindListeners (they are known
 // only once the listeners component has started, hence one component for
