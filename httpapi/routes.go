@@ -107,7 +107,7 @@ func routes(d Deps) http.Handler {
 			http.Redirect(w, req, base+"/", http.StatusFound)
 		})
 	}
-	// Compatibility aliases of SPEC.md section 4.
+	// Compatibility aliases of the interface contract (docs/INTERFACE.md).
 	r.Get("/api/vessels/healthz", handleHealthz())
 	r.HandleFunc("/api/vessels/v1/cuas-redirect", func(w http.ResponseWriter, req *http.Request) {
 		http.Redirect(w, req, base+"/", http.StatusPermanentRedirect)

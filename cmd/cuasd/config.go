@@ -166,7 +166,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address (e.g. 127.0.0.1:14550)")
 	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server (e.g. SITL 127.0.0.1:5760), reconnecting")
 	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key (PKCS#8 PEM); default: generated in the data dir")
-	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of SPEC.md")
+	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of the interface contract (docs/INTERFACE.md)")
 	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name (letters, digits, '_' and '-'): the ledger's origin is cuasd/<instance> and its stream CUAS_LEDGER_<instance>")
 	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
 	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution text the --tile-url provider requires")
