@@ -23,10 +23,11 @@ test: vet unit fuzz-short e2e
 vet:
 	$(GO) vet $(PKGS)
 
-# gofmt, go vet, staticcheck (pinned, from the module proxy) and the
+# go.mod tidy, gofmt, go vet, staticcheck (pinned, from the module proxy) and the
 # function-size check of internal/codecheck (60 lines, complexity 15).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 lint: vet
+	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) test -count=1 ./internal/codecheck/
