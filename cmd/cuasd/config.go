@@ -82,6 +82,9 @@ type config struct {
 	Replicas     int      `yaml:"replicas"`
 	TrackTTL     duration `yaml:"track-ttl"`
 	ADSBFix      bool     `yaml:"adsb-fix"`
+	// PublishObs runs the shared decoder workers that publish observations
+	// to CUAS_OBS for other consumers; fusion never needs them.
+	PublishObs bool `yaml:"publish-observations"`
 	BeastListen  string   `yaml:"beast-listen"`
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
@@ -152,7 +155,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync policy: an interval (e.g. 1s) or always")
 	fs.Var(&c.RawMaxAge, "raw-max-age", "how long raw frames are kept in CUAS_RAW")
 	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap of CUAS_RAW")
-	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS")
+	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS (with --publish-observations)")
+	fs.BoolVar(&c.PublishObs, "publish-observations", c.PublishObs, "also publish decoded observations to CUAS_OBS for other consumers (fusion decodes raw frames in place and does not need them)")
 	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap of CUAS_OBS")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
 	fs.Var(&c.TrackTTL, "track-ttl", "how long a track lives without updates")

@@ -192,11 +192,14 @@ func upThen(fn func(context.Context) error) func(context.Context, lifecycle.Repo
 	}
 }
 
-// fusionStages are the decoder workers, the observation consumer that
-// feeds the track store, track expiry and partition ownership.
+// fusionStages are the feed that decodes every raw frame in place into
+// the track store, track expiry, partition ownership and, with
+// --publish-observations, the shared decoder workers that publish
+// observations for other consumers.
 func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
+		s.reg.MustRegister(s.store.Collector())
 		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.Instance, s.cfg.Replicas, 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
@@ -204,17 +207,25 @@ func (s *service) fusionStages() []lifecycle.Component {
 		s.owners = owners
 		return nil
 	}}
-	out := []lifecycle.Component{start}
 	metrics := worker.NewMetrics(s.reg)
-	for _, dec := range frameDecoders(s.cfg) {
-		dec := dec
-		out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-			return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
-		})))
+	out := []lifecycle.Component{start}
+	if s.cfg.PublishObs {
+		for _, dec := range frameDecoders(s.cfg) {
+			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
+				return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
+			})))
+		}
 	}
+	var feed *worker.Feed // made once: a restart after a failure reuses it and its metrics
 	out = append(out,
-		s.stage("fusion consumer", upThen(func(ctx context.Context) error {
-			return fusion.NewConsumer(s.bus.JS, s.store, s.log, s.reg).Run(ctx)
+		s.stage("fusion feed", upThen(func(ctx context.Context) error {
+			if feed == nil {
+				feed = worker.NewFeed(s.bus.JS, worker.FeedConfig{
+					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
+					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
+				}, s.reg)
+			}
+			return feed.Run(ctx)
 		})),
 		s.stage("fusion expiry", upThen(func(ctx context.Context) error {
 			s.store.RunExpiry(ctx, time.Second, nil)
