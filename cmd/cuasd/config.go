@@ -82,9 +82,7 @@ type config struct {
 	Replicas     int      `yaml:"replicas"`
 	TrackTTL     duration `yaml:"track-ttl"`
 	ADSBFix      bool     `yaml:"adsb-fix"`
-	// PublishObs runs the shared decoder workers that publish observations
-	// to CUAS_OBS for other consumers; fusion never needs them.
-	PublishObs bool `yaml:"publish-observations"`
+	PublishObs   bool     `yaml:"publish-observations"` // CUAS_OBS for outside consumers; fusion never needs it
 	BeastListen  string   `yaml:"beast-listen"`
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
