@@ -56,7 +56,7 @@ bench:
 # The whole pipeline under load on an embedded instance: sustained frames/s
 # (batched and one frame per message) and frame-to-track latency.
 bench-pipeline:
-	CUAS_BENCH_PIPELINE=1 $(GO) test -count=1 -v -timeout 20m -run TestPipelineThroughputAndLatency ./internal/pipelinebench
+	CUAS_BENCH_PIPELINE=1 $(GO) test -count=1 -v -timeout 20m -run 'TestPipelineThroughputAndLatency|TestIntakeThroughput' ./internal/pipelinebench
 
 # Three nats-server processes as a JetStream cluster, two cuasd instances,
 # faults injected mid-stream (see deploy/ and docs/OPERATIONS.md).

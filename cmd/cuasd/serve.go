@@ -315,8 +315,11 @@ func (s *service) runOutput(ctx context.Context, o output.Output) {
 // the service degraded rather than stopping it.
 func (s *service) inputs() lifecycle.Component {
 	return lifecycle.Component{Name: "inputs", Run: func(ctx context.Context) error {
+		// The single-frame intake (cuas.in.>) is always on: it is how a
+		// sensor script publishes one frame per message.
+		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg)}, s.sources...)
 		var wg sync.WaitGroup
-		for _, src := range s.sources {
+		for _, src := range sources {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

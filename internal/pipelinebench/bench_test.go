@@ -42,7 +42,7 @@ type rig struct {
 // with the cuasd streams, sized for the benchmark's volume.
 func startBus(ctx context.Context, t *testing.T) *bus.Bus {
 	t.Helper()
-	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
+	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", MaxMemory: 256 << 20, MaxStore: 32 << 30,
 		SyncInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
