@@ -4,7 +4,7 @@ BIN     := bin/cuasd
 PKGS    := ./...
 RUNARGS ?= --demo
 
-.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor clean
+.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor clean bench-compare
 
 all: build
 
@@ -74,3 +74,8 @@ web-vendor:
 
 clean:
 	rm -rf bin
+
+# The same real Beast capture (repeated) into cuasd and Debian's
+# dump1090-mutability in one run: wall rate, frames per CPU-second, ratio.
+bench-compare:
+	CUAS_BENCH_COMPARE=1 $(GO) test -count=1 -v -timeout 20m -run TestCompareWithDump1090 ./internal/pipelinebench

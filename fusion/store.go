@@ -3,7 +3,6 @@ package fusion
 import (
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -258,7 +257,10 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 				t.cpr = &cprState{}
 			}
 			t.cpr.rejected++
-			t.addWarning("implausible position jump rejected (" + strconv.FormatFloat(d/1000, 'f', 1, 64) + " km)")
+			// One fixed text (no formatting on this path, which a spoofer
+			// can drive at the frame rate), so repeated jumps are one
+			// warning and do not evict the track's other warnings.
+			t.addWarning("implausible position jump rejected (faster than the plausible maximum speed)")
 			return false
 		}
 	}
