@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"testing"
@@ -14,6 +17,9 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
@@ -160,4 +166,130 @@ func TestFeedDecodesInPlace(t *testing.T) {
 	if info.State.Msgs != 1 {
 		t.Errorf("after a replay CUAS_DEAD holds %d messages, want 1", info.State.Msgs)
 	}
+}
+
+// captureBatches splits the real Beast capture into batches of 100 Mode S
+// frames, each with its own receive time.
+func captureBatches(t *testing.T) (batches [][][]byte, recv []int64) {
+	t.Helper()
+	data, err := os.ReadFile(testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Minute).UnixNano()
+	var cur [][]byte
+	var f adsb.BeastFrame
+	for len(data) > 0 {
+		n, err := adsb.ParseBeast(data, &f)
+		if n == 0 {
+			break
+		}
+		data = data[n:]
+		if err != nil || (f.Len != 7 && f.Len != 14) {
+			continue
+		}
+		cur = append(cur, append([]byte(nil), f.Bytes()...))
+		if len(cur) == 100 {
+			batches, recv = append(batches, cur), append(recv, base+int64(len(batches))*int64(10*time.Millisecond))
+			cur = nil
+		}
+	}
+	return batches, recv
+}
+
+// trackSummary is what must agree between two stores.
+func trackSummary(s *fusion.Store) map[string]string {
+	out := map[string]string{}
+	for _, tr := range s.List(fusion.Filter{}) {
+		out[tr.ID] = fmt.Sprintf("%s pos=%v %.6f,%.6f %s alt=%v %.1f vel=%v %.2f %.1f obs=%d rejected=%d",
+			tr.Callsign, tr.HasPosition, tr.Lat, tr.Lon, tr.PositionMethod, tr.HasAltitude, tr.AltM,
+			tr.HasVelocity, tr.SpeedMps, tr.HeadingDeg, tr.Observations, tr.RejectedPositions)
+	}
+	return out
+}
+
+// TestFeedTracksMatchTheObservationPath: the real capture gives the same
+// tracks three ways — decoded and applied in memory (the reference), through
+// CUAS_RAW and the fusion feed (what cuasd serve runs), and through the
+// shared workers' CUAS_OBS observations (the path the feed replaced, kept
+// for --publish-observations).
+func TestFeedTracksMatchTheObservationPath(t *testing.T) {
+	batches, recv := captureBatches(t)
+	newStore := func() *fusion.Store { return fusion.NewStore(fusion.Config{TTL: time.Hour}) }
+
+	ref := newStore()
+	dec := &msgDecoder{dec: &ADSB{}}
+	total := 0
+	for i, b := range batches {
+		var body []byte
+		for _, f := range b {
+			body = bus.AppendLP(body, f)
+		}
+		dec.decodeMessage(bus.FramingLP, body, Meta{Sensor: "rx1", RecvUnixNano: recv[i], IngestUnixNano: recv[i]}, NewMetrics(nil))
+		ref.ApplyBatch(dec.obs)
+		total += len(dec.obs)
+	}
+
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub := ingest.NewPublisher(s.JS, nil)
+	for i, b := range batches {
+		var body []byte
+		for _, f := range b {
+			body = bus.AppendLP(body, f)
+		}
+		if _, err := pub.PublishBatch(ctx, "test", "adsb", "rx1", body, len(b), recv[i], ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	viaFeed := newStore()
+	fed := &collector{}
+	startFeed(t, ctx, s.JS, fed)
+	waitFor(t, "the feed", func() bool { return fed.len() == total })
+	fed.mu.Lock()
+	viaFeed.ApplyBatch(fed.obs)
+	fed.mu.Unlock()
+
+	go func() { _ = NewWorker(s.JS, &ADSB{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil))).Run(ctx) }()
+	viaObs := newStore()
+	var mu sync.Mutex
+	n := 0
+	cons, err := s.JS.OrderedConsumer(ctx, bus.StreamObs, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		mu.Lock()
+		defer mu.Unlock()
+		var obs []decode.Observation
+		_ = decode.EachInBatch(m.Data(), func(o *decode.Observation) error { obs = append(obs, *o); return nil })
+		viaObs.ApplyBatch(obs)
+		n += len(obs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Stop()
+	waitFor(t, "CUAS_OBS", func() bool { mu.Lock(); defer mu.Unlock(); return n == total })
+
+	want := trackSummary(ref)
+	if len(want) < 10 {
+		t.Fatalf("only %d tracks from the capture", len(want))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for name, st := range map[string]*fusion.Store{"fusion feed": viaFeed, "CUAS_OBS": viaObs} {
+		got := trackSummary(st)
+		if len(got) != len(want) {
+			t.Errorf("%s: %d tracks, reference %d", name, len(got), len(want))
+		}
+		for id, w := range want {
+			if got[id] != w {
+				t.Errorf("%s: track %s\n got %s\nwant %s", name, id, got[id], w)
+			}
+		}
+	}
+	t.Logf("%d frames, %d observations, %d tracks agree three ways", len(batches)*100, total, len(want))
 }
