@@ -68,15 +68,7 @@ func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for b := range q {
-			if _, err := s.Pub.PublishBatch(ctx, s.Adapter, "adsb", s.Sensor, b.body, b.n, b.recv, ""); err != nil {
-				s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", b.n, "err", err)
-			}
-			select {
-			case free <- b.body[:0]:
-			default:
-			}
-		}
+		s.publishLoop(ctx, q, free)
 	}()
 	var cur batch
 	flush := func() {
@@ -123,6 +115,20 @@ func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 	close(q)
 	wg.Wait()
 	return err
+}
+
+// publishLoop publishes the batches of q in order and hands their buffers
+// back through free.
+func (s *ModeSStream) publishLoop(ctx context.Context, q <-chan batch, free chan<- []byte) {
+	for b := range q {
+		if _, err := s.Pub.PublishBatch(ctx, s.Adapter, "adsb", s.Sensor, b.body, b.n, b.recv, ""); err != nil {
+			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", b.n, "err", err)
+		}
+		select {
+		case free <- b.body[:0]:
+		default:
+		}
+	}
 }
 
 // deadliner is implemented by net.Conn: a read deadline lets a quiet
