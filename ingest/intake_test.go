@@ -73,16 +73,28 @@ func rawFrames(t *testing.T, js jetstream.JetStream) (frames []string, messages 
 }
 
 // sendAcked publishes n frames "frame-<seq>" as requests with Cuas-Seq
-// first..first+n-1, all in flight at once, and returns the answers.
+// first..first+n-1, all in flight at once, and returns how many got each
+// answer.
 func sendAcked(t *testing.T, nc *nats.Conn, subject string, first, n int) map[string]int {
+	t.Helper()
+	answers := map[string]int{}
+	for _, a := range sendAckedBySeq(t, nc, subject, first, n) {
+		answers[a]++
+	}
+	return answers
+}
+
+// sendAckedBySeq is sendAcked returning each sequence number's answer.
+func sendAckedBySeq(t *testing.T, nc *nats.Conn, subject string, first, n int) map[int]string {
 	t.Helper()
 	inbox := nats.NewInbox()
 	var mu sync.Mutex
-	answers := map[string]int{}
+	answers := map[int]string{}
 	got := make(chan struct{}, n)
 	sub, err := nc.Subscribe(inbox+".*", func(m *nats.Msg) {
+		seq, _ := strconv.Atoi(m.Subject[len(inbox)+1:])
 		mu.Lock()
-		answers[string(m.Data)]++
+		answers[seq] = string(m.Data)
 		mu.Unlock()
 		got <- struct{}{}
 	})
@@ -173,17 +185,24 @@ func TestIntakeAnswersErrorsWhenTheStreamIsFull(t *testing.T) {
 	s := natstest.StartWithStreams(t, l)
 	startIntake(t, s)
 	nc := s.Connect(t)
-	answers := sendAcked(t, nc, bus.IntakeSubject("adsb", "rx1"), 1, 500)
+	bySeq := sendAckedBySeq(t, nc, bus.IntakeSubject("adsb", "rx1"), 1, 500)
+	answers, refused := map[string]int{}, 0
+	for seq, a := range bySeq {
+		answers[a]++
+		if a == "-ERR backpressure" {
+			refused = seq
+		}
+	}
 	frames, _ := rawFrames(t, s.JS)
 	if answers["+OK"] != len(frames) || answers["+OK"]+answers["-ERR backpressure"] != 500 {
 		t.Fatalf("answers %v with %d frames stored", answers, len(frames))
 	}
-	if answers["-ERR backpressure"] == 0 {
+	if refused == 0 {
 		t.Fatal("a 2 KiB stream took 500 frames")
 	}
-	again := sendAcked(t, nc, bus.IntakeSubject("adsb", "rx1"), 500, 1)
+	again := sendAcked(t, nc, bus.IntakeSubject("adsb", "rx1"), refused, 1)
 	if again["+OK duplicate"] != 0 {
-		t.Errorf("a frame that was refused is a duplicate on retry: %v", again)
+		t.Errorf("frame %d was refused, and its retry is called a duplicate: %v", refused, again)
 	}
 }
 
