@@ -34,9 +34,9 @@ func DecodeCommB(mb uint64, known *KnownState, opt CommBOptions, c *CommB) {
 }
 
 // CommB decodes the MB field of a DF20 or DF21 message m with
-// [DecodeCommB]. The altitude of a DF20 reply is the aircraft's own, so it
-// stands in for a known altitude when known has none. It reports false,
-// leaving c empty, for other downlink formats.
+// [DecodeCommB]. The altitude a DF20 reply carries was measured with the
+// reply, so it replaces any altitude in known. It reports false, leaving c
+// empty, for other downlink formats.
 func (m *Message) CommB(known *KnownState, opt CommBOptions, c *CommB) bool {
 	if m.DF != 20 && m.DF != 21 {
 		*c = CommB{}
@@ -46,7 +46,7 @@ func (m *Message) CommB(known *KnownState, opt CommBOptions, c *CommB) bool {
 	if known != nil {
 		k = *known
 	}
-	if !k.HasAltitude && m.DF == 20 && m.HasAltitude {
+	if m.DF == 20 && m.HasAltitude {
 		k.HasAltitude, k.Altitude = true, m.Altitude
 	}
 	DecodeCommB(meOf(&m.Frame), &k, opt, c)
