@@ -51,11 +51,28 @@ func (b BDS) String() string {
 // BDSSet is a set of registers.
 type BDSSet uint16
 
+// bdsIndex is the position of b in commBRegisters, -1 if absent (a switch:
+// it runs several times per reply).
 func bdsIndex(b BDS) int {
-	for i, r := range commBRegisters {
-		if r == b {
-			return i
-		}
+	switch b {
+	case BDS10:
+		return 0
+	case BDS17:
+		return 1
+	case BDS20:
+		return 2
+	case BDS30:
+		return 3
+	case BDS40:
+		return 4
+	case BDS50:
+		return 5
+	case BDS60:
+		return 6
+	case BDS44:
+		return 7
+	case BDS45:
+		return 8
 	}
 	return -1
 }

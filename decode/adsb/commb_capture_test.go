@@ -2,6 +2,7 @@ package adsb
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -170,6 +171,78 @@ func (tl *commBTally) assert(t *testing.T) {
 		// reply, so a turn or a level-off can make a true reading differ.
 		if a.checked > 0 && a.agree*100 < a.checked*95 {
 			t.Errorf("%s agrees with ADS-B in %d of %d replies", a.what, a.agree, a.checked)
+		}
+	}
+}
+
+// sampleTrack is the previous decided 5,0 ground speed and 6,0 heading of
+// one aircraft of pyModeS's samples.
+type sampleTrack struct {
+	gsT, hdgT int64
+	gs, hdg   float64
+}
+
+// step compares a decided 5,0 or 6,0 reading with the aircraft's previous
+// one, if at most a minute old; it returns the number of comparisons made
+// and of jumps found.
+func (l *sampleTrack) step(c *CommB, ts int64) (steps, jumps int) {
+	cmp := func(prevT *int64, prev *float64, v, limit float64, angle bool) {
+		if ts-*prevT <= 60 {
+			d := math.Abs(v - *prev)
+			if angle {
+				d = angleDiff(v, *prev)
+			}
+			steps++
+			if d > limit {
+				jumps++
+			}
+		}
+		*prevT, *prev = ts, v
+	}
+	switch {
+	case c.BDS == BDS50 && c.TrackTurn.HasGroundspeed:
+		cmp(&l.gsT, &l.gs, c.TrackTurn.Groundspeed, 40, false)
+	case c.BDS == BDS60 && c.HeadingSpeed.HasHeading:
+		cmp(&l.hdgT, &l.hdg, c.HeadingSpeed.Heading, 45, true)
+	}
+	return steps, jumps
+}
+
+// TestCommBPyModeSSamples reads pyModeS's 10,000 sample DF20/DF21 replies
+// (../shared/data/adsb, timestamp, ICAO, frame). They come without ADS-B,
+// so the check is each aircraft's own consistency: consecutive decided 5,0
+// ground speeds and 6,0 headings of one aircraft, at most a minute apart,
+// must not jump (≤ 40 kt, ≤ 45°), which readings of a wrong register would.
+func TestCommBPyModeSSamples(t *testing.T) {
+	var m Message
+	var c CommB
+	for _, name := range []string{"pymodes_sample_data_commb_df20.csv", "pymodes_sample_data_commb_df21.csv"} {
+		seen := map[string]*sampleTrack{}
+		tl := commBTally{byBDS: map[BDS]int{}}
+		steps, jumps := 0, 0
+		for _, r := range readCSV(t, name) {
+			ts, _ := strconv.ParseInt(r[0], 10, 64)
+			if Decode(mustFrame(t, r[2]), &m) != nil {
+				continue
+			}
+			tl.replies++
+			m.CommB(nil, CommBOptions{}, &c)
+			tl.tally(&c)
+			if c.BDS == 0 || c.Ambiguous {
+				continue
+			}
+			l := seen[r[1]]
+			if l == nil {
+				l = &sampleTrack{gsT: -1e9, hdgT: -1e9}
+				seen[r[1]] = l
+			}
+			s, j := l.step(&c, ts)
+			steps, jumps = steps+s, jumps+j
+		}
+		t.Logf("%s: %d replies, %d no register, %d decided, %d ambiguous (no ADS-B state to separate them); by register %v; %d jumps in %d consecutive 5,0/6,0 readings",
+			name, tl.replies, tl.none, tl.decided, tl.ambiguous, tl.byBDS, jumps, steps)
+		if tl.decided == 0 || steps == 0 || jumps*100 > steps*5 {
+			t.Errorf("%s: %d decided, %d jumps in %d steps", name, tl.decided, jumps, steps)
 		}
 	}
 }

@@ -267,3 +267,38 @@ func TestBDSString(t *testing.T) {
 		}
 	}
 }
+
+// TestCommBPyModeS2 are pyModeS 2's inference tests (junzis/pyModeS @
+// b80161e3fac56047023f5692da29313d2cf66f8a, the last v2 tree,
+// tests/test_bds_inference.py): bds.infer on a
+// 4,0 reply (line 21) and bds.is50or60 with a reference ground speed,
+// track and altitude (lines 27-29).
+func TestCommBPyModeS2(t *testing.T) {
+	_, c := decodeCommBHex(t, "A0001839CA3800315800007448D9", nil, CommBOptions{})
+	if c.BDS != BDS40 || c.Ambiguous {
+		t.Errorf("4,0: BDS %v ambiguous %v candidates %v", c.BDS, c.Ambiguous, c.Candidates.Append(nil))
+	}
+	_, c = decodeCommBHex(t, "A0001838201584F23468207CDFA5", nil, CommBOptions{})
+	if c.Candidates.Has(BDS50) || c.Candidates.Has(BDS60) {
+		t.Errorf("2,0 reply is 5,0 or 6,0: %v", c.Candidates.Append(nil))
+	}
+	ref := &KnownState{HasGroundspeed: true, Groundspeed: 320, HasTrack: true, Track: 250, HasAltitude: true, Altitude: 14000}
+	for _, h := range []string{"A8001EBCFFFB23286004A73F6A5B", "A8001EBCFE1B29287FDCA807BCFC"} {
+		_, c = decodeCommBHex(t, h, ref, CommBOptions{})
+		if c.BDS != BDS50 || c.Ambiguous {
+			t.Errorf("%s: BDS %v ambiguous %v candidates %v rejected %v", h, c.BDS, c.Ambiguous,
+				c.Candidates.Append(nil), c.Rejected.Append(nil))
+		}
+	}
+}
+
+func TestBDSIndexMatchesTable(t *testing.T) {
+	for i, r := range commBRegisters {
+		if bdsIndex(r) != i {
+			t.Errorf("%v: index %d, table position %d", r, bdsIndex(r), i)
+		}
+	}
+	if bdsIndex(0x05) != -1 {
+		t.Error("0,5 has an index")
+	}
+}
