@@ -15,10 +15,16 @@ import (
 //	f64 oplat | f64 oplon | f64 hacc | f64 vacc | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
 //	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
 //	callsign category poskind altkind emergency squawk transmitter |
-//	u16 nwarnings, each a string
+//	u16 nwarnings, each a string |
+//	u64 Comm-B MB field, only when the flag flCommB is set (version 4)
 //
-// A batch is a sequence of records each preceded by a u32 length.
-const codecVersion = 3
+// A batch is a sequence of records each preceded by a u32 length. Version 3
+// records (before Comm-B) are still read, so that observations stored by
+// an older cuasd replay after an upgrade.
+const codecVersion = 4
+
+// codecVersionNoCommB is the previous version, identical without Comm-B.
+const codecVersionNoCommB = 3
 
 const (
 	flHasPos = 1 << iota
@@ -29,6 +35,7 @@ const (
 	flCPROdd
 	flCPRSurface
 	flModeS
+	flCommB
 )
 
 // ErrCodec reports a malformed observation record.
@@ -50,6 +57,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.CPROdd, flCPROdd)
 	set(o.CPRSurface, flCPRSurface)
 	set(o.ModeSReply, flModeS)
+	set(o.HasCommB, flCommB)
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
@@ -71,6 +79,9 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 		}
 		b = appendStr(b, w)
 	}
+	if o.HasCommB {
+		b = binary.LittleEndian.AppendUint64(b, o.CommB)
+	}
 	return b
 }
 
@@ -86,10 +97,14 @@ func appendStr(b []byte, s string) []byte {
 // replacing its contents.
 func (o *Observation) UnmarshalBinary(b []byte) error {
 	r := reader{b: b}
-	if r.u8() != codecVersion {
+	v := r.u8()
+	if v != codecVersion && v != codecVersionNoCommB {
 		return ErrCodec
 	}
 	fl := r.u32()
+	if v == codecVersionNoCommB {
+		fl &^= flCommB
+	}
 	*o = Observation{
 		TimeUnixNano:   int64(r.u64()),
 		IngestUnixNano: int64(r.u64()),
@@ -117,6 +132,9 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 		for i := 0; i < n && !r.bad; i++ {
 			o.Warnings = append(o.Warnings, r.str())
 		}
+	}
+	if fl&flCommB != 0 {
+		o.HasCommB, o.CommB = true, r.u64()
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec

@@ -129,6 +129,25 @@ type Track struct {
 	Observations uint64    `json:"observations"`
 	Warnings     []string  `json:"warnings,omitempty"`
 	History      []Point   `json:"history,omitempty"`
+	// AirData is what the aircraft's Mode S Comm-B replies (DF20/21) said.
+	AirData *AirData `json:"air_data,omitempty"`
+}
+
+// AirData is the Mode S enhanced-surveillance part of an aircraft track,
+// from its Comm-B replies (registers 4,0, 4,4, 4,5, 5,0 and 6,0) in SI
+// units; each value is the latest received, absent when never received.
+type AirData struct {
+	SelectedAltM       *float64  `json:"selected_alt_m,omitempty"`
+	BaroSettingHPa     *float64  `json:"baro_setting_hpa,omitempty"`
+	IASMps             *float64  `json:"ias_mps,omitempty"`
+	TASMps             *float64  `json:"tas_mps,omitempty"`
+	Mach               *float64  `json:"mach,omitempty"`
+	MagneticHeadingDeg *float64  `json:"magnetic_heading_deg,omitempty"`
+	RollDeg            *float64  `json:"roll_deg,omitempty"`
+	WindSpeedMps       *float64  `json:"wind_speed_mps,omitempty"`
+	WindFromDeg        *float64  `json:"wind_from_deg,omitempty"`
+	TemperatureC       *float64  `json:"temperature_c,omitempty"`
+	Updated            time.Time `json:"updated"`
 }
 
 // Point is one entry of a track's recent positions.

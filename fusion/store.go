@@ -221,6 +221,9 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	for _, w := range o.Warnings {
 		t.addWarning(w)
 	}
+	if o.HasCommB && o.ModeSReply && o.Protocol == decode.ADSB {
+		applyCommB(t, o, recv)
+	}
 	switch {
 	case o.HasPosition:
 		if s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod) {

@@ -102,6 +102,7 @@ type track struct {
 	histI int // next write index
 
 	cpr *cprState
+	air *AirData // Comm-B claims, only for aircraft that sent any
 
 	// protoPos is the last position each protocol claimed (index: 0 ADS-B,
 	// 1 Remote ID, 2 MAVLink), for the cross-protocol disagreement check.
@@ -243,6 +244,8 @@ type Track struct {
 	// only one protocol reports).
 	DisagreementM float64
 	History       []Point
+	// Air is what the aircraft's Comm-B replies said (nil: nothing).
+	Air *AirData
 }
 
 // SwarmTrack is the track as an input of swarm detection: what the board
@@ -269,6 +272,10 @@ func (t *track) snapshot(withHistory bool) Track {
 		s.RejectedPositions = t.cpr.rejected
 	}
 	s.DisagreementM = t.disagreementM(2e9)
+	if t.air != nil {
+		a := *t.air
+		s.Air = &a
+	}
 	if withHistory {
 		s.History = t.history(historyLen)
 	} else if t.histN > 0 {

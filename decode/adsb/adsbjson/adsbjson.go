@@ -46,6 +46,13 @@ type Request struct {
 	Reference *Reference `json:"reference,omitempty"`
 	// Fix asks for single-bit error correction of DF17/DF18 frames.
 	Fix bool `json:"fix,omitempty"`
+	// Known is what is known about the aircraft of the Comm-B replies
+	// (DF20/21): their register candidates are checked against it.
+	Known *Known `json:"known,omitempty"`
+	// Meteo also tries the meteorological Comm-B registers 4,4 and 4,5,
+	// which pyModeS leaves out by default (their loose format matches much
+	// other traffic).
+	Meteo bool `json:"meteo,omitempty"`
 }
 
 // Reference is a position in degrees.
@@ -123,6 +130,9 @@ func Decode(req Request) (Response, *Problem) {
 		}
 		ref = &adsb.LatLon{Lat: *r.Lat, Lon: *r.Lon}
 	}
+	if p := req.Known.check(); p != nil {
+		return resp, p
+	}
 	opts := adsb.Options{FixOneBit: req.Fix}
 
 	switch {
@@ -131,7 +141,7 @@ func Decode(req Request) (Response, *Problem) {
 		if p := decodeText("hex", *req.Hex, opts, &m); p != nil {
 			return resp, p
 		}
-		msg := Describe(&m, req.Fix)
+		msg := describeWith(&m, &req, nil)
 		if ref != nil && m.HasCPR {
 			lat, lon, err := adsb.LocalPosition(&m, *ref)
 			if err != nil {
@@ -150,6 +160,7 @@ func Decode(req Request) (Response, *Problem) {
 		if len(req.Frames) > MaxFrames {
 			return resp, badRequest("frames", "%d frames; at most %d per request", len(req.Frames), MaxFrames)
 		}
+		batch := batchState{}
 		for i, s := range req.Frames {
 			var m adsb.Message
 			idx := i
@@ -163,7 +174,7 @@ func Decode(req Request) (Response, *Problem) {
 				resp.Messages = append(resp.Messages, e)
 				continue
 			}
-			msg := Describe(&m, req.Fix)
+			msg := describeWith(&m, &req, batch)
 			msg.Index = &idx
 			if ref != nil && m.HasCPR {
 				if lat, lon, err := adsb.LocalPosition(&m, *ref); err == nil {
@@ -226,6 +237,27 @@ func Decode(req Request) (Response, *Problem) {
 	resp.Messages = append(resp.Messages, em, om)
 	resp.Position = &Position{Lat: lat, Lon: lon, Method: method}
 	return resp, nil
+}
+
+// describeWith is Describe with the request's Comm-B options: its known
+// state, merged in a batch with what the batch's earlier squitters said
+// about the same address (batch is nil outside a batch).
+func describeWith(m *adsb.Message, req *Request, batch batchState) Message {
+	j := describeHeader(m, req.Fix)
+	describePayload(m, &j)
+	if m.DF == 20 || m.DF == 21 {
+		k, heard := batch.commBKnown(m, req.Known)
+		var c adsb.CommB
+		m.CommB(&k, adsb.CommBOptions{Meteo: req.Meteo}, &c)
+		describeCommB(&c, &j)
+		if batch != nil {
+			j.CommB.AddressKnown = &heard
+		}
+	}
+	if batch != nil {
+		batch.learn(m)
+	}
+	return j
 }
 
 func localText(lat, lon float64, err error) string {
