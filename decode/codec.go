@@ -18,6 +18,8 @@ import (
 //	u16 nwarnings, each a string |
 //	u64 Comm-B MB field, only when the flag flCommB is set (version 4)
 //
+// Flag bits 16-17 hold the CategoryKind.
+//
 // A batch is a sequence of records each preceded by a u32 length. Version 3
 // records (before Comm-B) are still read, so that observations stored by
 // an older cuasd replay after an upgrade.
@@ -36,6 +38,13 @@ const (
 	flCPRSurface
 	flModeS
 	flCommB
+)
+
+// The category kind travels in bits 16-17 of the flags (within version 4:
+// a record without them has no kind).
+const (
+	flCatShift = 16
+	flCatMask  = 3 << flCatShift
 )
 
 // ErrCodec reports a malformed observation record.
@@ -58,6 +67,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.CPRSurface, flCPRSurface)
 	set(o.ModeSReply, flModeS)
 	set(o.HasCommB, flCommB)
+	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
@@ -117,6 +127,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.CPROdd = fl&flCPROdd != 0
 	o.CPRSurface = fl&flCPRSurface != 0
 	o.ModeSReply = fl&flModeS != 0
+	o.CategoryKind = CategoryKind((fl & flCatMask) >> flCatShift)
 	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon, &o.HAccuracyM, &o.VAccuracyM} {
 		*f = math.Float64frombits(r.u64())
 	}

@@ -8,7 +8,7 @@ import (
 func sampleObs() Observation {
 	return Observation{
 		Protocol: ADSB, Key: "406B90", Sensor: "rx1", TimeUnixNano: 1700000000123456789, IngestUnixNano: 42,
-		ICAO: "406B90", Callsign: "EZY85MH", Category: "A3", HasPosition: true, Lat: 52.2572, Lon: 3.91937,
+		ICAO: "406B90", Callsign: "EZY85MH", Category: "A3", CategoryKind: CategoryEmitter, HasPosition: true, Lat: 52.2572, Lon: 3.91937,
 		PositionMethod: "cpr_global", HasAltitude: true, AltM: 11277.6, AltKind: "baro", HasVelocity: true,
 		SpeedMps: 81.9, HeadingDeg: 182.88, VRateMps: -4.7, HasCPR: true, CPROdd: true, CPRLat: 93000, CPRLon: 51372,
 		Squawk: "7700", Emergency: "general", Warnings: []string{"a", "bb"}, SystemID: 1, ComponentID: 2,
@@ -18,7 +18,9 @@ func sampleObs() Observation {
 }
 
 func TestCodecRoundTrip(t *testing.T) {
-	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"}} {
+	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"},
+		{Protocol: MAVLink, Category: "MAV_TYPE_QUADROTOR", CategoryKind: CategoryMAVType},
+		{Protocol: RemoteID, Category: "Helicopter (or Multirotor)", CategoryKind: CategoryUAType}} {
 		var out Observation
 		if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil {
 			t.Fatal(err)

@@ -34,6 +34,8 @@ type Observation struct {
 	// emitter category ("A1".."D7"), the Remote ID UA type name, or the
 	// MAVLink MAV_TYPE name.
 	Category string `json:"category,omitempty"`
+	// CategoryKind says which of those Category is.
+	CategoryKind CategoryKind `json:"category_kind,omitempty"`
 	// Transmitter is the carrier's transmitter address (Remote ID over
 	// Wi-Fi or Bluetooth), which ties a UA's separate messages together.
 	Transmitter string `json:"transmitter,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/gate"
 )
 
@@ -100,23 +101,26 @@ type Track struct {
 	TrackID string `json:"track_id"`
 	// ID is the same as TrackID. Deprecated: use track_id; id is kept for
 	// one release for clients of /v1/tracks.
-	ID          string   `json:"id,omitempty"`
-	Protocols   []string `json:"protocols"`
-	ICAO        string   `json:"icao,omitempty"`
-	UASID       string   `json:"uas_id,omitempty"`
-	OperatorID  string   `json:"operator_id,omitempty"`
-	Callsign    string   `json:"callsign,omitempty"`
-	Category    string   `json:"category,omitempty"`
-	Lat         *float64 `json:"lat,omitempty"`
-	Lon         *float64 `json:"lon,omitempty"`
-	PosMethod   string   `json:"position_method,omitempty"`
-	AltM        *float64 `json:"alt_m,omitempty"`
-	AltKind     string   `json:"alt_kind,omitempty"`
-	SpeedMps    *float64 `json:"speed_mps,omitempty"`
-	HeadingDeg  *float64 `json:"heading_deg,omitempty"`
-	VRateMps    *float64 `json:"vertical_rate_mps,omitempty"`
-	OperatorLat *float64 `json:"operator_lat,omitempty"`
-	OperatorLon *float64 `json:"operator_lon,omitempty"`
+	ID         string   `json:"id,omitempty"`
+	Protocols  []string `json:"protocols"`
+	ICAO       string   `json:"icao,omitempty"`
+	UASID      string   `json:"uas_id,omitempty"`
+	OperatorID string   `json:"operator_id,omitempty"`
+	Callsign   string   `json:"callsign,omitempty"`
+	Category   string   `json:"category,omitempty"`
+	// CategoryKind says which scheme Category is in: "adsb_emitter" (A0–D7),
+	// "ua_type" (ASTM F3411 UA type) or "mav_type" (MAVLink MAV_TYPE).
+	CategoryKind decode.CategoryKind `json:"category_kind,omitempty"`
+	Lat          *float64            `json:"lat,omitempty"`
+	Lon          *float64            `json:"lon,omitempty"`
+	PosMethod    string              `json:"position_method,omitempty"`
+	AltM         *float64            `json:"alt_m,omitempty"`
+	AltKind      string              `json:"alt_kind,omitempty"`
+	SpeedMps     *float64            `json:"speed_mps,omitempty"`
+	HeadingDeg   *float64            `json:"heading_deg,omitempty"`
+	VRateMps     *float64            `json:"vertical_rate_mps,omitempty"`
+	OperatorLat  *float64            `json:"operator_lat,omitempty"`
+	OperatorLon  *float64            `json:"operator_lon,omitempty"`
 	// HAccuracyM and VAccuracyM are the source's stated 95% position
 	// accuracy (Remote ID accuracy codes, ADS-B NACp, MAVLink eph/epv).
 	HAccuracyM   *float64  `json:"h_accuracy_m,omitempty"`

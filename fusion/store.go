@@ -197,7 +197,9 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	}
 	setStr(&t.operatorID, o.OperatorID)
 	setStr(&t.callsign, o.Callsign)
-	setStr(&t.category, o.Category)
+	if o.Category != "" {
+		t.category, t.categoryKind = o.Category, o.CategoryKind
+	}
 	setStr(&t.squawk, o.Squawk)
 	setStr(&t.emergency, o.Emergency)
 	if o.SystemID != 0 {

@@ -74,6 +74,7 @@ type track struct {
 	protocols protoMask
 
 	icao, uasID, operatorID, callsign, category string
+	categoryKind                                decode.CategoryKind
 	squawk, emergency, altKind, posMethod       string
 	systemID, componentID                       uint8
 
@@ -210,9 +211,11 @@ type Track struct {
 	OperatorID string
 	Callsign   string
 	Category   string
-	Squawk     string
-	Emergency  string
-	SystemID   uint8
+	// CategoryKind says which scheme Category is in.
+	CategoryKind decode.CategoryKind
+	Squawk       string
+	Emergency    string
+	SystemID     uint8
 
 	HasPosition    bool
 	Lat, Lon       float64
@@ -258,7 +261,7 @@ func (t *Track) SwarmTrack() swarm.Track {
 func (t *track) snapshot(withHistory bool) Track {
 	s := Track{
 		ID: t.id, Protocols: t.protocols.list(), ICAO: t.icao, UASID: t.uasID, OperatorID: t.operatorID,
-		Callsign: t.callsign, Category: t.category, Squawk: t.squawk, Emergency: t.emergency, SystemID: t.systemID,
+		Callsign: t.callsign, Category: t.category, CategoryKind: t.categoryKind, Squawk: t.squawk, Emergency: t.emergency, SystemID: t.systemID,
 		HasPosition: t.hasPos, Lat: t.lat, Lon: t.lon, PositionMethod: t.posMethod,
 		HasAltitude: t.hasAlt, AltM: t.alt, AltKind: t.altKind,
 		HasVelocity: t.hasVel, SpeedMps: t.speed, HeadingDeg: t.heading, VRateMps: t.vr,

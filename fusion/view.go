@@ -14,7 +14,7 @@ import (
 func (t *Track) View(withHistory bool) events.Track {
 	j := events.Track{
 		TrackID: t.ID, ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
-		Callsign: t.Callsign, Category: t.Category, Squawk: t.Squawk, Emergency: t.Emergency,
+		Callsign: t.Callsign, Category: t.Category, CategoryKind: t.CategoryKind, Squawk: t.Squawk, Emergency: t.Emergency,
 		Sensors: t.Sensors, FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, Observations: t.Observations,
 		Warnings: t.Warnings,
 	}

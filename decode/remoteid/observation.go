@@ -118,7 +118,7 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 		} else if s.basic.ID != [20]byte{} {
 			o.UASID = hex.EncodeToString(s.basic.ID[:])
 		}
-		o.Category = UATypeName(s.basic.UAType)
+		o.Category, o.CategoryKind = UATypeName(s.basic.UAType), decode.CategoryUAType
 	}
 	if f.HasTransmitter {
 		o.Transmitter = FormatMAC(f.Transmitter)

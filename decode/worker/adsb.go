@@ -92,7 +92,7 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 		o.HasCommB, o.CommB = true, m.ME()
 	}
 	if m.Kind == adsb.KindIdentification {
-		o.Category = m.EmitterCategory()
+		o.Category, o.CategoryKind = m.EmitterCategory(), decode.CategoryEmitter
 	}
 	if m.HasCPR {
 		o.HasCPR, o.CPROdd, o.CPRLat, o.CPRLon = true, m.CPR.Odd, m.CPR.Lat, m.CPR.Lon
