@@ -44,21 +44,33 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 		df = 24 // Comm-D: only the first two bits are the DF
 	}
 	m.DF = df
-	rem := Syndrome(frame)
-	m.CRCRemainder = rem
+	m.CRCRemainder = Syndrome(frame)
+	err := m.checkParity(o)
+	m.decodeAddress()
+	if err != nil && !o.IgnoreCRC {
+		return err
+	}
+	m.Kind = KindModeS
+	m.decodeFields()
+	return err
+}
 
-	var err error
-	switch df {
+// checkParity classifies the frame's parity: checked (DF11, 17, 18, with
+// an optional one-bit repair), an address overlaid on it (the surveillance
+// and Comm-B replies), or unknown.
+func (m *Message) checkParity(o Options) error {
+	rem := m.CRCRemainder
+	switch m.DF {
 	case 11:
 		// The parity of an all-call reply is overlaid with the
 		// interrogator code (II or SI, at most 7 bits), not an address.
 		if rem&^0x7F == 0 {
 			m.CRC = CRCValid
 			m.IID = uint8(rem)
-		} else {
-			m.CRC = CRCBad
-			err = ErrCRC
+			return nil
 		}
+		m.CRC = CRCBad
+		return ErrCRC
 	case 17, 18:
 		switch {
 		case rem == 0:
@@ -68,7 +80,7 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 			m.BitErrorsFixed = 1
 		default:
 			m.CRC = CRCBad
-			err = ErrCRC
+			return ErrCRC
 		}
 	case 0, 4, 5, 16, 20, 21, 24:
 		m.CRC = CRCAddressParity
@@ -77,15 +89,19 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 	default:
 		m.CRC = CRCUnknown
 	}
+	return nil
+}
 
+// decodeAddress reads the announced address of DF11, 17 and 18.
+func (m *Message) decodeAddress() {
 	f := &m.Frame
 	w := uint32(f[0])<<24 | uint32(f[1])<<16 | uint32(f[2])<<8 | uint32(f[3])
-	switch df {
+	switch m.DF {
 	case 11, 17:
 		m.CA = f[0] & 7
 		m.Address = w & 0xFFFFFF
 		m.AddressType = AddrModeS
-		if df == 17 {
+		if m.DF == 17 {
 			m.AddressType = AddrADSBICAO
 		}
 	case 18:
@@ -93,12 +109,13 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 		m.Address = w & 0xFFFFFF
 		m.AddressType = df18AddressType(m.CF)
 	}
-	if err != nil && !o.IgnoreCRC {
-		return err
-	}
+}
 
-	m.Kind = KindModeS
-	switch df {
+// decodeFields decodes the fields of the frame's format.
+func (m *Message) decodeFields() {
+	f := &m.Frame
+	w := uint32(f[0])<<24 | uint32(f[1])<<16 | uint32(f[2])<<8 | uint32(f[3])
+	switch df := m.DF; df {
 	case 0, 16:
 		m.VS = uint8(w>>26) & 1
 		m.SL = uint8(w>>21) & 7
@@ -124,7 +141,6 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 	case 18:
 		m.decodeDF18(meOf(f))
 	}
-	return err
 }
 
 // df18AddressType is the address type a DF18 control field announces
