@@ -240,48 +240,9 @@ func NewMessageView(m *Message) any {
 			UASID: optStr(id, ok), UASIDHex: hex.EncodeToString(d.ID[:]),
 		}
 	case TypeLocation:
-		d := &m.Location
-		v := &LocationView{
-			Type: t, ProtocolVersion: pv, Hex: hx,
-			Status: d.Status, StatusName: StatusName(d.Status, m.Version),
-			HeightType: d.HeightType, HeightTypeName: HeightTypeName(d.HeightType),
-			HorizAccuracy: d.HorizAcc, VertAccuracy: d.VertAcc, BaroAccuracy: d.BaroAcc,
-			SpeedAccuracy: d.SpeedAcc, TSAccuracy: d.TSAcc,
-			Raw: LocationRaw{
-				Direction: d.DirectionRaw, EWFlag: d.EWFlag, SpeedH: d.SpeedHRaw, SpeedMult: d.SpeedMult,
-				SpeedV: d.SpeedVRaw, Lat: d.LatRaw, Lon: d.LonRaw, AltBaro: d.AltBaroRaw,
-				AltGeo: d.AltGeoRaw, Height: d.HeightRaw, Timestamp: d.TimestampRaw,
-			},
-		}
-		v.DirectionDeg = opt(d.Direction())
-		v.SpeedHorizontalMps = opt(d.SpeedHorizontal())
-		v.SpeedVerticalMps = opt(d.SpeedVertical())
-		if lat, lon, ok := d.Position(); ok {
-			v.LatitudeDeg, v.LongitudeDeg = &lat, &lon
-		}
-		v.AltitudeBaroM = opt(d.AltitudeBaro())
-		v.AltitudeGeoM = opt(d.AltitudeGeo())
-		v.HeightM = opt(d.Height())
-		v.HorizAccuracyM = opt(d.HorizAccuracyM())
-		v.VertAccuracyM = opt(d.VertAccuracyM())
-		v.BaroAccuracyM = opt(d.BaroAccuracyM())
-		v.SpeedAccuracyMps = opt(d.SpeedAccuracyMps())
-		v.TSAccuracyS = opt(d.TSAccuracyS())
-		v.TimestampS = opt(d.Timestamp())
-		return v
+		return newLocationView(m, t, pv, hx)
 	case TypeAuth:
-		d := &m.Auth
-		v := &AuthView{
-			Type: t, ProtocolVersion: pv, Hex: hx,
-			DataPage: d.Page, AuthType: d.AuthType, AuthTypeName: AuthTypeName(d.AuthType),
-			AuthDataHex: hex.EncodeToString(d.Data[:d.DataLen]),
-		}
-		if d.Page == 0 {
-			lpi, l, ts := d.LastPageIndex, d.Length, d.Timestamp
-			tu, _ := d.TimestampUnix()
-			v.LastPageIndex, v.Length, v.Timestamp, v.TimestampUnix = &lpi, &l, &ts, &tu
-		}
-		return v
+		return newAuthView(m, t, pv, hx)
 	case TypeSelfID:
 		d := &m.SelfID
 		s, ok := d.Description()
@@ -290,30 +251,7 @@ func NewMessageView(m *Message) any {
 			DescType: d.DescType, DescTypeName: DescTypeName(d.DescType, m.Version), Desc: optStr(s, ok),
 		}
 	case TypeSystem:
-		d := &m.System
-		v := &SystemView{
-			Type: t, ProtocolVersion: pv, Hex: hx,
-			OperatorLocationType: d.OperatorLocationType, OperatorLocationTypeName: OperatorLocationTypeName(d.OperatorLocationType),
-			ClassificationType: d.ClassificationType, ClassificationTypeName: ClassificationTypeName(d.ClassificationType),
-			AreaCount: d.AreaCount, AreaRadiusM: d.AreaRadius(),
-			CategoryEU: d.CategoryEU, CategoryEUName: CategoryEUName(d.CategoryEU),
-			ClassEU: d.ClassEU, ClassEUName: ClassEUName(d.ClassEU),
-			Raw: SystemRaw{
-				OperatorLat: d.OpLatRaw, OperatorLon: d.OpLonRaw, AreaRadius: d.AreaRadiusRaw,
-				AreaCeiling: d.AreaCeilingRaw, AreaFloor: d.AreaFloorRaw, OperatorAltitude: d.OpAltGeoRaw,
-			},
-		}
-		if lat, lon, ok := d.OperatorPosition(); ok {
-			v.OperatorLatitudeDeg, v.OperatorLongitudeDeg = &lat, &lon
-		}
-		v.AreaCeilingM = opt(d.AreaCeiling())
-		v.AreaFloorM = opt(d.AreaFloor())
-		v.OperatorAltitudeGeoM = opt(d.OperatorAltitudeGeo())
-		if tu, ok := d.TimestampUnix(); ok {
-			ts := d.Timestamp
-			v.Timestamp, v.TimestampUnix = &ts, &tu
-		}
-		return v
+		return newSystemView(m, t, pv, hx)
 	case TypeOperatorID:
 		d := &m.OperatorID
 		s, ok := d.Text()
@@ -324,6 +262,80 @@ func NewMessageView(m *Message) any {
 		}
 	}
 	return nil
+}
+
+func newLocationView(m *Message, t string, pv int, hx string) *LocationView {
+	d := &m.Location
+	v := &LocationView{
+		Type: t, ProtocolVersion: pv, Hex: hx,
+		Status: d.Status, StatusName: StatusName(d.Status, m.Version),
+		HeightType: d.HeightType, HeightTypeName: HeightTypeName(d.HeightType),
+		HorizAccuracy: d.HorizAcc, VertAccuracy: d.VertAcc, BaroAccuracy: d.BaroAcc,
+		SpeedAccuracy: d.SpeedAcc, TSAccuracy: d.TSAcc,
+		Raw: LocationRaw{
+			Direction: d.DirectionRaw, EWFlag: d.EWFlag, SpeedH: d.SpeedHRaw, SpeedMult: d.SpeedMult,
+			SpeedV: d.SpeedVRaw, Lat: d.LatRaw, Lon: d.LonRaw, AltBaro: d.AltBaroRaw,
+			AltGeo: d.AltGeoRaw, Height: d.HeightRaw, Timestamp: d.TimestampRaw,
+		},
+	}
+	v.DirectionDeg = opt(d.Direction())
+	v.SpeedHorizontalMps = opt(d.SpeedHorizontal())
+	v.SpeedVerticalMps = opt(d.SpeedVertical())
+	if lat, lon, ok := d.Position(); ok {
+		v.LatitudeDeg, v.LongitudeDeg = &lat, &lon
+	}
+	v.AltitudeBaroM = opt(d.AltitudeBaro())
+	v.AltitudeGeoM = opt(d.AltitudeGeo())
+	v.HeightM = opt(d.Height())
+	v.HorizAccuracyM = opt(d.HorizAccuracyM())
+	v.VertAccuracyM = opt(d.VertAccuracyM())
+	v.BaroAccuracyM = opt(d.BaroAccuracyM())
+	v.SpeedAccuracyMps = opt(d.SpeedAccuracyMps())
+	v.TSAccuracyS = opt(d.TSAccuracyS())
+	v.TimestampS = opt(d.Timestamp())
+	return v
+}
+
+func newAuthView(m *Message, t string, pv int, hx string) *AuthView {
+	d := &m.Auth
+	v := &AuthView{
+		Type: t, ProtocolVersion: pv, Hex: hx,
+		DataPage: d.Page, AuthType: d.AuthType, AuthTypeName: AuthTypeName(d.AuthType),
+		AuthDataHex: hex.EncodeToString(d.Data[:d.DataLen]),
+	}
+	if d.Page == 0 {
+		lpi, l, ts := d.LastPageIndex, d.Length, d.Timestamp
+		tu, _ := d.TimestampUnix()
+		v.LastPageIndex, v.Length, v.Timestamp, v.TimestampUnix = &lpi, &l, &ts, &tu
+	}
+	return v
+}
+
+func newSystemView(m *Message, t string, pv int, hx string) *SystemView {
+	d := &m.System
+	v := &SystemView{
+		Type: t, ProtocolVersion: pv, Hex: hx,
+		OperatorLocationType: d.OperatorLocationType, OperatorLocationTypeName: OperatorLocationTypeName(d.OperatorLocationType),
+		ClassificationType: d.ClassificationType, ClassificationTypeName: ClassificationTypeName(d.ClassificationType),
+		AreaCount: d.AreaCount, AreaRadiusM: d.AreaRadius(),
+		CategoryEU: d.CategoryEU, CategoryEUName: CategoryEUName(d.CategoryEU),
+		ClassEU: d.ClassEU, ClassEUName: ClassEUName(d.ClassEU),
+		Raw: SystemRaw{
+			OperatorLat: d.OpLatRaw, OperatorLon: d.OpLonRaw, AreaRadius: d.AreaRadiusRaw,
+			AreaCeiling: d.AreaCeilingRaw, AreaFloor: d.AreaFloorRaw, OperatorAltitude: d.OpAltGeoRaw,
+		},
+	}
+	if lat, lon, ok := d.OperatorPosition(); ok {
+		v.OperatorLatitudeDeg, v.OperatorLongitudeDeg = &lat, &lon
+	}
+	v.AreaCeilingM = opt(d.AreaCeiling())
+	v.AreaFloorM = opt(d.AreaFloor())
+	v.OperatorAltitudeGeoM = opt(d.OperatorAltitudeGeo())
+	if tu, ok := d.TimestampUnix(); ok {
+		ts := d.Timestamp
+		v.Timestamp, v.TimestampUnix = &ts, &tu
+	}
+	return v
 }
 
 // MessageWarningDetail explains warning w found in message m, with the values.
