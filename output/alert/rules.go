@@ -252,6 +252,11 @@ func (v *validator) sinkTarget(s *SinkConfig, p []any) {
 			v.fail(append(p, "webhook"), "webhook must not carry credentials in the URL; use secret_file")
 		}
 	}
+	v.sinkFormat(s, p)
+}
+
+// sinkFormat checks the webhook-only options.
+func (v *validator) sinkFormat(s *SinkConfig, p []any) {
 	if s.MQTT && (s.SecretFile != "" || s.CAFile != "" || s.Format != "") {
 		v.fail(p, "secret_file, ca_file and format are webhook options")
 	}

@@ -33,7 +33,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -196,6 +195,3 @@ func (o *Output) Run(ctx context.Context, _ output.Events, rep lifecycle.Reporte
 }
 
 var _ output.Output = (*Output)(nil)
-
-// Timeout is the default time one POST may take.
-const Timeout = 10 * time.Second
