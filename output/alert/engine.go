@@ -192,7 +192,7 @@ func (e *Engine) next(st *openAlert, state, reason string, now time.Time, t *eve
 	m.Severity = severity(st.rank)
 	m.Title, m.Message = describe(m)
 	out := *m
-	out.Track.Protocols = slices.Clone(m.Track.Protocols)
+	out.Track.Protocols = append([]string{}, m.Track.Protocols...)
 	return out
 }
 

@@ -337,19 +337,33 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 
 // Resolve checks what Parse cannot: that every zone of a rule exists
 // (zones lists the known geofence ids; nil skips the check) and that the
-// secret files can be read. It fills SinkConfig.Secret.
+// secret files can be read (readFile nil is os.ReadFile). It fills
+// SinkConfig.Secret.
 func (c *Config) Resolve(file string, zones []string, readFile func(string) ([]byte, error)) error {
-	if readFile == nil {
-		readFile = os.ReadFile
+	return errors.Join(c.CheckZones(file, zones), c.readSecrets(file, readFile))
+}
+
+// CheckZones says which zones of the rules are not among zones.
+func (c *Config) CheckZones(file string, zones []string) error {
+	if zones == nil {
+		return nil
 	}
 	var errs []error
 	for i := range c.Rules {
 		for _, z := range c.Rules[i].Zones {
-			if zones != nil && !slices.Contains(zones, z) {
+			if !slices.Contains(zones, z) {
 				errs = append(errs, &Error{File: file, Key: fmt.Sprintf("rules[%d].zones", i), Msg: fmt.Sprintf("unknown zone %q (known: %s)", z, strings.Join(zones, ", "))})
 			}
 		}
 	}
+	return errors.Join(errs...)
+}
+
+func (c *Config) readSecrets(file string, readFile func(string) ([]byte, error)) error {
+	if readFile == nil {
+		readFile = os.ReadFile
+	}
+	var errs []error
 	for i := range c.Sinks {
 		s := &c.Sinks[i]
 		if s.SecretFile == "" {
