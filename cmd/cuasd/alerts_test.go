@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -180,5 +182,79 @@ func TestServeRefusesBadAlertRules(t *testing.T) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// downThenUp is a receiver that answers 503 until up is set.
+type downThenUp struct {
+	up   atomic.Bool
+	mu   sync.Mutex
+	seen []string // alert id/state of every request
+	ok   chan string
+}
+
+func (d *downThenUp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	k := r.Header.Get(webhook.HeaderID) + "/" + r.Header.Get(webhook.HeaderState)
+	d.mu.Lock()
+	d.seen = append(d.seen, k)
+	d.mu.Unlock()
+	if !d.up.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	select {
+	case d.ok <- k:
+	default:
+	}
+}
+
+func (d *downThenUp) first() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.seen) == 0 {
+		return ""
+	}
+	return d.seen[0]
+}
+
+// TestSIGKILLWithPendingAlertDeliversAfterRestart: the receiver is down
+// while an alert is raised; cuasd is SIGKILLed with the alert pending and
+// restarted (without the simulator, so nothing new is raised) while the
+// receiver is up: the pending alert arrives, with its id.
+func TestSIGKILLWithPendingAlertDeliversAfterRestart(t *testing.T) {
+	rc := &downThenUp{ok: make(chan string, 64)}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	rules, _ := writeAlertRules(t, srv.URL+"/hook")
+	dir := t.TempDir()
+	c := startChild(t, dir, "--demo", "--alerts", rules)
+	var pending string
+	for deadline := time.Now().Add(150 * time.Second); pending == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			c.cmd.Process.Kill()
+			t.Fatal("no alert attempted within 150 s")
+		}
+		pending = rc.first()
+	}
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.cmd.Wait()
+	rc.up.Store(true)
+	c2 := startChild(t, dir, "--alerts", rules)
+	defer func() {
+		c2.cmd.Process.Signal(syscall.SIGTERM)
+		c2.cmd.Wait()
+	}()
+	deadline := time.After(90 * time.Second)
+	for {
+		select {
+		case k := <-rc.ok:
+			if k == pending {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("pending alert %s not delivered after the restart", pending)
+		}
 	}
 }

@@ -91,7 +91,7 @@ func consumerConfig(s SinkConfig) jetstream.ConsumerConfig {
 		Durable: "sink-" + s.Name, Description: "cuasd alert sink " + s.Name,
 		FilterSubject: bus.AlertPrefix + "." + bus.Token(s.Name) + ".>",
 		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: s.TimeoutD + 30*time.Second, MaxDeliver: -1, MaxAckPending: 256,
+		AckWait: s.TimeoutD + 5*time.Second, MaxDeliver: -1, MaxAckPending: 256,
 	}
 }
 
