@@ -63,7 +63,7 @@ func (r *receiver) requests() []request {
 const secret = "test-secret-not-real"
 
 // start runs the rule engine and the webhook sink of c on a test NATS.
-func start(t *testing.T, c *alert.Config) (*natstest.Server, *alert.Store) {
+func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	t.Helper()
 	ns := natstest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +108,7 @@ type upReporter struct {
 func (r *upReporter) Up()            { r.once.Do(func() { close(r.up) }) }
 func (r *upReporter) Retrying(error) {}
 
-func config(t *testing.T, url, extra string) *alert.Config {
+func config(t testing.TB, url, extra string) *alert.Config {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "s"), []byte(secret+"\n"), 0o600); err != nil {
@@ -127,7 +127,7 @@ func config(t *testing.T, url, extra string) *alert.Config {
 }
 
 // publishThreat publishes a breach decision the way the gate does.
-func publishThreat(t *testing.T, ns *natstest.Server, track string, receipt int64) {
+func publishThreat(t testing.TB, ns *natstest.Server, track string, receipt int64) {
 	t.Helper()
 	alt := 120.0
 	ev := events.ThreatEvent{Header: events.Header{V: events.Version, Type: events.TypeThreat, Time: time.Now().UTC(), Instance: "t"},
