@@ -97,6 +97,9 @@ type ruleTrack struct{ rule, track string }
 type openAlert struct {
 	msg  Message
 	rank gate.Decision
+	// restored alerts come from the store after a restart; unconfirmed
+	// ones are resolved by ResolveUnconfirmed.
+	restored bool
 }
 
 // NewEngine returns an engine for the rules of c. receiptURL makes the
@@ -125,8 +128,10 @@ func (e *Engine) Threat(ev *events.ThreatEvent) []Message {
 		case st != nil && st.msg.Zone.ID != t.Geofence:
 			out = append(out, e.resolve(k, st, ev.Time, "zone_changed", t))
 		case st != nil && d > st.rank:
-			st.rank = d
+			st.rank, st.restored = d, false
 			out = append(out, e.next(st, StateUpdate, ev.Reason, ev.Time, t))
+		case st != nil:
+			st.restored = false // still matching: confirmed
 		case st == nil && match:
 			if last, ok := e.lastOpen[k]; ok && ev.Time.Sub(last) < r.CooldownD {
 				e.Suppressed++
@@ -213,6 +218,44 @@ func (e *Engine) TrackLost(trackID string, now time.Time) []Message {
 		}
 	}
 	slices.SortFunc(out, func(a, b Message) int { return strings.Compare(a.Rule, b.Rule) })
+	return out
+}
+
+// Restore takes up the alerts a previous process left open (the latest
+// state of each alert in the store): they stay open, keep their ids and
+// cooldowns, and are updated or resolved like any other. An alert whose
+// track the new process never confirms (the gate records a decision for
+// every notable track when it first sees it) is resolved by
+// ResolveUnconfirmed. Alerts of rules no longer in the file are ignored.
+func (e *Engine) Restore(latest []Message) {
+	for _, m := range latest {
+		r := e.rule(m.Rule)
+		if r == nil {
+			continue
+		}
+		k := ruleTrack{m.Rule, m.Track.TrackID}
+		if last, ok := e.lastOpen[k]; !ok || m.OpenedAt.After(last) {
+			e.lastOpen[k] = m.OpenedAt
+		}
+		if m.State == StateResolved {
+			continue
+		}
+		d, _ := ParseDecision(m.Decision)
+		m.Sinks = r.Sinks
+		e.open[k] = &openAlert{msg: m, rank: d, restored: true}
+	}
+}
+
+// ResolveUnconfirmed resolves the restored alerts that no threat event
+// has confirmed since Restore (reason "not_seen_after_restart").
+func (e *Engine) ResolveUnconfirmed(now time.Time) []Message {
+	var out []Message
+	for k, st := range e.open {
+		if st.restored {
+			out = append(out, e.resolve(k, st, now, "not_seen_after_restart", nil))
+		}
+	}
+	slices.SortFunc(out, func(a, b Message) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 

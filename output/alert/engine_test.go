@@ -117,3 +117,28 @@ func TestEngineFilters(t *testing.T) {
 		t.Fatalf("swarm of 3: %+v", got)
 	}
 }
+
+func TestEngineRestore(t *testing.T) {
+	e := testEngine(t, oneRule)
+	open := e.Threat(threat(0, "rid:1", "z", "alert", true, 1))[0]
+	gone := e.Threat(threat(0, "rid:2", "z", "alert", true, 2))[0]
+	// A new process with the store's latest states.
+	e2 := testEngine(t, oneRule)
+	e2.Restore([]Message{open, gone})
+	if got := e2.Threat(threat(10*time.Second, "rid:1", "z", "intercept-recommended", true, 3)); len(got) != 1 || got[0].ID != open.ID || got[0].State != StateUpdate || got[0].Seq != 2 || got[0].Sinks[0] != "h" {
+		t.Fatalf("restored alert not updated: %+v", got)
+	}
+	res := e2.ResolveUnconfirmed(t0.Add(2 * time.Minute))
+	if len(res) != 1 || res[0].ID != gone.ID || res[0].State != StateResolved || res[0].Reason != "not_seen_after_restart" {
+		t.Fatalf("unconfirmed: %+v", res)
+	}
+	// The cooldown of the resolved one survived the restart.
+	if got := e2.Threat(threat(30*time.Second, "rid:2", "z", "alert", true, 4)); len(got) != 0 {
+		t.Fatalf("reopened within the cooldown: %+v", got)
+	}
+	e3 := testEngine(t, "sinks: [{name: h, mqtt: true}]\nrules: [{name: other, sinks: [h]}]\n")
+	e3.Restore([]Message{open})
+	if len(e3.Open()) != 0 {
+		t.Error("an alert of a removed rule was restored")
+	}
+}

@@ -28,6 +28,10 @@ type Options struct {
 	Replicas int
 	// QueueLen bounds the events waiting for the engine (default 4096).
 	QueueLen int
+	// ConfirmAfter is how long after a start an alert left open by the
+	// previous run waits for its track to be seen again before it is
+	// resolved (default 2 minutes: longer than the default track TTL).
+	ConfirmAfter time.Duration
 }
 
 // Rules is the rule engine as an output: it reads threat, track-lost and
@@ -58,6 +62,9 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg *Config, o Options) (
 	}
 	if o.QueueLen <= 0 {
 		o.QueueLen = 4096
+	}
+	if o.ConfirmAfter <= 0 {
+		o.ConfirmAfter = 2 * time.Minute
 	}
 	giveUp := time.Duration(0)
 	for _, s := range cfg.Sinks {
@@ -119,27 +126,57 @@ func (r *Rules) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporte
 		return &Error{Msg: "subscribe tracks", Err: err}
 	}
 	defer unsub()
-	rep.Up()
 	eng := NewEngine(r.cfg, r.opt.ReceiptURL)
+	if err := r.restore(ctx, eng); err != nil {
+		return err
+	}
+	rep.Up()
 	prune := time.NewTicker(time.Minute)
 	defer prune.Stop()
+	confirm := time.NewTimer(r.opt.ConfirmAfter)
+	defer confirm.Stop()
 	for {
+		var msgs []Message
 		select {
 		case <-ctx.Done():
 			return nil
 		case now := <-prune.C:
 			eng.Prune(now)
+		case now := <-confirm.C:
+			msgs = eng.ResolveUnconfirmed(now)
 		case e := <-r.q.C():
-			for _, m := range r.apply(eng, e) {
-				if err := r.publish(ctx, &m); err != nil {
-					rep.Retrying(err)
-					r.opt.Logger.Error("alert not published", "alert", m.ID, "err", err)
-					continue
-				}
-				rep.Up()
-			}
+			msgs = r.apply(eng, e)
 		}
+		r.publishAll(ctx, msgs, rep)
 	}
+}
+
+func (r *Rules) publishAll(ctx context.Context, msgs []Message, rep lifecycle.Reporter) {
+	for _, m := range msgs {
+		if err := r.publish(ctx, &m); err != nil {
+			rep.Retrying(err)
+			r.opt.Logger.Error("alert not published", "alert", m.ID, "err", err)
+			continue
+		}
+		rep.Up()
+	}
+}
+
+// restore hands the engine the alerts a previous run left open.
+func (r *Rules) restore(ctx context.Context, eng *Engine) error {
+	recs, err := r.store.List(ctx, Filter{})
+	if err != nil {
+		return err
+	}
+	latest := make([]Message, len(recs))
+	for i := range recs {
+		latest[i] = recs[i].Message
+	}
+	eng.Restore(latest)
+	if n := len(eng.open); n > 0 {
+		r.opt.Logger.Info("alerts taken up from the previous run", "open", n)
+	}
+	return nil
 }
 
 // apply runs one event through the engine.
