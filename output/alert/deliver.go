@@ -59,20 +59,12 @@ type Deliverer struct {
 // sink failed, and terminated as failed when it is older than the sink's
 // give-up age or the sink refused it.
 func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
-	if d.Logger == nil {
-		d.Logger = slog.Default()
-	}
-	if d.Metrics == nil {
-		d.Metrics = NewMetrics(nil)
-	}
-	if d.Now == nil {
-		d.Now = time.Now
-	}
+	workers := d.defaults()
 	cons, err := d.JS.Consumer(ctx, bus.StreamAlerts, consumerConfig(d.Config).Durable)
 	if err != nil {
 		return &Error{Sink: d.Config.Name, Msg: "consumer", Err: err}
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(max(d.Workers, 4) * 2))
+	it, err := cons.Messages(jetstream.PullMaxMessages(workers * 2))
 	if err != nil {
 		return &Error{Sink: d.Config.Name, Msg: "consume", Err: err}
 	}
@@ -83,7 +75,7 @@ func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
 	rep.Up()
 	msgs := make(chan jetstream.Msg)
 	var wg sync.WaitGroup
-	for range max(d.Workers, 4) {
+	for range workers {
 		wg.Go(func() {
 			for m := range msgs {
 				d.handle(ctx, m, rep)
@@ -102,6 +94,23 @@ func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
 		}
 		msgs <- m
 	}
+}
+
+// defaults fills the unset fields and returns the number of workers.
+func (d *Deliverer) defaults() int {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics(nil)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Workers <= 0 {
+		return 4
+	}
+	return d.Workers
 }
 
 // watchPending keeps cuasd_alert_pending current for this sink.

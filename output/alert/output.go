@@ -151,14 +151,25 @@ func (r *Rules) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporte
 	}
 }
 
+// publishAll publishes each message, retrying while JetStream is
+// unreachable (a message not in the stream would never be delivered;
+// publishing it again is harmless, its id de-duplicates). Meanwhile new
+// events wait in the bounded queue.
 func (r *Rules) publishAll(ctx context.Context, msgs []Message, rep lifecycle.Reporter) {
 	for _, m := range msgs {
-		if err := r.publish(ctx, &m); err != nil {
+		b := lifecycle.Backoff{Min: 250 * time.Millisecond, Max: 10 * time.Second}
+		for {
+			err := r.publish(ctx, &m)
+			if err == nil {
+				rep.Up()
+				break
+			}
 			rep.Retrying(err)
-			r.opt.Logger.Error("alert not published", "alert", m.ID, "err", err)
-			continue
+			r.opt.Logger.Error("alert not published yet; retrying", "alert", m.ID, "err", err)
+			if !b.Sleep(ctx) {
+				return
+			}
 		}
-		rep.Up()
 	}
 }
 
@@ -208,7 +219,6 @@ func (r *Rules) apply(eng *Engine, e event) []Message {
 // publish records the message and puts it into the stream once per sink;
 // the message id makes a second instance's identical publish a no-op.
 func (r *Rules) publish(ctx context.Context, m *Message) error {
-	r.opt.Metrics.alerts.WithLabelValues(m.Rule, m.State).Inc()
 	if err := r.store.put(ctx, m, time.Now()); err != nil {
 		return err
 	}
@@ -224,6 +234,7 @@ func (r *Rules) publish(ctx context.Context, m *Message) error {
 			return &Error{Sink: sink, Msg: "publish alert " + m.ID, Err: err}
 		}
 	}
+	r.opt.Metrics.alerts.WithLabelValues(m.Rule, m.State).Inc()
 	r.opt.Logger.Info("alert", "id", m.ID, "state", m.State, "rule", m.Rule, "zone", m.Zone.ID, "track", m.Track.TrackID, "decision", m.Decision)
 	return nil
 }

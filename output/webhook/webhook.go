@@ -103,12 +103,6 @@ func New(c alert.SinkConfig) (*Sink, error) {
 	}}, nil
 }
 
-// WithTLS makes the sink trust the roots of cfg (tests, private CAs).
-func (s *Sink) WithTLS(cfg *tls.Config) *Sink {
-	s.client.Transport.(*http.Transport).TLSClientConfig = cfg
-	return s
-}
-
 // Send implements alert.Sink.
 func (s *Sink) Send(ctx context.Context, m *alert.Message, body []byte) error {
 	if s.cfg.Format == "slack" {
