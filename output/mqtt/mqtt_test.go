@@ -322,3 +322,23 @@ func TestPictureStates(t *testing.T) {
 		t.Fatal("garbage changed the picture")
 	}
 }
+
+func FuzzPictureApply(f *testing.F) {
+	for _, e := range []any{
+		events.ThreatEvent{Header: events.Header{V: 1, Type: events.TypeThreat}, Threat: events.Threat{TrackID: "a", Geofence: "z", Breach: true, Decision: "alert", Lambda: 0.5}},
+		events.TrackEvent{Header: events.Header{V: 1, Type: events.TypeTrackLost}, Track: events.Track{TrackID: "a"}},
+		events.ZoneEvent{Header: events.Header{V: 1, Type: events.TypeZoneUpsert}},
+	} {
+		b, _ := json.Marshal(e)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := newPicture()
+		p.apply(b)
+		for _, q := range p.all() {
+			if strings.ContainsAny(q.topic, "+#") {
+				t.Fatalf("topic %q has a wildcard", q.topic)
+			}
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -309,5 +310,9 @@ func ExampleVerify() {
 	// A receiver checks the signature over the raw body before parsing it.
 	body := []byte(`{"id":"al-0123","state":"open"}`)
 	header := Sign([]byte("shared secret"), body) // what cuasd sent in X-Cuas-Signature
-	println(Verify([]byte("shared secret"), body, header))
+	fmt.Println(Verify([]byte("shared secret"), body, header))
+	fmt.Println(Verify([]byte("shared secret"), append(body, ' '), header)) // one byte changed
+	// Output:
+	// true
+	// false
 }
