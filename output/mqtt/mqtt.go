@@ -115,8 +115,8 @@ func clientOptions(cfg *Config) (*paho.ClientOptions, error) {
 		return nil, &alert.Error{Msg: "mqtt: --mqtt-url must be mqtt://host:port or mqtts://host:port (credentials go in --mqtt-credentials)"}
 	}
 	o := paho.NewClientOptions().AddBroker(cfg.URL).SetClientID("cuasd-"+cfg.Node).
-		SetCleanSession(true).SetAutoReconnect(true).SetConnectRetry(true).
-		SetConnectRetryInterval(2*time.Second).SetMaxReconnectInterval(30*time.Second).
+		SetCleanSession(true).SetAutoReconnect(true).SetMaxReconnectInterval(30*time.Second).
+		SetConnectTimeout(10*time.Second).
 		SetKeepAlive(30*time.Second).SetOrderMatters(false).
 		SetBinaryWill(cfg.Prefix+"/status", []byte("offline"), 1, true)
 	if u.Scheme == "mqtts" {
@@ -177,7 +177,7 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 	})
 	opts.SetConnectionLostHandler(func(_ paho.Client, err error) { rep.Retrying(fmt.Errorf("mqtt: connection lost: %w", err)) })
 	c := paho.NewClient(&opts)
-	c.Connect() // with ConnectRetry it keeps trying in the background
+	go o.connect(ctx, c, rep)
 	defer func() {
 		t := c.Publish(o.cfg.Prefix+"/status", 1, true, "offline")
 		t.WaitTimeout(5 * time.Second)
@@ -214,6 +214,28 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 	}
 	o.loop(ctx, c)
 	return nil
+}
+
+// connect makes the first connection, retrying with back-off and
+// reporting why it failed (a refused password, an untrusted certificate);
+// after it, paho reconnects by itself.
+func (o *Output) connect(ctx context.Context, c paho.Client, rep lifecycle.Reporter) {
+	b := lifecycle.Backoff{Min: time.Second, Max: 30 * time.Second}
+	for {
+		t := c.Connect()
+		select {
+		case <-t.Done():
+		case <-ctx.Done():
+			return
+		}
+		if t.Error() == nil {
+			return
+		}
+		rep.Retrying(fmt.Errorf("mqtt: connect: %w", t.Error()))
+		if !b.Sleep(ctx) {
+			return
+		}
+	}
 }
 
 // loop applies events to the picture and publishes what changed.

@@ -25,9 +25,9 @@ import (
 
 const mosquittoBin = "/usr/sbin/mosquitto"
 
-// startMosquitto runs Debian's mosquitto on a free loopback port with a
-// generated configuration and returns its address.
-func startMosquitto(t *testing.T) string {
+// startMosquittoCheck skips the test without mosquitto, or fails it
+// under CI=true.
+func startMosquittoCheck(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(mosquittoBin); err != nil {
 		if os.Getenv("CI") == "true" {
@@ -35,19 +35,38 @@ func startMosquitto(t *testing.T) string {
 		}
 		t.Skipf("%s not installed (apt-get install mosquitto); skipping the real-broker test", mosquittoBin)
 	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
+
+// startMosquitto runs Debian's mosquitto on a free loopback port with a
+// generated configuration and returns its address.
+func startMosquitto(t *testing.T) string {
+	t.Helper()
+	startMosquittoCheck(t)
+	port := freePort(t)
 	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
 	if err := os.WriteFile(conf, []byte("listener "+port+" 127.0.0.1\nallow_anonymous true\npersistence false\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return runMosquitto(t, conf, "127.0.0.1:"+port)
+}
+
+// runMosquitto starts the broker with conf and waits until addr accepts.
+func runMosquitto(t *testing.T, conf, addr string) string {
+	t.Helper()
 	cmd := exec.Command(mosquittoBin, "-c", conf)
-	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = io.Discard, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +78,7 @@ func startMosquitto(t *testing.T) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("mosquitto did not start listening")
+	t.Fatalf("mosquitto did not start listening: %s", out.String())
 	return ""
 }
 
@@ -78,19 +97,21 @@ func subscribe(t *testing.T, addr string, id string) *subscriber {
 		t.Fatalf("subscriber connect: %v", tok.Error())
 	}
 	t.Cleanup(func() { c.Disconnect(100) })
-	tok := c.SubscribeMultiple(map[string]byte{"cuas/#": 1, "homeassistant/#": 1}, func(_ paho.Client, m paho.Message) {
-		s.mu.Lock()
-		s.msgs = append(s.msgs, m)
-		s.mu.Unlock()
-		select {
-		case s.note <- struct{}{}:
-		default:
-		}
-	})
+	tok := c.SubscribeMultiple(map[string]byte{"cuas/#": 1, "homeassistant/#": 1}, s.record)
 	if !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 		t.Fatalf("subscribe: %v", tok.Error())
 	}
 	return s
+}
+
+func (s *subscriber) record(_ paho.Client, m paho.Message) {
+	s.mu.Lock()
+	s.msgs = append(s.msgs, m)
+	s.mu.Unlock()
+	select {
+	case s.note <- struct{}{}:
+	default:
+	}
 }
 
 // wait returns the first message on topic (after the first skip ones)
