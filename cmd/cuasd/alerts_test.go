@@ -258,3 +258,35 @@ func TestSIGKILLWithPendingAlertDeliversAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+func TestAlertsInlineInConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "cuasd.yaml")
+	good := "demo: true\nmqtt-url: mqtt://127.0.0.1:1883\nalerts:\n  sinks:\n    - {name: b, mqtt: true}\n  rules:\n    - name: r\n      zones: [demo-site]\n      sinks: [b]\n"
+	if err := os.WriteFile(cfgFile, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := parseConfig([]string{"--config", cfgFile}, func(string) string { return "" }, io.Discard)
+	if err != nil || c.rules == nil || c.rules.Rules[0].Name != "r" {
+		t.Fatalf("inline rules: %v", err)
+	}
+	bad := strings.Replace(good, "      sinks: [b]\n", "      sinks: [b]\n      cooldow: 5s\n", 1)
+	if err := os.WriteFile(cfgFile, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = parseConfig([]string{"--config", cfgFile}, func(string) string { return "" }, io.Discard)
+	if want := cfgFile + ` (alerts:):10: rules[0].cooldow: unknown key`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+	// CUAS_ALERTS names a file, like --alerts.
+	rules, _ := writeAlertRules(t, "http://127.0.0.1:9/")
+	c, err = parseConfig([]string{"--demo"}, func(k string) string {
+		if k == "CUAS_ALERTS" {
+			return rules
+		}
+		return ""
+	}, io.Discard)
+	if err != nil || c.rules == nil || len(c.rules.Sinks[0].Secret) == 0 {
+		t.Fatalf("CUAS_ALERTS: %v", err)
+	}
+}
