@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,69 +15,11 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/internal/mosquittotest"
 	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
 )
-
-const mosquittoBin = "/usr/sbin/mosquitto"
-
-// startMosquittoCheck skips the test without mosquitto, or fails it
-// under CI=true.
-func startMosquittoCheck(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(mosquittoBin); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI (apt-get install mosquitto): %v", mosquittoBin, err)
-		}
-		t.Skipf("%s not installed (apt-get install mosquitto); skipping the real-broker test", mosquittoBin)
-	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
-}
-
-// startMosquitto runs Debian's mosquitto on a free loopback port with a
-// generated configuration and returns its address.
-func startMosquitto(t *testing.T) string {
-	t.Helper()
-	startMosquittoCheck(t)
-	port := freePort(t)
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	if err := os.WriteFile(conf, []byte("listener "+port+" 127.0.0.1\nallow_anonymous true\npersistence false\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return runMosquitto(t, conf, "127.0.0.1:"+port)
-}
-
-// runMosquitto starts the broker with conf and waits until addr accepts.
-func runMosquitto(t *testing.T, conf, addr string) string {
-	t.Helper()
-	cmd := exec.Command(mosquittoBin, "-c", conf)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = io.Discard, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	for range 100 {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return addr
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("mosquitto did not start listening: %s", out.String())
-	return ""
-}
 
 // subscriber is a second MQTT client that records every message.
 type subscriber struct {
@@ -195,7 +134,7 @@ func (p *proxy) cut() {
 }
 
 func TestMosquittoStatusDiscoveryAlertsAndWill(t *testing.T) {
-	broker := startMosquitto(t)
+	broker := mosquittotest.Start(t, "")
 	px := startProxy(t, broker)
 	sub := subscribe(t, broker, "watcher")
 	ns := natstest.Start(t)

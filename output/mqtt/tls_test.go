@@ -21,6 +21,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/cuasd/cuasd/internal/mosquittotest"
 	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/output"
 )
@@ -62,32 +63,18 @@ func writeCerts(t *testing.T, dir string) (ca, cert, key string) {
 // user name and password (user "cuasd", password "pw-for-tests").
 func startMosquittoTLS(t *testing.T) (addr, ca string) {
 	t.Helper()
-	startMosquittoCheck(t)
+	mosquittotest.Require(t)
 	passwd, err := exec.LookPath("mosquitto_passwd")
 	if err != nil {
 		t.Skip("mosquitto_passwd not installed")
 	}
 	dir := t.TempDir()
-	if err := os.Chmod(dir, 0o755); err != nil { // mosquitto may drop to its own user
-		t.Fatal(err)
-	}
 	ca, cert, key := writeCerts(t, dir)
 	pw := filepath.Join(dir, "passwd")
 	if out, err := exec.Command(passwd, "-b", "-c", pw, "cuasd", "pw-for-tests").CombinedOutput(); err != nil {
 		t.Fatalf("mosquitto_passwd: %v %s", err, out)
 	}
-	_ = os.Chmod(pw, 0o644)
-	port := freePort(t)
-	conf := filepath.Join(dir, "mosquitto.conf")
-	c := "listener " + port + " 127.0.0.1\ncafile " + ca + "\ncertfile " + cert + "\nkeyfile " + key +
-		"\nallow_anonymous false\npassword_file " + pw + "\npersistence false\n"
-	if os.Geteuid() == 0 {
-		c += "user root\n"
-	}
-	if err := os.WriteFile(conf, []byte(c), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return runMosquitto(t, conf, "127.0.0.1:"+port), ca
+	return mosquittotest.Start(t, "cafile "+ca+"\ncertfile "+cert+"\nkeyfile "+key+"\nallow_anonymous false\npassword_file "+pw+"\n"), ca
 }
 
 func TestMosquittoTLSWithCredentials(t *testing.T) {
