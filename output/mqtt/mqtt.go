@@ -245,9 +245,12 @@ func (o *Output) loop(ctx context.Context, c paho.Client) {
 		case <-ctx.Done():
 			return
 		case b := <-o.q.C():
-			newZone, changed := o.state.apply(b)
-			if newZone != nil {
-				o.discoverZone(c, *newZone)
+			zc, changed := o.state.apply(b)
+			switch {
+			case zc != nil && zc.deleted:
+				o.forgetZone(c, zc.ID)
+			case zc != nil:
+				o.discoverZone(c, zc.Zone)
 			}
 			for _, p := range changed {
 				c.Publish(o.cfg.Prefix+"/"+p.topic, 1, true, p.payload)
@@ -322,6 +325,15 @@ func (o *Output) sensorConfigs() []publication {
 		o.discovery("sensor", "max_lambda", map[string]any{"name": "Highest threat score",
 			"state_topic": o.cfg.Prefix + "/threats/max_lambda", "state_class": "measurement", "icon": "mdi:alert"}),
 	}
+}
+
+// forgetZone removes a deleted zone's entity from Home Assistant (an empty
+// retained config) and clears its retained state.
+func (o *Output) forgetZone(c paho.Client, id string) {
+	if o.cfg.DiscoveryPrefix != "off" {
+		c.Publish(fmt.Sprintf("%s/binary_sensor/%s/breach_%s/config", o.cfg.DiscoveryPrefix, topicToken(o.cfg.Node), topicToken(id)), 1, true, []byte{})
+	}
+	c.Publish(o.cfg.Prefix+"/zone/"+topicToken(id)+"/breach", 1, true, []byte{})
 }
 
 func (o *Output) discoverZone(c paho.Client, z Zone) {

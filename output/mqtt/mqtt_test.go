@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/internal/mosquittotest"
 	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/output"
@@ -280,6 +281,14 @@ func TestPictureStates(t *testing.T) {
 	}
 	if _, changed = p.apply([]byte("not json")); changed != nil {
 		t.Fatal("garbage changed the picture")
+	}
+	b, _ = json.Marshal(events.ZoneEvent{Header: events.Header{V: 1, Type: events.TypeZoneUpsert}, Zone: gate.Geofence{ID: "z", Name: "Renamed"}})
+	if zc, _ := p.apply(b); zc == nil || zc.deleted || zc.Name != "Renamed" {
+		t.Fatalf("rename: %+v", zc)
+	}
+	b, _ = json.Marshal(events.ZoneEvent{Header: events.Header{V: 1, Type: events.TypeZoneDeleted}, Zone: gate.Geofence{ID: "z"}})
+	if zc, _ := p.apply(b); zc == nil || !zc.deleted || len(p.zones()) != 0 || len(p.all()) != 2 {
+		t.Fatalf("delete: %+v, zones %v", zc, p.zones())
 	}
 }
 

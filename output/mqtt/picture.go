@@ -33,12 +33,30 @@ func newPicture() *picture {
 	return &picture{tracks: map[string]threatState{}, zoneMap: map[string]string{}, last: map[string]string{}}
 }
 
-func (p *picture) zone(id, name string) (isNew bool) {
+// zone notes a zone; it reports whether it is new or renamed (its
+// discovery config must be sent).
+func (p *picture) zone(id, name string) (changed bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	old, ok := p.zoneMap[id]
+	p.zoneMap[id] = name
+	return !ok || old != name
+}
+
+// dropZone forgets a deleted zone; it reports whether it was known.
+func (p *picture) dropZone(id string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.zoneMap[id]
-	p.zoneMap[id] = name
-	return !ok
+	delete(p.zoneMap, id)
+	delete(p.last, "zone/"+topicToken(id)+"/breach")
+	return ok
+}
+
+// zoneChange is a zone whose discovery config must be sent or removed.
+type zoneChange struct {
+	Zone
+	deleted bool
 }
 
 func (p *picture) zones() []Zone {
@@ -52,14 +70,14 @@ func (p *picture) zones() []Zone {
 	return out
 }
 
-// apply reads one event; it returns a zone seen for the first time and the
-// state publications whose payload changed.
-func (p *picture) apply(b []byte) (*Zone, []publication) {
+// apply reads one event; it returns a zone added, renamed or deleted, and
+// the state publications whose payload changed.
+func (p *picture) apply(b []byte) (*zoneChange, []publication) {
 	h, err := events.Peek(b)
 	if err != nil {
 		return nil, nil
 	}
-	var newZone *Zone
+	var zc *zoneChange
 	switch h.Type {
 	case events.TypeThreat:
 		var t events.ThreatEvent
@@ -84,10 +102,15 @@ func (p *picture) apply(b []byte) (*Zone, []publication) {
 			return nil, nil
 		}
 		if p.zone(z.Zone.ID, z.Zone.Name) {
-			newZone = &Zone{ID: z.Zone.ID, Name: z.Zone.Name}
+			zc = &zoneChange{Zone: Zone{ID: z.Zone.ID, Name: z.Zone.Name}}
+		}
+	case events.TypeZoneDeleted:
+		var z events.ZoneEvent
+		if json.Unmarshal(b, &z) == nil && p.dropZone(z.Zone.ID) {
+			zc = &zoneChange{Zone: Zone{ID: z.Zone.ID}, deleted: true}
 		}
 	}
-	return newZone, p.changed()
+	return zc, p.changed()
 }
 
 // all is every state publication.
