@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -147,17 +148,24 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Record, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 1000
 	}
-	lister, err := s.kv.ListKeys(ctx)
+	// One watcher delivers every current value in one pass (a Get per key
+	// would be a round trip each).
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
 	if err != nil {
 		return nil, &Error{Msg: "list alerts", Err: err}
 	}
+	defer w.Stop()
 	var out []Record
-	for k := range lister.Keys() {
-		r, ok, err := s.Get(ctx, k)
-		if err != nil || !ok {
-			continue // deleted or expired meanwhile
+	for e := range w.Updates() {
+		if e == nil {
+			break // the initial values are all delivered
+		}
+		var r Record
+		if json.Unmarshal(e.Value(), &r) != nil {
+			continue
 		}
 		if (f.State == "" || r.State == f.State) && (f.Rule == "" || r.Rule == f.Rule) && (f.Zone == "" || r.Zone.ID == f.Zone) {
+			sortDeliveries(r.Deliveries)
 			out = append(out, r)
 		}
 	}
@@ -184,13 +192,12 @@ func (s *Store) Get(ctx context.Context, id string) (Record, bool, error) {
 	if err := json.Unmarshal(e.Value(), &r); err != nil {
 		return r, false, &Error{Msg: "alert " + id, Err: err}
 	}
-	slices.SortFunc(r.Deliveries, func(a, b Delivery) int {
-		if a.Sink < b.Sink {
-			return -1
-		}
-		return 1
-	})
+	sortDeliveries(r.Deliveries)
 	return r, true, nil
+}
+
+func sortDeliveries(d []Delivery) {
+	slices.SortFunc(d, func(a, b Delivery) int { return strings.Compare(a.Sink, b.Sink) })
 }
 
 // validID says whether id can be an alert id (and a KV key).
