@@ -29,6 +29,12 @@ func Permanent(err error) error { return &permanentError{err} }
 
 type permanentError struct{ error }
 
+// IsPermanent says whether err (or an error it wraps) was marked Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
 func (p *permanentError) Unwrap() error { return p.error }
 
 // Backoff is the delay before retry attempt n (1 = the first retry):
@@ -143,7 +149,6 @@ func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg, rep lifecycle.R
 	err = d.Sink.Send(sctx, &a, m.Data())
 	cancel()
 	now := d.Now()
-	var perm *permanentError
 	switch {
 	case err == nil:
 		_ = m.Ack()
@@ -152,7 +157,7 @@ func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg, rep lifecycle.R
 	case ctx.Err() != nil:
 		// Shutting down: leave the message for the next run or instance.
 		_ = m.Nak()
-	case errors.As(err, &perm) || now.Sub(meta.Timestamp) >= d.Config.GiveUpD:
+	case IsPermanent(err) || now.Sub(meta.Timestamp) >= d.Config.GiveUpD:
 		_ = m.Term()
 		d.outcome(ctx, &a, Failed, "failed", attempts, err.Error())
 		d.Logger.Error("alert delivery failed; given up", "sink", d.Config.Name, "alert", a.ID, "state", a.State, "attempts", attempts, "err", err)

@@ -316,3 +316,66 @@ func ExampleVerify() {
 	// true
 	// false
 }
+
+func TestSendClassifiesAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		code      int
+		slow      bool
+		retry, ok bool
+	}{
+		{"200", 200, false, false, true},
+		{"204", 204, false, false, true},
+		{"429", 429, false, true, false},
+		{"408", 408, false, true, false},
+		{"502", 502, false, true, false},
+		{"400", 400, false, false, false},
+		{"401", 401, false, false, false},
+		{"redirect not followed", 302, false, false, false},
+		{"timeout", 200, true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if tc.slow {
+					<-release
+				}
+				if tc.code == 302 {
+					w.Header().Set("Location", "http://elsewhere.example/")
+				}
+				w.WriteHeader(tc.code)
+			}))
+			defer srv.Close()
+			defer close(release)
+			c := config(t, srv.URL+"/secret-path?token=abc", "    timeout: 200ms\n").Sinks[0]
+			s, err := New(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.Send(context.Background(), &alert.Message{ID: "al-01", State: "open"}, []byte(`{}`))
+			isPerm := alert.IsPermanent(err)
+			switch {
+			case tc.ok && err != nil, !tc.ok && err == nil:
+				t.Fatalf("err %v", err)
+			case err != nil && tc.retry == isPerm:
+				t.Fatalf("err %v: permanent %v, want retry %v", err, isPerm, tc.retry)
+			case err != nil && (strings.Contains(err.Error(), "secret-path") || strings.Contains(err.Error(), "abc")):
+				t.Fatalf("the error shows the URL: %v", err)
+			}
+		})
+	}
+}
+
+func TestSendConnectionRefusedIsRetried(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	u := srv.URL
+	srv.Close() // nothing listens there now
+	s, err := New(config(t, u+"/hook/TOKEN", "").Sinks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.Send(context.Background(), &alert.Message{ID: "al-01"}, []byte(`{}`))
+	if err == nil || alert.IsPermanent(err) || strings.Contains(err.Error(), "TOKEN") || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("got %v", err)
+	}
+}
