@@ -61,7 +61,7 @@ func (a *alertsSource) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (c *alertConfig) flags(fs *flag.FlagSet) {
-	fs.Var(&c.Alerts, "alerts", "alert rule FILE (YAML: sinks and rules; see docs/ALERTS.md); also inline under alerts: in --config")
+	fs.Var(&c.Alerts, "alerts", "alert rule `FILE` (YAML: sinks and rules; see docs/ALERTS.md); also inline under alerts: in --config")
 	fs.StringVar(&c.AlertsPublicURL, "alerts-public-url", "", "public base URL of this cuasd (e.g. https://cuas.example.org) for the receipt links in alerts; default: relative links")
 	fs.StringVar(&c.MQTTURL, "mqtt-url", "", "MQTT broker for alerts and Home Assistant (mqtt://host:1883 or mqtts://host:8883)")
 	fs.StringVar(&c.MQTTPrefix, "mqtt-prefix", "cuas", "prefix of cuasd's MQTT topics")
