@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,7 +69,8 @@ func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	t.Helper()
 	ns := natstest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	rules, store, err := alert.Open(ctx, ns.JS, c, alert.Options{})
+	quiet := slog.New(slog.DiscardHandler)
+	rules, store, err := alert.Open(ctx, ns.JS, c, alert.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	ev := output.Conn(ns.Conn)
 	outs := []output.Output{rules}
 	for _, s := range c.Sinks {
-		o, err := NewOutput(s, alert.Deliverer{JS: ns.JS, Store: store})
+		o, err := NewOutput(s, alert.Deliverer{JS: ns.JS, Store: store, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
