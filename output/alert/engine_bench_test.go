@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"bytes"
 	"fmt"
 	"github.com/cuasd/cuasd/events"
 	"testing"
@@ -32,3 +33,16 @@ func BenchmarkEngineThreat(b *testing.B) {
 }
 
 type eventPair struct{ open, close *events.ThreatEvent }
+
+// BenchmarkTrackFilter is the cost, per track update, of skipping the
+// updates that are not a loss (the subscription callback's hot path).
+func BenchmarkTrackFilter(b *testing.B) {
+	upd := []byte(`{"v":1,"type":"track.update","time":"2026-11-26T06:00:00Z","instance":"a","track":{"track_id":"rid:1581F5FJD2","protocols":["remoteid"],"lat":52.3,"lon":4.76,"sensors":["s"],"first_seen":"2026-11-26T06:00:00Z","last_seen":"2026-11-26T06:00:00Z","observations":12}}`)
+	b.SetBytes(int64(len(upd)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if bytes.Contains(upd, LostMarker) {
+			b.Fatal("an update taken for a loss")
+		}
+	}
+}

@@ -118,7 +118,7 @@ func (r *Rules) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporte
 	// Track updates are frequent; only a loss matters here, so the rest is
 	// skipped before it is copied.
 	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
-		if bytes.Contains(m.Data, []byte(`"`+events.TypeTrackLost+`"`)) {
+		if bytes.Contains(m.Data, LostMarker) {
 			put(m)
 		}
 	})
@@ -241,3 +241,7 @@ func (r *Rules) publish(ctx context.Context, m *Message) error {
 
 // Dropped is the number of events the engine's queue dropped.
 func (r *Rules) Dropped() uint64 { return r.q.Dropped() }
+
+// LostMarker picks the track.lost events out of the frequent track
+// updates before anything is copied or decoded.
+var LostMarker = []byte(`"` + events.TypeTrackLost + `"`)

@@ -35,7 +35,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
-	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
@@ -192,7 +191,7 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 		defer unsub()
 	}
 	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
-		if bytes.Contains(m.Data, []byte(`"`+events.TypeTrackLost+`"`)) {
+		if bytes.Contains(m.Data, alert.LostMarker) {
 			put(m)
 		}
 	})
