@@ -193,3 +193,17 @@ func DefaultLimits() Limits {
 		Replicas:        1,
 	}
 }
+
+// Alerts (issue 19, package output/alert): every state of an alert is
+// published once per sink on cuas.alert.{sink}.{zone} into the stream
+// CUAS_ALERTS, which each sink reads through its durable consumer; the KV
+// bucket CUAS_ALERTS keeps each alert's delivery status.
+const (
+	StreamAlerts = "CUAS_ALERTS"
+	BucketAlerts = "CUAS_ALERTS"
+)
+
+// AlertSubject is the subject of an alert message for one sink.
+func AlertSubject(sink, zone string) string {
+	return AlertPrefix + "." + Token(sink) + "." + Token(zone)
+}

@@ -79,6 +79,8 @@ func routes(d Deps) http.Handler {
 			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
 			r.Get("/tracks", reader(handleTracksList(d)))
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
+			r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
+			r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
 
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))

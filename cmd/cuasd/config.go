@@ -112,6 +112,9 @@ type config struct {
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
 	ShutdownWait duration        `yaml:"shutdown-timeout"`
+
+	// Alerts (issue 19): --alerts, --mqtt-*; see alerts.go.
+	alertConfig `yaml:",inline"`
 }
 
 func defaultConfig() config {
@@ -183,6 +186,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+	c.alertConfig.flags(fs) // issue 19
 }
 
 // parseConfig applies the file, the environment and the flags, in
@@ -283,6 +287,7 @@ func (c *config) validate() error {
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
+	errs = append(errs, c.validateAlerts()) // issue 19
 	return errors.Join(errs...)
 }
 

@@ -73,6 +73,7 @@ type service struct {
 	owners    *fusion.Owners
 	gate      *board.Gate
 	http      *http.Server
+	alerts    alertStoreRef // issue 19
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -292,6 +293,11 @@ func (s *service) outputs() lifecycle.Component {
 // package adds its one line here.
 func (s *service) outputList() ([]output.Output, error) {
 	var outs []output.Output
+	alerts, err := s.alertOutputs() // issue 19: rules, webhooks, MQTT
+	if err != nil {
+		return nil, err
+	}
+	outs = append(outs, alerts...)
 	return outs, nil
 }
 
