@@ -51,6 +51,11 @@ func ListenModeS(addr string, format ModeSFormat, log *slog.Logger) (*ModeSListe
 // Name implements Source.
 func (l *ModeSListener) Name() string { return string(l.Format) + "-listen " + l.ln.Addr().String() }
 
+// Counters implements Counted.
+func (l *ModeSListener) Counters() Counters {
+	return Counters{Adapter: string(l.Format) + "-listen", Protocols: []string{"adsb"}, DropReasons: []string{"queue_full"}}
+}
+
 // Addr is the bound address.
 func (l *ModeSListener) Addr() net.Addr { return l.ln.Addr() }
 
@@ -128,6 +133,11 @@ func ConnectModeS(addr string, format ModeSFormat, log *slog.Logger) *ModeSClien
 
 // Name implements Source.
 func (c *ModeSClient) Name() string { return string(c.Format) + "-connect " + c.Addr }
+
+// Counters implements Counted.
+func (c *ModeSClient) Counters() Counters {
+	return Counters{Adapter: string(c.Format) + "-connect", Protocols: []string{"adsb"}, DropReasons: []string{"queue_full"}}
+}
 
 // Run implements Source: it reads the receiver, reconnecting, until ctx
 // ends.

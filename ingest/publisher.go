@@ -208,6 +208,24 @@ func (p *Publisher) wait(ctx context.Context, adapter, protocol string, res Resu
 	return res, firstErr
 }
 
+// publishReasons are the drop reasons the Publisher itself counts.
+var publishReasons = []string{"publish", "backpressure", "error"}
+
+// Declare creates c's counters at 0: frames received for each protocol,
+// and frames dropped for each protocol and reason (the Publisher's own
+// and c.DropReasons).
+func (p *Publisher) Declare(c Counters) {
+	for _, proto := range c.Protocols {
+		p.frames.WithLabelValues(proto, c.Adapter)
+		for _, r := range publishReasons {
+			p.dropped.WithLabelValues(proto, c.Adapter, r)
+		}
+		for _, r := range c.DropReasons {
+			p.dropped.WithLabelValues(proto, c.Adapter, r)
+		}
+	}
+}
+
 // Dropped counts frames an adapter discarded before publishing (for
 // example a full buffer or an unparsable stream).
 func (p *Publisher) Dropped(protocol, adapter, reason string, n int) {

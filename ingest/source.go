@@ -40,3 +40,20 @@ type Sink interface {
 }
 
 var _ Sink = (*Publisher)(nil)
+
+// Counted is implemented by sources that know, before any traffic, the
+// label values they publish and drop frames under; cuasd serve declares
+// them to the Publisher so that every counter starts at 0 and an
+// increase()-based alert sees the first drop.
+type Counted interface{ Counters() Counters }
+
+// Counters are the label values of one adapter's frame counters.
+type Counters struct {
+	// Adapter is the adapter label (e.g. "beast-listen").
+	Adapter string
+	// Protocols are the protocols the adapter publishes.
+	Protocols []string
+	// DropReasons are the reasons the adapter itself drops frames for (the
+	// Publisher adds its own: publish, backpressure, error).
+	DropReasons []string
+}

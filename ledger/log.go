@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -63,6 +64,9 @@ type Options struct {
 	// (default 1). With more than one, an ack means a quorum stored the
 	// batch.
 	Replicas int
+	// Registerer receives cuasd_ledger_appends_total{outcome} (stored,
+	// failed), both series present from the start; nil: unregistered.
+	Registerer prometheus.Registerer
 }
 
 // Log is the receipt ledger: an append-only RFC 6962 Merkle log of
@@ -92,6 +96,8 @@ type Log struct {
 	failed  error // set when the store's state is unknown: appends stop
 
 	cache batchCache
+
+	appends *prometheus.CounterVec // by outcome: stored, failed
 }
 
 // keyUse is a KeyInfo and the time of the last entry the key signed.
@@ -185,6 +191,7 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		reqs:       make(chan *appendReq, 2*opts.MaxBatchEntries),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
+		appends:    newAppendsCounter(nil),
 	}
 	lastVKey, err := l.rebuild(ctx)
 	if err != nil {
@@ -219,6 +226,9 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	if l.size > 0 {
 		l.logger.Info("ledger: opened", "origin", l.origin, "tree_size", l.size, "root", hex.EncodeToString(root),
 			"batches", len(l.batches), "mode", l.SigningMode())
+	}
+	if opts.Registerer != nil {
+		opts.Registerer.MustRegister(l.appends) // only once open: a failed Open registers nothing
 	}
 	go l.run()
 	return l, nil
@@ -407,6 +417,33 @@ func (l *Log) markCurrentKey() {
 // handed to the committer, Append returns ctx's error but the entry may
 // still be appended.
 func (l *Log) Append(ctx context.Context, subject, predicateType string, record json.RawMessage) (Receipt, error) {
+	r, err := l.appendEntry(ctx, subject, predicateType, record)
+	switch {
+	case err == nil:
+		l.appends.WithLabelValues("stored").Inc()
+	case ctx.Err() == nil:
+		// A caller giving up is not a ledger failure; anything else is.
+		l.appends.WithLabelValues("failed").Inc()
+	}
+	return r, err
+}
+
+// newAppendsCounter is cuasd_ledger_appends_total with both outcomes at 0,
+// so that an increase() alert sees the very first failure.
+func newAppendsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cuasd_ledger_appends_total",
+		Help: "Ledger appends (gate decisions and emitted receipts), by outcome (stored, failed).",
+	}, []string{"outcome"})
+	c.WithLabelValues("stored")
+	c.WithLabelValues("failed")
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return c
+}
+
+func (l *Log) appendEntry(ctx context.Context, subject, predicateType string, record json.RawMessage) (Receipt, error) {
 	payload, err := appendStatement(make([]byte, 0, len(record)+len(subject)+len(predicateType)+192), subject, predicateType, record)
 	if err != nil {
 		return Receipt{}, err

@@ -148,7 +148,7 @@ func (s *service) loadDrones(context.Context) error {
 func (s *service) openLedger(ctx context.Context) error {
 	l, err := ledger.Open(ctx, s.bus.JS, ledger.Options{
 		Instance: s.cfg.Instance, DataDir: s.cfg.DataDir, SigningKeyFile: s.cfg.SigningKey,
-		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas,
+		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas, Registerer: s.reg,
 	})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -318,6 +318,7 @@ func (s *service) inputs() lifecycle.Component {
 		// The single-frame intake (cuas.in.>) is always on: it is how a
 		// sensor script publishes one frame per message.
 		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg)}, s.sources...)
+		declareCounters(s.publisher, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {
 			wg.Add(1)

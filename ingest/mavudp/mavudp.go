@@ -278,6 +278,11 @@ func ListenUDP(cfg UDPConfig) (*UDP, error) {
 	return &UDP{cfg: cfg, conn: conn, peers: map[netip.AddrPort]*peer{}}, nil
 }
 
+// Counters implements ingest.Counted.
+func (*UDP) Counters() ingest.Counters {
+	return ingest.Counters{Adapter: "mavlink-udp", Protocols: []string{Protocol}, DropReasons: []string{"queue_full"}}
+}
+
 // Name implements ingest.Source.
 func (u *UDP) Name() string { return "mavlink-udp " + u.Addr().String() }
 
@@ -406,6 +411,11 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		cfg.Log = slog.Default()
 	}
 	return &TCP{cfg: cfg}, nil
+}
+
+// Counters implements ingest.Counted.
+func (*TCP) Counters() ingest.Counters {
+	return ingest.Counters{Adapter: "mavlink-tcp", Protocols: []string{Protocol}, DropReasons: []string{"queue_full"}}
 }
 
 // Name implements ingest.Source.
