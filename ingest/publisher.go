@@ -80,6 +80,9 @@ type Frame struct {
 	Signal float64
 	// Carrier names a Remote ID frame's wrapping (see bus.HeaderCarrier).
 	Carrier string
+	// Link is the network address the frame came from, as metadata (see
+	// bus.HeaderLink); empty: none.
+	Link string
 	// ID is the de-duplication id; empty derives one from the reception
 	// (protocol, sensor, RecvUnixNano, Data) with MsgID.
 	ID string
@@ -124,6 +127,9 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 		}
 		if f.Carrier != "" {
 			msg.Header.Set(bus.HeaderCarrier, f.Carrier)
+		}
+		if f.Link != "" {
+			msg.Header.Set(bus.HeaderLink, f.Link)
 		}
 		fut, err := p.js.PublishMsgAsync(msg)
 		if err != nil {
