@@ -34,7 +34,11 @@ import (
 // the data flow and stop in exactly the reverse order, on a requested
 // shutdown and on every failure alike (see service.components).
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
+	out := stderr
+	if wantsHelp(args) {
+		out = stdout
+	}
+	cfg, err := parseConfig(args, getenv, out)
 	if err != nil {
 		return err
 	}
