@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -36,9 +37,12 @@ type Options struct {
 	// Instance names this log; its origin (checkpoint first line and
 	// signed-note key name) is "cuasd/<Instance>" and its stream
 	// StreamFor(Instance). 1-64 letters, digits, '_' and '-' only ('.'
-	// cannot be part of a stream name). Default "default". The origin is
-	// fixed when the log is created: a log reopened under another instance
-	// name keeps its own (and a warning is logged).
+	// cannot be part of a stream name). Empty: the stream is
+	// StreamFor("default") and the origin is unique to the log, derived
+	// from the signing key ("cuasd/k-<first 16 hex digits of its key id>";
+	// random for an unsigned log), so that two deployments never share
+	// an origin by default. The origin is fixed when the log is created: a
+	// log reopened under another instance name or key keeps its own.
 	Instance string
 	// DataDir receives the generated signing key when SigningKeyFile is
 	// empty (created at first start with mode 0600, reused afterwards).
@@ -74,6 +78,7 @@ type Options struct {
 // signed checkpoint per group commit. It is safe for concurrent use.
 type Log struct {
 	origin     string
+	derived    bool            // origin derived (no instance named): a stored one wins silently
 	signer     *envelopeSigner // nil in unsigned mode
 	dsse       *dsse.EnvelopeSigner
 	store      store
@@ -130,7 +135,8 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Instance == "" {
+	named := opts.Instance != ""
+	if !named {
 		opts.Instance = "default"
 	}
 	if !validInstance(opts.Instance) {
@@ -181,7 +187,8 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		return nil, err
 	}
 	l := &Log{
-		origin:     "cuasd/" + opts.Instance,
+		origin:     newOrigin(named, opts.Instance, priv),
+		derived:    !named,
 		store:      st,
 		logger:     opts.Logger,
 		maxEntries: opts.MaxBatchEntries,
@@ -234,6 +241,21 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	return l, nil
 }
 
+// newOrigin is the origin of a new log: "cuasd/<instance>" when the
+// instance was named; otherwise unique to the log, derived from the
+// signing key, or random without one (an unsigned log).
+func newOrigin(named bool, instance string, priv ed25519.PrivateKey) string {
+	switch {
+	case named:
+		return "cuasd/" + instance
+	case priv != nil:
+		return "cuasd/k-" + KeyID(priv.Public().(ed25519.PublicKey))[:16]
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "cuasd/u-" + hex.EncodeToString(b[:])
+}
+
 // validInstance reports whether s can name an instance's ledger stream and
 // subject token as it is. '.' is refused rather than rewritten: a rewrite
 // to '_' made "a.b" and "a_b" share one stream, and a log has one writer.
@@ -277,6 +299,9 @@ func (l *Log) rebuild(ctx context.Context) (lastVKey string, err error) {
 		origin, size, root, err := ParseCheckpoint(b.checkpoint)
 		if err != nil {
 			return errf(KindIntegrity, op, fmt.Sprintf("batch %d checkpoint", seq), err)
+		}
+		if seq == 1 && origin != l.origin && l.derived {
+			l.origin = origin // the log's own identity, fixed when it was created
 		}
 		if seq == 1 && origin != l.origin {
 			l.logger.Warn("ledger: the log's origin differs from the configured instance; keeping the log's", "log", origin, "configured", l.origin)
@@ -660,7 +685,9 @@ func (l *Log) Close() error {
 	return nil
 }
 
-// Origin is the log's origin line, "cuasd/<instance>".
+// Origin is the log's origin line: "cuasd/<instance>" for a log created
+// with an instance name, otherwise derived from the signing key (see
+// Options.Instance).
 func (l *Log) Origin() string { return l.origin }
 
 // SigningMode is ModeEd25519 or ModeUnsigned.

@@ -131,7 +131,6 @@ func defaultConfig() config {
 		ObsMaxBytes:  1 << 30,
 		Replicas:     1,
 		TrackTTL:     duration(60 * time.Second),
-		Instance:     "default",
 		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
 	}
@@ -246,6 +245,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	c.ConfigFile = file
 	return c, c.validate()
+}
+
+// instance names this instance for partition ownership and events:
+// --instance, or "default". The ledger alone tells "not named" apart (its
+// default origin is then unique to the log).
+func (c *config) instance() string {
+	if c.Instance == "" {
+		return "default"
+	}
+	return c.Instance
 }
 
 func (c *config) validate() error {

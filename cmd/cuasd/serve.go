@@ -204,7 +204,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
 		s.reg.MustRegister(s.store.Collector())
-		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.Instance, s.cfg.Replicas, 0, s.log)
+		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.instance(), s.cfg.Replicas, 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
 		}
@@ -262,7 +262,7 @@ func (s *service) gateStage() lifecycle.Component {
 			Interval: time.Duration(s.cfg.EvalInterval),
 			Version:  version(),
 			Events:   s.bus.Conn,
-			Instance: s.cfg.Instance,
+			Instance: s.cfg.instance(),
 			Log:      s.log,
 		}, s.reg)
 		return nil
