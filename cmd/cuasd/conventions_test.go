@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/ledger"
 )
 
 // helpCommands is every command and subcommand of cuasd.
@@ -214,4 +218,66 @@ func TestReplayAndDecodeFromStdin(t *testing.T) {
 			t.Errorf("stdout %q", out.String())
 		}
 	})
+}
+
+// `cuasd verify` names the log it checked and, when a bundle does not
+// verify, which checks failed; a payload that is readable but altered
+// fails the signature over the DSSE PAE, it is not "unreadable"
+// (issue 24, items 7 and 8).
+func TestVerifySaysWhichCheckFailed(t *testing.T) {
+	f := newVerifyFixture(t)
+	b, err := os.ReadFile(f.bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ledger.Receipt
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	origin, _, _, err := ledger.ParseCheckpoint([]byte(r.Checkpoint))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The predicate's decision changed, the subject digest left alone.
+	payload, _ := base64.StdEncoding.DecodeString(r.Envelope.Payload)
+	altered := bytes.Replace(payload, []byte(`"decision":"monitor"`), []byte(`"decision":"engage!"`), 1)
+	if bytes.Equal(altered, payload) {
+		t.Fatalf("fixture payload has no decision to alter: %s", payload)
+	}
+	r.Envelope.Payload = base64.StdEncoding.EncodeToString(altered)
+	tampered := filepath.Join(f.dir, "altered.json")
+	b, _ = json.Marshal(r)
+	if err := os.WriteFile(tampered, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"verify", f.bundle, "--pubkey", f.pub}, os.Getenv, &out, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "in the log "+origin+" at tree size") {
+		t.Errorf("the log's origin %s is not shown:\n%s", origin, out.String())
+	}
+
+	out.Reset()
+	err = run(context.Background(), []string{"verify", tampered, "--pubkey", f.pub}, os.Getenv, &out, &out)
+	got := out.String()
+	if !errors.Is(err, errSilent) {
+		t.Fatalf("err %v, want a reported failure:\n%s", err, got)
+	}
+	for _, want := range []string{
+		"FAIL  envelope signature",
+		"over the DSSE PAE does not verify",
+		"FAIL  statement",
+		"FAIL  inclusion",
+		"failed: statement, leaf hash, inclusion, envelope signature",
+		"(log " + origin + ")",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "unreadable") {
+		t.Errorf("a readable payload is called unreadable:\n%s", got)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cuasd/cuasd/ledger"
 )
@@ -102,13 +103,25 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "%s  %-20s %s\n", status, c.Name, c.Detail)
 	}
+	origin, _, _, _ := ledger.ParseCheckpoint([]byte(r.Checkpoint))
 	if verr != nil {
-		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s\n", r.Index, pos[0])
+		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s (log %s); failed: %s\n", r.Index, inputName(pos[0]), origin, failedChecks(checks))
 		return errSilent
 	}
-	fmt.Fprintf(stdout, "verified: entry %d is in the log at tree size %d, signed by keyid %s\n",
-		r.Index, r.TreeSize, ledger.KeyID(opts.PublicKey))
+	fmt.Fprintf(stdout, "verified: entry %d is in the log %s at tree size %d, signed by keyid %s\n",
+		r.Index, origin, r.TreeSize, ledger.KeyID(opts.PublicKey))
 	return nil
+}
+
+// failedChecks names the checks that failed, in order.
+func failedChecks(checks []ledger.Check) string {
+	var names []string
+	for _, c := range checks {
+		if !c.OK {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func readBundle(path string) (*ledger.Receipt, error) {
