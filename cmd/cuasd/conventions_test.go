@@ -6,11 +6,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuasd/cuasd/internal/testshared"
 	"github.com/cuasd/cuasd/ledger"
@@ -279,5 +283,77 @@ func TestVerifySaysWhichCheckFailed(t *testing.T) {
 	}
 	if strings.Contains(got, "unreadable") {
 		t.Errorf("a readable payload is called unreadable:\n%s", got)
+	}
+}
+
+// An address already in use fails the start at once with an error that
+// names the address, says it is in use and names the flag that changes it:
+// for HTTP, the embedded NATS listener and monitor, and every adapter
+// listener (issue 24, item 6). The 5 s guard only catches the old
+// behaviour ("not ready within 10s"); the start fails in milliseconds.
+func TestServePortInUse(t *testing.T) {
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tcp.Close()
+	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	busyTCP, busyUDP := tcp.Addr().String(), udp.LocalAddr().String()
+	for _, c := range []struct{ flag, addr string }{
+		{"--http-addr", busyTCP},
+		{"--nats-listen", busyTCP},
+		{"--nats-monitor", busyTCP},
+		{"--beast-listen", busyTCP},
+		{"--avr-listen", busyTCP},
+		{"--mavlink-udp", busyUDP},
+	} {
+		t.Run(c.flag, func(t *testing.T) {
+			args := []string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",
+				"--log-level", "error", c.flag, c.addr}
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() {
+				done <- run(context.Background(), args, func(string) string { return "" }, io.Discard, io.Discard)
+			}()
+			select {
+			case err := <-done:
+				t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+				if err == nil {
+					t.Fatal("serve started on an address in use")
+				}
+				for _, want := range []string{c.flag + " " + c.addr, "already in use", "choose another address with " + c.flag} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q lacks %q", err, want)
+					}
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("serve neither started nor failed: it waits instead of failing at once")
+			}
+		})
+	}
+}
+
+// The process itself exits with status 1 and says why on stderr when a
+// second cuasd serve finds its HTTP address taken by the first.
+func TestSecondServeExitsNonZero(t *testing.T) {
+	base, stop := startServe(t)
+	defer stop()
+	addr := strings.TrimPrefix(strings.TrimSuffix(base, "/api/cuas"), "http://")
+	// TestMain (crash_test.go) runs main for CUASD_TEST_AS_MAIN=1.
+	cmd := exec.Command(os.Args[0], "serve", "--data-dir", t.TempDir(), "--nats-listen", "off", "--http-addr", addr)
+	cmd.Env = append(os.Environ(), "CUASD_TEST_AS_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1; stderr:\n%s", err, stderr.String())
+	}
+	if want := "--http-addr " + addr + ": the address is already in use"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
 }
