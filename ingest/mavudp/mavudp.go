@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,28 +190,10 @@ func collect(s *mavlink.Stream, recv int64, link string) []ingest.Frame {
 	return frames
 }
 
-// peerSensor names a per-peer sensor: base, "-", the address (an IP for a
-// UDP peer, host:port for the TCP client's fixed address) with every
-// character outside [A-Za-z0-9_-] replaced by '-' ("mavlink-127-0-0-1"),
-// so it is a valid subject token.
-func peerSensor(base string, addr string) string {
-	var b strings.Builder
-	b.WriteString(base)
-	b.WriteByte('-')
-	for _, r := range addr {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	s := b.String()
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
-}
+// peerSensor names a per-peer sensor with ingest.PeerSensor: base, "-",
+// the address (an IP for a UDP peer, host:port for the TCP client's fixed
+// address) ("mavlink-127-0-0-1").
+func peerSensor(base string, addr string) string { return ingest.PeerSensor(base, addr) }
 
 // UDPConfig configures a UDP listener.
 type UDPConfig struct {
