@@ -2,7 +2,10 @@
 GO      ?= go
 BIN     := bin/cuasd
 PKGS    := ./...
-RUNARGS ?= --demo
+# make run RUNARGS="--http-addr 127.0.0.1:9090" adds flags and keeps the
+# demo traffic; make run DEMO= runs without it (issue 24).
+DEMO    ?= --demo
+RUNARGS ?=
 
 .PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor lint-openapi clean bench-compare
 
@@ -14,7 +17,7 @@ build:
 # Fetches modules, builds, starts with the embedded NATS + JetStream and the
 # demo traffic simulator, and prints the URL to open.
 run: build
-	./$(BIN) serve $(RUNARGS)
+	./$(BIN) serve $(DEMO) $(RUNARGS)
 
 # Everything CI runs: vet, the race-enabled test suite, a short fuzz of every
 # parser, and the map in a real browser.

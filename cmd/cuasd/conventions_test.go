@@ -357,3 +357,36 @@ func TestSecondServeExitsNonZero(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 	}
 }
+
+// `make run RUNARGS=...` adds flags to the demo, it does not replace
+// --demo; DEMO= turns the demo off (issue 24, item 10).
+func TestMakeRunKeepsDemo(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("make is required under CI=true")
+		}
+		t.Skip("make is not installed")
+	}
+	root := filepath.Join("..", "..")
+	for _, c := range []struct {
+		vars []string
+		want string
+	}{
+		{nil, "serve --demo"},
+		{[]string{"RUNARGS=--http-addr 127.0.0.1:9090"}, "serve --demo --http-addr 127.0.0.1:9090"},
+		{[]string{"DEMO=", "RUNARGS=--beast-listen :30004"}, "serve --beast-listen :30004"},
+	} {
+		out, err := exec.Command(makeBin, append([]string{"-n", "-C", root, "run"}, c.vars...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("make -n run %v: %v\n%s", c.vars, err, out)
+		}
+		ran := false
+		for _, line := range strings.Split(string(out), "\n") {
+			ran = ran || strings.Join(strings.Fields(line), " ") == "./bin/cuasd "+c.want
+		}
+		if !ran {
+			t.Errorf("make run %v runs:\n%s\nwant bin/cuasd %s", c.vars, out, c.want)
+		}
+	}
+}
