@@ -140,3 +140,27 @@ func TestStrictOpenAPIRejectsCommaSplitDescription(t *testing.T) {
 		t.Fatalf("strictOpenAPI = %v, want the stray keyword named", err)
 	}
 }
+
+// One name per concept: a track is track_id in every schema that carries
+// one (Track, Threat, the gate's and the swarm endpoint's tracks); where id
+// remains beside it, it is marked deprecated (issue 24, item 10).
+func TestOpenAPITrackIsTrackID(t *testing.T) {
+	doc, err := openAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := doc["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"Track", "Threat", "GateTrack", "GateSwarmTrack"} {
+		props, _ := schemas[name].(map[string]any)["properties"].(map[string]any)
+		if _, ok := props["track_id"]; !ok {
+			t.Errorf("%s has no track_id", name)
+		}
+	}
+	for name, s := range schemas {
+		props, _ := s.(map[string]any)["properties"].(map[string]any)
+		id, hasID := props["id"].(map[string]any)
+		if _, hasTrackID := props["track_id"]; hasID && hasTrackID && id["deprecated"] != true {
+			t.Errorf("%s has both track_id and id, and id is not deprecated", name)
+		}
+	}
+}
