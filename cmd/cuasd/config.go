@@ -34,7 +34,20 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error { return d.Set(n.Value) }
 // byteSize is a size in bytes that reads "512MiB", "4GiB" or a plain number.
 type byteSize int64
 
-func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+// String prints the size in the largest binary unit that divides it
+// ("256MiB"), as --help shows defaults and as Set reads them back.
+func (b *byteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v != 0 && v%u.m == 0 {
+			return fmt.Sprintf("%d%s", v/u.m, u.suffix)
+		}
+	}
+	return fmt.Sprint(v)
+}
 func (b *byteSize) Set(s string) error {
 	mult := int64(1)
 	t := strings.TrimSpace(s)

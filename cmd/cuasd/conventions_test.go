@@ -390,3 +390,18 @@ func TestMakeRunKeepsDemo(t *testing.T) {
 		}
 	}
 }
+
+// Size defaults read as sizes in --help ("256MiB", not 268435456) and read
+// back as the same value.
+func TestByteSizeStringRoundTrips(t *testing.T) {
+	for _, v := range []int64{256 << 20, 4 << 30, 1 << 10, 1000, 0} {
+		b := byteSize(v)
+		var back byteSize
+		if err := back.Set(b.String()); err != nil || back != b {
+			t.Errorf("%d prints %q, which reads back as %d (%v)", v, b.String(), back, err)
+		}
+	}
+	if b := byteSize(256 << 20); b.String() != "256MiB" {
+		t.Errorf("256 MiB prints %q", b.String())
+	}
+}
