@@ -79,6 +79,8 @@ func routes(d Deps) http.Handler {
 			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
 			r.Get("/tracks", reader(handleTracksList(d)))
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
+			r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))
+			r.Get("/history", reader(handleHistoryArea(d)))
 
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))

@@ -36,6 +36,8 @@ type Deps struct {
 	Threats   ThreatBoard
 	Publisher RawPublisher
 	Live      LiveTracks
+	// History reads the recorded track history (issue 20).
+	History HistoryReader
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte
