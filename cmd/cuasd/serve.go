@@ -25,6 +25,7 @@ import (
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/history"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -73,6 +74,9 @@ type service struct {
 	owners    *fusion.Owners
 	gate      *board.Gate
 	http      *http.Server
+
+	historyOnce sync.Once
+	history     *history.Recorder // nil with --history=false
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -281,6 +285,7 @@ func (s *service) outputs() lifecycle.Component {
 // package adds its one line here.
 func (s *service) outputList() ([]output.Output, error) {
 	var outs []output.Output
+	outs = append(outs, s.historyOutputs()...)
 	return outs, nil
 }
 
