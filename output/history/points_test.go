@@ -29,6 +29,14 @@ func TestPointsOf(t *testing.T) {
 			t.Fatalf("%+v", pts)
 		}
 	})
+	t.Run("fixes sharing a receive time stay distinct", func(t *testing.T) {
+		e := ev
+		e.Track.History = []events.Point{{T: t0, Lat: 50, Lon: -2}, {T: t0, Lat: 50.1, Lon: -2}, {T: t0, Lat: 50.2, Lon: -2}}
+		pts := pointsOf(&e, "adsb", nil, nil)
+		if len(pts) != 3 || !pts[1].Time.Equal(t0.Add(1)) || !pts[2].Time.Equal(t0.Add(2)) {
+			t.Fatalf("%+v", pts)
+		}
+	})
 	t.Run("no position, lost track", func(t *testing.T) {
 		e := ev
 		e.Track.Lat = nil

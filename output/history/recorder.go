@@ -192,6 +192,12 @@ func pointsOf(ev *events.TrackEvent, protocol string, fallback *assessment, dst 
 	for i, h := range t.History {
 		p := base
 		p.Time, p.Lat, p.Lon, p.AltM = h.T.UTC(), h.Lat, h.Lon, h.AltM
+		// Two fixes read from one chunk of a receiver's stream can share a
+		// receive time; the store keys points by track and time, so the
+		// later one moves 1 ns on rather than being taken for a repeat.
+		if n := len(dst); i > 0 && !p.Time.After(dst[n-1].Time) {
+			p.Time = dst[n-1].Time.Add(time.Nanosecond)
+		}
 		if p.AltM == nil {
 			p.AltKind = ""
 		}
