@@ -70,6 +70,26 @@ func Open(path string) (*Store, error) {
 // Close closes the database.
 func (s *Store) Close() error { return wrap("close", s.db.Close()) }
 
+// insertRows is how many points one INSERT statement carries: one
+// statement per point spends most of its time in database/sql and the
+// statement machinery rather than in SQLite's b-tree.
+const insertRows = 64
+
+// insertSQL is the statement for n points.
+func insertSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT OR IGNORE INTO points (` + pointCols + `) VALUES `)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	}
+	return b.String()
+}
+
+var insertFull = insertSQL(insertRows)
+
 // Insert stores pts in one transaction and returns how many were new (a
 // point already stored for the same track and time is ignored).
 func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
@@ -81,21 +101,34 @@ func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
 		return 0, wrap("insert", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO points (`+pointCols+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return 0, wrap("insert", err)
+	var full *sql.Stmt
+	if len(pts) >= insertRows {
+		if full, err = tx.PrepareContext(ctx, insertFull); err != nil {
+			return 0, wrap("insert", err)
+		}
 	}
 	n := 0
-	for i := range pts {
-		p := &pts[i]
-		res, err := st.ExecContext(ctx, p.TrackID, p.Time.UnixNano(), p.Lat, p.Lon, p.AltM, p.AltKind,
-			p.SpeedMps, p.HeadingDeg, p.VRateMps, p.Protocol, p.Sensor, p.Decision, p.Lambda)
+	args := make([]any, 0, 13*insertRows)
+	for len(pts) > 0 {
+		k := min(len(pts), insertRows)
+		args = args[:0]
+		for i := range pts[:k] {
+			p := &pts[i]
+			args = append(args, p.TrackID, p.Time.UnixNano(), p.Lat, p.Lon, p.AltM, p.AltKind,
+				p.SpeedMps, p.HeadingDeg, p.VRateMps, p.Protocol, p.Sensor, p.Decision, p.Lambda)
+		}
+		var res sql.Result
+		if k == insertRows {
+			res, err = full.ExecContext(ctx, args...)
+		} else {
+			res, err = tx.ExecContext(ctx, insertSQL(k), args...)
+		}
 		if err != nil {
 			return 0, wrap("insert", err)
 		}
-		if k, _ := res.RowsAffected(); k > 0 {
-			n++
-		}
+		m, _ := res.RowsAffected()
+		n += int(m)
+		pts = pts[k:]
 	}
 	return n, wrap("insert", tx.Commit())
 }
