@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,7 @@ type Encoder struct {
 	inCur  int     // JSON: points written of the current track
 	tracks int
 	points int
+	buf    []byte // JSON: one point
 }
 
 // NewEncoder returns an encoder writing to w. single selects the shape of
@@ -127,7 +129,8 @@ func (e *Encoder) Add(p *Point) error {
 		if e.inCur > 0 {
 			e.str(",")
 		}
-		e.json(pointJSONOf(p))
+		e.buf = appendPointJSON(e.buf[:0], p)
+		_, _ = e.w.Write(e.buf)
 		e.inCur++
 	case CSV:
 		return e.csv.Write(csvRow(p))
@@ -235,6 +238,59 @@ type pointJSON struct {
 	Sensor     string   `json:"sensor,omitempty"`
 	Decision   string   `json:"decision,omitempty"`
 	Lambda     *float64 `json:"lambda,omitempty"`
+}
+
+// appendPointJSON appends p as the JSON object pointJSON describes. Written
+// by hand: reflection-based encoding was most of the time of a track's
+// hour (BenchmarkQueryTrackHour). Non-finite measurements are left out,
+// as JSON cannot hold them.
+func appendPointJSON(b []byte, p *Point) []byte {
+	b = append(b, `{"time":"`...)
+	b = p.Time.UTC().AppendFormat(b, timeFormat)
+	b = append(b, `","lat":`...)
+	b = appendFloat(b, p.Lat)
+	b = append(b, `,"lon":`...)
+	b = appendFloat(b, p.Lon)
+	b = appendOptFloat(b, `,"alt_m":`, p.AltM)
+	b = appendOptString(b, `,"alt_kind":`, p.AltKind)
+	b = appendOptFloat(b, `,"speed_mps":`, p.SpeedMps)
+	b = appendOptFloat(b, `,"heading_deg":`, p.HeadingDeg)
+	b = appendOptFloat(b, `,"vertical_rate_mps":`, p.VRateMps)
+	b = appendOptString(b, `,"protocol":`, p.Protocol)
+	b = appendOptString(b, `,"sensor":`, p.Sensor)
+	b = appendOptString(b, `,"decision":`, p.Decision)
+	b = appendOptFloat(b, `,"lambda":`, p.Lambda)
+	return append(b, '}')
+}
+
+func appendFloat(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, v, 'f', -1, 64)
+}
+
+func appendOptFloat(b []byte, key string, v *float64) []byte {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
+		return b
+	}
+	return strconv.AppendFloat(append(b, key...), *v, 'f', -1, 64)
+}
+
+func appendOptString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, key...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			q, _ := json.Marshal(s) // rare: escape with encoding/json
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // timeFormat is RFC 3339 with the sub-seconds a fix has.

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -280,6 +281,27 @@ func TestFormatForAccept(t *testing.T) {
 	} {
 		if got := FormatForAccept(accept); got != want {
 			t.Errorf("Accept %q → %s, want %s", accept, got, want)
+		}
+	}
+}
+
+// TestPointJSONMatchesEncodingJSON: the hand-written point encoder writes
+// what encoding/json writes for pointJSON, for plain and awkward values.
+func TestPointJSONMatchesEncodingJSON(t *testing.T) {
+	pts := exportPoints()
+	odd := pts[0]
+	odd.Sensor, odd.AltKind, odd.Decision = "rx \"1\"\\\n\u00e9<>&", "", "alert"
+	odd.Lat, odd.Lon, odd.SpeedMps, odd.Lambda = -89.123456789, 1e-7, f64(123456789.5), f64(0)
+	for i, p := range append(pts, odd) {
+		got := appendPointJSON(nil, &p)
+		var a, b map[string]any
+		want, _ := json.Marshal(pointJSONOf(&p))
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("point %d: %v in %s", i, err, got)
+		}
+		_ = json.Unmarshal(want, &b)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("point %d:\n got %s\nwant %s", i, got, want)
 		}
 	}
 }
