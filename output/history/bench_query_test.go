@@ -31,6 +31,17 @@ var (
 	benchBusy  = benchEnd.Add(-36 * time.Hour) // start of the busy hour
 )
 
+// TestMain removes the benchmarks' store when the benchmarks are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		_ = os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+var benchDir string
+
 func benchPoints() int {
 	if n, err := strconv.Atoi(os.Getenv("HISTORY_BENCH_POINTS")); err == nil && n > 0 {
 		return n
@@ -75,6 +86,7 @@ func benchServer(b *testing.B) http.Handler {
 			benchErr = err
 			return
 		}
+		benchDir = dir
 		start := time.Now()
 		benchStore, benchErr = buildBenchStore(dir)
 		fmt.Fprintf(os.Stderr, "built a history of %d points in %s\n", benchPoints()/3600*3600, time.Since(start).Round(time.Second))

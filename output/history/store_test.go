@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -290,5 +291,43 @@ func TestReopenKeepsPoints(t *testing.T) {
 	defer st2.Close()
 	if n, err := st2.Count(context.Background(), "adsb:R", t0, t0.Add(time.Hour)); err != nil || n != 42 {
 		t.Fatalf("after reopening %d points (%v), want 42", n, err)
+	}
+}
+
+// queryPlan is SQLite's plan for query.
+func queryPlan(t *testing.T, st *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := st.db.Query("EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
+}
+
+// TestQueryPlans: an area query reads the window's range of the primary
+// key (never every track through points_track), one track's window reads
+// points_track.
+func TestQueryPlans(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 100, 0, 0))
+	where, args := areaWhere(AreaQuery{From: t0, To: t0.Add(time.Minute), BBox: &BBox{-1, -1, 1, 1}, Protocol: "adsb",
+		Cursor: &Cursor{TrackID: "adsb:A", Time: t0}})
+	plan := queryPlan(t, st, `SELECT `+pointCols+` `+where+` `+areaOrder+` LIMIT 10`, args...)
+	if !strings.Contains(plan, "SEARCH points USING PRIMARY KEY (t>? AND t<?)") || strings.Contains(plan, "points_track") {
+		t.Errorf("area plan: %s", plan)
+	}
+	plan = queryPlan(t, st, `SELECT `+pointCols+` FROM points WHERE track_id = ? AND t BETWEEN ? AND ? ORDER BY t`, "adsb:A", 0, 1)
+	if !strings.Contains(plan, "USING INDEX points_track (track_id=? AND t>? AND t<?)") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("track plan: %s", plan)
 	}
 }
