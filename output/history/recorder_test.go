@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -214,4 +215,62 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkRecorderNATS is the recorder's whole cost as cuasd pays it:
+// track events of 2,000 tracks (two fixes each) published on an
+// in-process NATS, delivered to the recorder's subscription, decoded,
+// queued and committed; it ends when every point is stored.
+func BenchmarkRecorderNATS(b *testing.B) {
+	srv := natstest.Start(b)
+	nc := srv.Connect(b)
+	rec := history.New(history.Config{Path: filepath.Join(b.TempDir(), "history.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	rep := upReporter{up: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx, output.Conn(nc), rep) }()
+	<-rep.up
+	const tracks = 2000
+	msgs := make([][]byte, tracks)
+	subjects := make([]string, tracks)
+	for i := range msgs {
+		key := fmt.Sprintf("%06X", i)
+		subjects[i] = bus.TrackSubject("adsb", key)
+		msgs[i] = []byte(`{"v":1,"type":"track.update","time":"2026-11-26T05:00:00Z","instance":"b","track":{"track_id":"adsb:` + key +
+			`","protocols":["adsb"],"icao":"` + key + `","lat":51.5,"lon":-0.1,"alt_m":10000,"alt_kind":"baro","speed_mps":230,"heading_deg":90,"vertical_rate_mps":0,` +
+			`"sensors":["rx1"],"first_seen":"2026-11-26T05:00:00Z","last_seen":"2026-11-26T05:00:00Z","observations":100,` +
+			`"history":[{"t":"%s","lat":51.5,"lon":-0.1,"alt_m":10000},{"t":"%s","lat":51.5,"lon":-0.099,"alt_m":10000}]},` +
+			`"assessment":{"decision":"monitor","lambda":0.12,"human_decision_required":true,"breach":false,"caps":[],"allow_listed":false}}`)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// Each round of events is one second later.
+		ts := t0.Add(time.Duration(i/tracks) * time.Second)
+		body := fmt.Sprintf(string(msgs[i%tracks]), ts.Format(time.RFC3339Nano), ts.Add(500*time.Millisecond).Format(time.RFC3339Nano))
+		if err := nc.Publish(subjects[i%tracks], []byte(body)); err != nil {
+			b.Fatal(err)
+		}
+		if i%1000 == 999 {
+			_ = nc.Flush() // let the subscription keep up, as paced live traffic does
+		}
+	}
+	_ = nc.Flush()
+	// One subscription and one writer keep the events' order: when the
+	// last event's points are stored, every earlier one's are.
+	last, want := fmt.Sprintf("adsb:%06X", (b.N-1)%tracks), 2*((b.N-1)/tracks+1)
+	for {
+		n, _ := rec.Count(context.Background(), last, t0, t0.Add(1e6*time.Hour))
+		if n >= want || rec.Dropped() > 0 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	b.StopTimer()
+	if rec.Dropped() > 0 {
+		b.Fatalf("%d events dropped", rec.Dropped())
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/point")
+	cancel()
+	<-done
 }
