@@ -121,6 +121,11 @@ type config struct {
 	NATSTLSCert     string   `yaml:"nats-tls-cert"`
 	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
+	// Track history (issue 20, package output/history).
+	History         bool     `yaml:"history"`
+	HistoryMaxAge   duration `yaml:"history-max-age"`
+	HistoryMaxBytes byteSize `yaml:"history-max-bytes"`
+
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
@@ -149,6 +154,8 @@ func defaultConfig() config {
 		TrackTTL:     duration(60 * time.Second),
 		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
+		// Track history (issue 20).
+		History: true, HistoryMaxAge: duration(7 * 24 * time.Hour), HistoryMaxBytes: 8 << 30,
 	}
 }
 
@@ -199,6 +206,11 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key `FILE` of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long (`DURATION`) graceful shutdown may take")
 	c.alertConfig.flags(fs) // issue 19
+
+	// Track history (issue 20).
+	fs.BoolVar(&c.History, "history", c.History, "record every track position in <data-dir>/history.db for /v1/tracks/{id}/history and /v1/history")
+	fs.Var(&c.HistoryMaxAge, "history-max-age", "delete track history older than `DURATION` (0 = keep)")
+	fs.Var(&c.HistoryMaxBytes, "history-max-bytes", "byte cap `SIZE` of the track history, oldest deleted first (0 = none)")
 }
 
 const serveUsage = `Usage:
@@ -281,6 +293,9 @@ func (c *config) validate() error {
 	}
 	if !strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") {
 		errs = append(errs, fmt.Errorf("--base-path must start with / and not end with one, got %q", c.BasePath))
+	}
+	if c.HistoryMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("--history-max-age must not be negative (0 keeps history), got %s", c.HistoryMaxAge.String()))
 	}
 	if c.JSSync != "always" {
 		if _, err := time.ParseDuration(c.JSSync); err != nil {

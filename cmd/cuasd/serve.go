@@ -25,6 +25,7 @@ import (
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/history"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -78,6 +79,9 @@ type service struct {
 	gate      *board.Gate
 	http      *http.Server
 	alerts    alertStoreRef // issue 19
+
+	historyOnce sync.Once
+	history     *history.Recorder // nil with --history=false
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -302,6 +306,7 @@ func (s *service) outputList() ([]output.Output, error) {
 		return nil, err
 	}
 	outs = append(outs, alerts...)
+	outs = append(outs, s.historyOutputs()...)
 	return outs, nil
 }
 
