@@ -91,26 +91,26 @@ func runCuasd(t *testing.T, data []byte) result {
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	var beast, base string
 	sc := bufio.NewScanner(stdout)
-	for sc.Scan() && base == "" {
+	for base == "" && sc.Scan() {
 		if a, ok := strings.CutPrefix(sc.Text(), "cuasd adapter beast="); ok {
 			beast = a
 		}
-		base, _ = strings.CutPrefix(sc.Text(), "cuasd serving ")
+		if u, ok := strings.CutPrefix(sc.Text(), "cuasd serving "); ok {
+			base = u
+		}
 	}
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	if beast == "" {
 		t.Fatal("cuasd printed no beast adapter address")
 	}
-	r := measure(t, cmd.Process.Pid, beast, data)
-	if resp, err := http.Get(strings.TrimSuffix(base, "/api/cuas/") + "/metrics"); err == nil {
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for _, l := range strings.Split(string(body), "\n") {
-			if strings.HasPrefix(l, "cuasd_frames_decoded_total") || strings.HasPrefix(l, "cuasd_observations_applied_total") {
-				t.Logf("cuasd %s", l)
-			}
-		}
-	}
+	metrics := strings.TrimSuffix(base, "/api/cuas/") + "/metrics"
+	// cuasd has background work (sweeps, ownership), so it never goes
+	// idle: it is done when it has decoded every frame sent.
+	r := measureUntil(t, cmd.Process.Pid, beast, data, func() bool {
+		return metricSum(metrics, "cuasd_frames_decoded_total")+metricSum(metrics, "cuasd_frames_rejected_total") >= float64(beastFrames(data))
+	})
+	t.Logf("cuasd decoded %.0f frames, rejected %.0f, applied %.0f observations", metricSum(metrics, "cuasd_frames_decoded_total"),
+		metricSum(metrics, "cuasd_frames_rejected_total"), metricSum(metrics, "cuasd_observations_applied_total"))
 	return r
 }
 
@@ -146,6 +146,13 @@ func runDump1090(t *testing.T, bin string, data []byte) result {
 func measure(t *testing.T, pid int, addr string, data []byte) result {
 	t.Helper()
 	idleBefore(pid, time.Minute)
+	return measureUntil(t, pid, addr, data, nil)
+}
+
+// measureUntil sends data to addr and waits until done reports true
+// (polled every 20 ms), or, with done nil, until pid is idle.
+func measureUntil(t *testing.T, pid int, addr string, data []byte, done func() bool) result {
+	t.Helper()
 	cpu0 := procCPU(t, pid)
 	start := time.Now()
 	c, err := net.Dial("tcp", addr)
@@ -156,10 +163,38 @@ func measure(t *testing.T, pid int, addr string, data []byte) result {
 		t.Fatal(err)
 	}
 	sent := time.Since(start)
-	end := idleBefore(pid, 5*time.Minute)
+	var end time.Time
+	if done == nil {
+		end = idleBefore(pid, 5*time.Minute)
+	} else {
+		deadline := time.Now().Add(2 * time.Minute)
+		for !done() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		end = time.Now()
+	}
+	cpu := procCPU(t, pid) - cpu0
 	c.Close()
-	wall := max(end.Sub(start), sent)
-	return result{wall: wall, cpu: procCPU(t, pid) - cpu0}
+	return result{wall: max(end.Sub(start), sent), cpu: cpu}
+}
+
+// metricSum is the sum of every sample of a metric at url (0 on error).
+func metricSum(url, name string) float64 {
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	sum := 0.0
+	for _, l := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(l, name); ok && (rest[0] == ' ' || rest[0] == '{') {
+			if v, err := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64); err == nil {
+				sum += v
+			}
+		}
+	}
+	return sum
 }
 
 // idleBefore waits until pid used under 2% of a core over 500 ms and
