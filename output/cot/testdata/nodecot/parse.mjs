@@ -1,0 +1,43 @@
+// parse.mjs reads a JSON array of CoT XML documents on stdin, parses each
+// with @tak-ps/node-cot (an independent CoT implementation, with its schema
+// validation), and prints what it read as a JSON array: one object per
+// document, or {"error": "..."} when the library rejected it. The Go test
+// (output/cot) compares this with what it encoded.
+import { CoTParser } from '@tak-ps/node-cot';
+
+const chunks = [];
+for await (const c of process.stdin) chunks.push(c);
+const docs = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+
+const out = [];
+for (const xml of docs) {
+    try {
+        const cot = CoTParser.from_xml(xml);
+        const geo = await CoTParser.to_geojson(cot);
+        const ev = cot.raw.event;
+        const pt = ev.point._attributes;
+        out.push({
+            uid: cot.uid(),
+            type: cot.type(),
+            how: ev._attributes.how,
+            time: ev._attributes.time,
+            start: ev._attributes.start,
+            stale: ev._attributes.stale,
+            lat: Number(pt.lat), lon: Number(pt.lon), hae: Number(pt.hae),
+            ce: Number(pt.ce), le: Number(pt.le),
+            callsign: geo.properties.callsign,
+            course: geo.properties.course,
+            speed: geo.properties.speed,
+            remarks: geo.properties.remarks,
+            links: geo.properties.links,
+            stroke: geo.properties.stroke,
+            fill: geo.properties.fill,
+            geometry: geo.geometry.type,
+            vertices: geo.geometry.type === 'Polygon' ? geo.geometry.coordinates[0].length : 0,
+            hostile: cot.is_hostile(), friend: cot.is_friend(), airborne: cot.is_airborne(), ground: cot.is_ground(),
+        });
+    } catch (err) {
+        out.push({ error: String(err && err.message || err) });
+    }
+}
+process.stdout.write(JSON.stringify(out));
