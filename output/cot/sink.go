@@ -114,10 +114,12 @@ func (s *Sink) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter
 }
 
 // onTrack encodes a track event (and its operator point) into the queue.
-func (s *Sink) onTrack(m *nats.Msg) {
+func (s *Sink) onTrack(m *nats.Msg) { s.onTrackData(m.Data) }
+
+func (s *Sink) onTrackData(data []byte) {
 	ev := &s.trackEv
 	*ev = events.TrackEvent{}
-	if json.Unmarshal(m.Data, ev) != nil || ev.V != events.Version {
+	if json.Unmarshal(data, ev) != nil || ev.V != events.Version {
 		return // not an event this build reads; the schema tests guard the producer
 	}
 	s.trackBuf = s.put(s.trackBuf, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendTrack(dst, ev) })

@@ -54,6 +54,15 @@ func appendNumAttr(dst []byte, name string, v float64, prec int) []byte {
 // neither break the document nor smuggle markup into a TAK client.
 func appendEscaped(dst []byte, s string, attr bool) []byte {
 	for i := 0; i < len(s); {
+		// Copy the run of bytes that need no escape at once.
+		j := i
+		for j < len(s) && s[j] < utf8.RuneSelf && asciiEscapes[s[j]] == "" {
+			j++
+		}
+		dst = append(dst, s[i:j]...)
+		if i = j; i == len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = appendASCII(dst, c, attr)
