@@ -80,6 +80,9 @@ func routes(d Deps) http.Handler {
 			r.Get("/tracks", reader(handleTracksList(d)))
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
 
+			// Outputs (issue 18: CoT/TAK sinks).
+			r.Get("/outputs", reader(handleOutputs(d)))
+
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
 			r.Get("/receipt/ledger", reader(handleReceiptLedger(d)))

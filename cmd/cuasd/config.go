@@ -107,6 +107,9 @@ type config struct {
 	NATSTLSCert     string   `yaml:"nats-tls-cert"`
 	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
+	// Issue 18: Cursor-on-Target / TAK outputs (cmd/cuasd/cot.go).
+	CoTFlags `yaml:",inline"`
+
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
@@ -181,6 +184,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+	c.cotFlags(fs) // issue 18
 }
 
 // parseConfig applies the file, the environment and the flags, in
@@ -234,6 +238,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.ConfigFile = file
+	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
 	return c, c.validate()
 }
 
@@ -280,6 +285,9 @@ func (c *config) validate() error {
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
+	}
+	if err := c.cotValidate(); err != nil { // issue 18
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

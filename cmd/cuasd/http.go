@@ -123,6 +123,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Zones:      s.zones,
 		MAVLinkKey: s.cfg.mavlinkKey(),
 		Web:        webHandler(s.cfg),
+		Outputs:    s.outputStatus, // issue 18
 
 		Auth:         auth,
 		RateLimit:    s.cfg.RateLimit,

@@ -73,6 +73,7 @@ type service struct {
 	owners    *fusion.Owners
 	gate      *board.Gate
 	http      *http.Server
+	cot       cotOutputs // issue 18
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -281,6 +282,7 @@ func (s *service) outputs() lifecycle.Component {
 // package adds its one line here.
 func (s *service) outputList() ([]output.Output, error) {
 	var outs []output.Output
+	outs = append(outs, s.cotSinks()...) // issue 18: --cot-udp, --tak-server
 	return outs, nil
 }
 
