@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/output/cot/cottest"
 )
 
 var t0 = time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
@@ -172,7 +173,7 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 // validation, and checks what it read against the events' own values.
 func TestNodeCoTReadsWhatWeWrite(t *testing.T) {
 	docs := encodeAll(t)
-	got := parseWithNodeCoT(t, docs)
+	got := cottest.Parse(t, docs)
 	for i, g := range got {
 		if g.Error != "" {
 			t.Fatalf("node-cot rejected document %d: %s\n%s", i, g.Error, docs[i])
@@ -194,7 +195,7 @@ func TestNodeCoTReadsWhatWeWrite(t *testing.T) {
 	}
 }
 
-func checkAirliner(t *testing.T, g nodeCoT) {
+func checkAirliner(t *testing.T, g cottest.Parsed) {
 	t.Helper()
 	a := airliner().Track
 	if g.UID != "cuasd.site1.adsb-4CA1FA" || g.Type != "a-u-A-C-F" || g.How != "m-g" || !g.Airborne {
@@ -220,7 +221,7 @@ func checkAirliner(t *testing.T, g nodeCoT) {
 	}
 }
 
-func checkDrone(t *testing.T, g, op nodeCoT) {
+func checkDrone(t *testing.T, g, op cottest.Parsed) {
 	t.Helper()
 	if g.Type != "a-s-A-M-H-Q" || g.Callsign != "1581F5BKD223Q00A0123" || g.Hae != 120.5 {
 		t.Errorf("drone: %+v", g)
@@ -244,7 +245,7 @@ func checkDrone(t *testing.T, g, op nodeCoT) {
 	}
 }
 
-func checkZones(t *testing.T, circle, poly, del nodeCoT) {
+func checkZones(t *testing.T, circle, poly, del cottest.Parsed) {
 	t.Helper()
 	if circle.Type != "u-d-c-c" || circle.Geometry != "Polygon" || circle.Callsign != "Schiphol (demo)" ||
 		circle.Lat != 52.3086 || circle.Stale != "2026-11-26T06:03:00.000Z" {
