@@ -73,6 +73,10 @@ type Sink struct {
 	lastErr      string
 	lastErrAt    time.Time
 
+	// picture is the newest event of every uid, sent to a stream when it
+	// (re)connects.
+	picture picture
+
 	// Scratch state of the two subscription goroutines (one each).
 	trackEv  events.TrackEvent
 	trackBuf []byte
@@ -122,8 +126,12 @@ func (s *Sink) onTrackData(data []byte) {
 	if json.Unmarshal(data, ev) != nil || ev.V != events.Version {
 		return // not an event this build reads; the schema tests guard the producer
 	}
-	s.trackBuf = s.put(s.trackBuf, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendTrack(dst, ev) })
-	s.trackBuf = s.put(s.trackBuf, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendOperator(dst, ev) })
+	stale := ev.Time.Add(TrackStale)
+	if ev.Type == events.TypeTrackLost {
+		stale = ev.Time
+	}
+	s.trackBuf = s.put(s.trackBuf, stale, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendTrack(dst, ev) })
+	s.trackBuf = s.put(s.trackBuf, stale, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendOperator(dst, ev) })
 }
 
 // onZone encodes a zone event into the queue.
@@ -133,13 +141,17 @@ func (s *Sink) onZone(m *nats.Msg) {
 	if json.Unmarshal(m.Data, ev) != nil || ev.V != events.Version {
 		return
 	}
-	s.zoneBuf = s.put(s.zoneBuf, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendZone(dst, ev) })
+	stale := ev.Time.Add(ZoneStale)
+	if ev.Type == events.TypeZoneDeleted {
+		stale = ev.Time
+	}
+	s.zoneBuf = s.put(s.zoneBuf, stale, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendZone(dst, ev) })
 }
 
 // put encodes one event into buf and queues a copy. A datagram too large
 // is encoded again with short remarks, and dropped (counted) if it still
 // does not fit.
-func (s *Sink) put(buf []byte, enc func([]byte, *Encoder) ([]byte, bool)) []byte {
+func (s *Sink) put(buf []byte, stale time.Time, enc func([]byte, *Encoder) ([]byte, bool)) []byte {
 	e := s.enc
 	b, ok := enc(buf[:0], &e)
 	if !ok {
@@ -152,7 +164,11 @@ func (s *Sink) put(buf []byte, enc func([]byte, *Encoder) ([]byte, bool)) []byte
 			return b
 		}
 	}
-	if !s.q.Put(append([]byte(nil), b...)) {
+	doc := append([]byte(nil), b...)
+	if !s.tr.datagram() {
+		s.picture.remember(doc, stale)
+	}
+	if !s.q.Put(doc) {
 		s.m.dropped.Inc()
 	}
 	return b

@@ -403,3 +403,50 @@ func TestSinkSkipsOtherVersions(t *testing.T) {
 		t.Fatalf("first datagram %s; events of another version or malformed must be skipped", d)
 	}
 }
+
+// TestStreamReplaysPictureOnReconnect: a TAK Server that reconnects gets
+// the live picture at once (not after the next keep-alive or zone
+// repeat), without what was lost or is stale.
+func TestStreamReplaysPictureOnReconnect(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s, err := NewServer("tcp://"+ln.Addr().String(), TLSFiles{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, _ := runSink(t, s)
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	live, lost, old, zone := airliner(), mavIntercept(), droneAlert(), circleZone()
+	live.Time, lost.Time, zone.Time = now, now, now
+	lost.Type = events.TypeTrackLost
+	old.Time = now.Add(-time.Hour) // long stale
+	publishTrack(t, nc, live)
+	publishTrack(t, nc, lost)
+	publishTrack(t, nc, old)
+	publishZone(t, nc, zone)
+	readEvents(t, c, 5) // live, lost, old + its operator, zone
+	_ = c.Close()
+
+	c, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := readEvents(t, c, 2)
+	uids := map[string]bool{uidOf(got[0]): true, uidOf(got[1]): true}
+	if !uids["cuasd.site1.adsb-4CA1FA"] || !uids["cuasd.site1.zone-demo-site"] {
+		t.Fatalf("replayed %v, want the live track and the zone", uids)
+	}
+	// Nothing else was replayed: the next event is a new one.
+	publishTrack(t, nc, droneAlert())
+	if next := readEvents(t, c, 1)[0]; uidOf(next) != "cuasd.site1.rid-1581F5BKD223Q00A0123" {
+		t.Fatalf("after the picture came %s", next)
+	}
+}

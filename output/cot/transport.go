@@ -49,9 +49,16 @@ func (s *Sink) deliver(ctx context.Context, rep lifecycle.Reporter) {
 	}
 }
 
-// pump writes queued events to c until ctx ends, the peer hangs up or a
-// write fails.
+// pump writes the current picture (streams) and then the queued events
+// to c until ctx ends, the peer hangs up or a write fails.
 func (s *Sink) pump(ctx context.Context, c conn) error {
+	if !s.tr.datagram() {
+		for _, doc := range s.picture.current(time.Now()) {
+			if err := c.write(doc); err != nil {
+				return err
+			}
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
