@@ -57,6 +57,8 @@ func (s *Sink) pump(ctx context.Context, c conn) error {
 			if err := c.write(doc); err != nil {
 				return err
 			}
+			s.sent.Add(1)
+			s.m.sent.Inc()
 		}
 	}
 	for {
