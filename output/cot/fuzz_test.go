@@ -27,6 +27,10 @@ func FuzzTrackEvent(f *testing.F) {
 			e := Encoder{Compact: compact}
 			if b, ok := e.AppendTrack(nil, &ev); ok {
 				wellFormed(t, b)
+				// The sink's picture finds every event by its uid.
+				if docUID(b) == "" {
+					t.Fatalf("no uid found in %s", b)
+				}
 			}
 			if b, ok := e.AppendOperator(nil, &ev); ok {
 				wellFormed(t, b)

@@ -71,7 +71,13 @@ func (p *picture) pruneLocked(now time.Time) {
 // replaces the drawing in the picture.
 func docUID(doc []byte) string {
 	attr := []byte(` uid="`)
-	if i := bytes.Index(doc, []byte(`type="t-x-d-d"`)); i >= 0 {
+	// Look at the <event> start tag only: remarks may quote anything.
+	start := bytes.Index(doc, []byte("<event "))
+	end := bytes.IndexByte(doc[max(start, 0):], '>')
+	if start < 0 || end < 0 {
+		return ""
+	}
+	if bytes.Contains(doc[start:start+end], []byte(` type="t-x-d-d"`)) {
 		// The deleted drawing's uid is in the link.
 		attr = []byte(`<link uid="`)
 	}
