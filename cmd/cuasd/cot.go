@@ -67,7 +67,7 @@ type CoTFlags struct {
 }
 
 func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {
-	fs.Var(&c.CoTUDP, "cot-udp", "send Cursor-on-Target to this UDP `HOST:PORT` (unicast, or multicast such as ATAK's 239.2.3.1:6969); repeatable")
+	fs.Var(&c.CoTUDP, "cot-udp", "send Cursor-on-Target to this UDP `HOST:PORT` (unicast, or multicast such as ATAK's 239.2.3.1:6969; udp://HOST:PORT?protocol=1 for TAK Protocol version 1); repeatable")
 	fs.IntVar(&c.CoTTTL, "cot-ttl", 1, "multicast TTL of --cot-udp (1 keeps it on the local network)")
 	fs.StringVar(&c.CoTInterface, "cot-interface", "", "network interface for --cot-udp multicast (default: the OS's choice)")
 	fs.IntVar(&c.CoTQueue, "cot-queue", cot.DefaultQueue, "events each CoT sink holds while it is slow or down (then it drops, counted)")

@@ -21,8 +21,8 @@ func TestCoTConfig(t *testing.T) {
 		t.Fatalf("file: %+v", c.CoTFlags)
 	}
 	// Flags replace the file's list and repeat.
-	c, err = parseConfig([]string{"--config", f, "--cot-udp", "127.0.0.1:1", "--cot-udp", "127.0.0.1:2"}, none, io.Discard)
-	if err != nil || !slices.Equal(c.CoTUDP.vals, []string{"127.0.0.1:1", "127.0.0.1:2"}) {
+	c, err = parseConfig([]string{"--config", f, "--cot-udp", "127.0.0.1:1", "--cot-udp", "udp://127.0.0.1:2?protocol=1"}, none, io.Discard)
+	if err != nil || !slices.Equal(c.CoTUDP.vals, []string{"127.0.0.1:1", "udp://127.0.0.1:2?protocol=1"}) {
 		t.Fatalf("flags: %v %+v", err, c.CoTUDP)
 	}
 	env := map[string]string{"CUAS_TAK_SERVER": "tcp://a:1,tcp://b:2", "CUAS_TAK_P12_PASSWORD": "s3cret"}
@@ -41,6 +41,7 @@ func TestCoTConfigErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--tak-server", "https://tak:8443"}, "--tak-server"},
 		{[]string{"--tak-server", "ssl://tak"}, "--tak-server"},
 		{[]string{"--cot-udp", "nowhere"}, "--cot-udp"},
+		{[]string{"--cot-udp", "udp://127.0.0.1:6969?protocol=7"}, "--cot-udp"},
 		{[]string{"--cot-ttl", "0"}, "--cot-ttl"},
 		{[]string{"--tak-server", "ssl://tak:8089", "--tak-cert", "/nonexistent.pem", "--tak-key", "/nonexistent.key"}, "--tak-cert"},
 		{[]string{"--tak-server", "ssl://tak:8089", "--tak-ca", "/nonexistent-ca.pem"}, "--tak-ca"},

@@ -66,6 +66,7 @@ type Sink struct {
 	m                  sinkMetrics
 	log                *slog.Logger
 	enc                Encoder
+	proto              int // ProtocolXML or ProtocolV1
 
 	sent, failed atomic.Uint64
 	connected    atomic.Bool
@@ -148,23 +149,25 @@ func (s *Sink) onZone(m *nats.Msg) {
 	s.zoneBuf = s.put(s.zoneBuf, stale, func(dst []byte, e *Encoder) ([]byte, bool) { return e.AppendZone(dst, ev) })
 }
 
-// put encodes one event into buf and queues a copy. A datagram too large
-// is encoded again with short remarks, and dropped (counted) if it still
-// does not fit.
+// put encodes one event into buf and queues a copy of what goes on the
+// wire. A datagram too large is encoded again with short remarks, and
+// dropped (counted) if it still does not fit.
 func (s *Sink) put(buf []byte, stale time.Time, enc func([]byte, *Encoder) ([]byte, bool)) []byte {
 	e := s.enc
 	b, ok := enc(buf[:0], &e)
 	if !ok {
 		return b
 	}
-	if s.tr.datagram() && len(b) > MaxDatagram {
+	out, fits := s.wire(b)
+	if !fits {
 		e.Compact = true
-		if b, _ = enc(b[:0], &e); len(b) > MaxDatagram {
+		b, _ = enc(b[:0], &e)
+		if out, fits = s.wire(b); !fits {
 			s.m.oversize.Inc()
 			return b
 		}
 	}
-	doc := append([]byte(nil), b...)
+	doc := append([]byte(nil), out...)
 	if !s.tr.datagram() {
 		s.picture.remember(doc, stale)
 	}
@@ -172,6 +175,19 @@ func (s *Sink) put(buf []byte, stale time.Time, enc func([]byte, *Encoder) ([]by
 		s.m.dropped.Inc()
 	}
 	return b
+}
+
+// wire is what is sent for an XML event (the XML itself, or its TAK
+// Protocol version 1 mesh datagram) and whether it fits the transport.
+func (s *Sink) wire(doc []byte) ([]byte, bool) {
+	if s.proto == ProtocolV1 {
+		m, err := AppendMesh(nil, doc, "cuasd")
+		if err != nil {
+			return nil, false // cannot happen for the encoder's own XML (FuzzMesh)
+		}
+		doc = m
+	}
+	return doc, !s.tr.datagram() || len(doc) <= MaxDatagram
 }
 
 // Sinks reports the sink's state (output.Describer).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -220,9 +221,15 @@ type UDPOptions struct {
 }
 
 // NewUDP returns a sink sending one event per datagram to addr (unicast,
-// or a multicast group such as ATAK's SA default 239.2.3.1:6969).
+// or a multicast group such as ATAK's SA default 239.2.3.1:6969). addr is
+// HOST:PORT, or udp://HOST:PORT?protocol=1 for TAK Protocol version 1
+// (protobuf, mesh framing) instead of XML.
 func NewUDP(addr string, u UDPOptions, o Options) (*Sink, error) {
-	a, err := ParseUDP(addr)
+	hostPort, proto, err := splitUDP(addr)
+	if err != nil {
+		return nil, err
+	}
+	a, err := ParseUDP(hostPort)
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +244,29 @@ func NewUDP(addr string, u UDPOptions, o Options) (*Sink, error) {
 		}
 		tr.iface = ifi
 	}
-	return newSink("cot-udp", a.String(), tr, o), nil
+	target := a.String()
+	if proto == ProtocolV1 {
+		target = "udp://" + target + "?protocol=1"
+	}
+	s := newSink("cot-udp", target, tr, o)
+	s.proto = proto
+	return s, nil
+}
+
+// splitUDP separates a --cot-udp value into HOST:PORT and the protocol.
+func splitUDP(s string) (string, int, error) {
+	rest, ok := strings.CutPrefix(s, "udp://")
+	if !ok {
+		return s, ProtocolXML, nil
+	}
+	hostPort, query, _ := strings.Cut(rest, "?")
+	switch query {
+	case "", "protocol=0":
+		return hostPort, ProtocolXML, nil
+	case "protocol=1":
+		return hostPort, ProtocolV1, nil
+	}
+	return "", 0, flagErr("--cot-udp", "%q: the only option is ?protocol=0 (XML, the default) or ?protocol=1 (TAK Protocol version 1)", s)
 }
 
 // NewServer returns a sink streaming to a TAK Server URL (tcp:// or

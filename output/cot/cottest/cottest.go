@@ -43,12 +43,24 @@ func Dir() string {
 // test, except under CI=true, where it fails.
 func Parse(tb testing.TB, docs [][]byte) []Parsed {
 	tb.Helper()
+	return run(tb, docs, func(d []byte) any { return string(d) })
+}
+
+// ParseProto parses TAK Protocol version 1 TakMessages (protobuf, without
+// the mesh or stream header) with node-cot's from_proto.
+func ParseProto(tb testing.TB, msgs [][]byte) []Parsed {
+	tb.Helper()
+	return run(tb, msgs, func(m []byte) any { return map[string][]byte{"proto": m} })
+}
+
+func run(tb testing.TB, docs [][]byte, item func([]byte) any) []Parsed {
+	tb.Helper()
 	node := install(tb)
-	strs := make([]string, len(docs))
+	items := make([]any, len(docs))
 	for i, d := range docs {
-		strs[i] = string(d)
+		items[i] = item(d)
 	}
-	in, _ := json.Marshal(strs)
+	in, _ := json.Marshal(items)
 	cmd := exec.Command(node, "parse.mjs")
 	cmd.Dir = Dir()
 	cmd.Stdin = bytes.NewReader(in)

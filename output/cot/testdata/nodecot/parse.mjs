@@ -1,8 +1,9 @@
-// parse.mjs reads a JSON array of CoT XML documents on stdin, parses each
-// with @tak-ps/node-cot (an independent CoT implementation, with its schema
-// validation), and prints what it read as a JSON array: one object per
-// document, or {"error": "..."} when the library rejected it. The Go test
-// (output/cot) compares this with what it encoded.
+// parse.mjs reads a JSON array on stdin — CoT XML documents, or
+// {"proto": "<base64>"} for a TAK Protocol version 1 TakMessage — parses
+// each with @tak-ps/node-cot (an independent CoT implementation, with its
+// schema validation), and prints what it read as a JSON array: one object
+// per document, or {"error": "..."} when the library rejected it. The Go
+// tests (output/cot, cmd/cuasd) compare this with what cuasd encoded.
 import { CoTParser } from '@tak-ps/node-cot';
 
 const chunks = [];
@@ -12,7 +13,9 @@ const docs = JSON.parse(Buffer.concat(chunks).toString('utf8'));
 const out = [];
 for (const xml of docs) {
     try {
-        const cot = CoTParser.from_xml(xml);
+        const cot = typeof xml === 'string'
+            ? CoTParser.from_xml(xml)
+            : await CoTParser.from_proto(Buffer.from(xml.proto, 'base64'), 1);
         const geo = await CoTParser.to_geojson(cot);
         const ev = cot.raw.event;
         const pt = ev.point._attributes;
