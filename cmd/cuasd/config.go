@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/output/cot"
 	"github.com/cuasd/cuasd/web"
 )
 
@@ -299,4 +300,40 @@ func (c *config) mavlinkKey() []byte {
 	}
 	k, _ := hex.DecodeString(c.MAVLinkKey) // validated
 	return k
+}
+
+// Issue 18: Cursor-on-Target / TAK output flags (package output/cot; the
+// sinks are built in cot.go).
+
+// CoTFlags configure the Cursor-on-Target / TAK outputs (issue 18,
+// package output/cot): every --cot-udp and --tak-server is a sink of its
+// own.
+type CoTFlags struct {
+	CoTUDP       stringList `yaml:"cot-udp"`
+	CoTTTL       int        `yaml:"cot-ttl"`
+	CoTInterface string     `yaml:"cot-interface"`
+	CoTQueue     int        `yaml:"cot-queue"`
+	TAKServer    stringList `yaml:"tak-server"`
+	TAKCert      string     `yaml:"tak-cert"`
+	TAKKey       string     `yaml:"tak-key"`
+	TAKCA        string     `yaml:"tak-ca"`
+	TAKP12       string     `yaml:"tak-p12"`
+	// TAKP12PasswordFile holds the PKCS#12 password; the environment
+	// variable CUAS_TAK_P12_PASSWORD is the other way to give it. The
+	// password is never a flag (it would show in the process list).
+	TAKP12PasswordFile string `yaml:"tak-p12-password-file"`
+	TAKP12Password     string `yaml:"-"`
+}
+
+func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {
+	fs.Var(&c.CoTUDP, "cot-udp", "send Cursor-on-Target to this UDP `HOST:PORT` (unicast, or multicast such as ATAK's 239.2.3.1:6969; udp://HOST:PORT?protocol=1 for TAK Protocol version 1); repeatable")
+	fs.IntVar(&c.CoTTTL, "cot-ttl", 1, "multicast TTL of --cot-udp (1 keeps it on the local network)")
+	fs.StringVar(&c.CoTInterface, "cot-interface", "", "network interface for --cot-udp multicast (default: the OS's choice)")
+	fs.IntVar(&c.CoTQueue, "cot-queue", cot.DefaultQueue, "events each CoT sink holds while it is slow or down (then it drops, counted)")
+	fs.Var(&c.TAKServer, "tak-server", "stream CoT to a TAK Server at `URL`: tcp://HOST:8087 or ssl://HOST:8089 (mutual TLS); repeatable")
+	fs.StringVar(&c.TAKCert, "tak-cert", "", "client certificate (PEM) for ssl:// TAK Servers")
+	fs.StringVar(&c.TAKKey, "tak-key", "", "private key (PEM) of --tak-cert")
+	fs.StringVar(&c.TAKCA, "tak-ca", "", "CA certificate(s) (PEM) that signed the TAK Server's certificate (default: system roots)")
+	fs.StringVar(&c.TAKP12, "tak-p12", "", "client certificate and key as the PKCS#12 file a TAK Server admin hands out (instead of --tak-cert/--tak-key)")
+	fs.StringVar(&c.TAKP12PasswordFile, "tak-p12-password-file", "", "file holding the --tak-p12 password (or set CUAS_TAK_P12_PASSWORD)")
 }
