@@ -84,6 +84,9 @@ func routes(d Deps) http.Handler {
 			r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))
 			r.Get("/history", reader(handleHistoryArea(d)))
 
+			// Outputs (issue 18: CoT/TAK sinks).
+			r.Get("/outputs", reader(handleOutputs(d)))
+
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
 			r.Get("/receipt/ledger", reader(handleReceiptLedger(d)))

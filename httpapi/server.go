@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/output"
 )
 
 // Deps is everything the HTTP layer needs from the rest of the program.
@@ -43,6 +45,8 @@ type Deps struct {
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte
+	// Outputs reports every output sink (GET /v1/outputs); nil answers 503.
+	Outputs func() []output.SinkStatus
 	// Web serves the single-page application at the base path; nil means
 	// the map is not built into this binary.
 	Web http.Handler

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/output/cot"
 	"github.com/cuasd/cuasd/web"
 )
 
@@ -125,6 +126,8 @@ type config struct {
 	History         bool     `yaml:"history"`
 	HistoryMaxAge   duration `yaml:"history-max-age"`
 	HistoryMaxBytes byteSize `yaml:"history-max-bytes"`
+	// Issue 18: Cursor-on-Target / TAK outputs (cmd/cuasd/cot.go).
+	CoTFlags `yaml:",inline"`
 
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
@@ -211,6 +214,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.History, "history", c.History, "record every track position in <data-dir>/history.db for /v1/tracks/{id}/history and /v1/history")
 	fs.Var(&c.HistoryMaxAge, "history-max-age", "delete track history older than `DURATION` (0 = keep)")
 	fs.Var(&c.HistoryMaxBytes, "history-max-bytes", "byte cap `SIZE` of the track history, oldest deleted first (0 = none)")
+	c.cotFlags(fs) // issue 18
 }
 
 const serveUsage = `Usage:
@@ -273,6 +277,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.ConfigFile = file
+	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
 	return c, c.validate()
 }
 
@@ -334,6 +339,9 @@ func (c *config) validate() error {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
 	errs = append(errs, c.validateAlerts()) // issue 19
+	if err := c.cotValidate(); err != nil { // issue 18
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -344,4 +352,40 @@ func (c *config) mavlinkKey() []byte {
 	}
 	k, _ := hex.DecodeString(c.MAVLinkKey) // validated
 	return k
+}
+
+// Issue 18: Cursor-on-Target / TAK output flags (package output/cot; the
+// sinks are built in cot.go).
+
+// CoTFlags configure the Cursor-on-Target / TAK outputs (issue 18,
+// package output/cot): every --cot-udp and --tak-server is a sink of its
+// own.
+type CoTFlags struct {
+	CoTUDP       stringList `yaml:"cot-udp"`
+	CoTTTL       int        `yaml:"cot-ttl"`
+	CoTInterface string     `yaml:"cot-interface"`
+	CoTQueue     int        `yaml:"cot-queue"`
+	TAKServer    stringList `yaml:"tak-server"`
+	TAKCert      string     `yaml:"tak-cert"`
+	TAKKey       string     `yaml:"tak-key"`
+	TAKCA        string     `yaml:"tak-ca"`
+	TAKP12       string     `yaml:"tak-p12"`
+	// TAKP12PasswordFile holds the PKCS#12 password; the environment
+	// variable CUAS_TAK_P12_PASSWORD is the other way to give it. The
+	// password is never a flag (it would show in the process list).
+	TAKP12PasswordFile string `yaml:"tak-p12-password-file"`
+	TAKP12Password     string `yaml:"-"`
+}
+
+func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {
+	fs.Var(&c.CoTUDP, "cot-udp", "send Cursor-on-Target to this UDP `HOST:PORT` (unicast, or multicast such as ATAK's 239.2.3.1:6969; udp://HOST:PORT?protocol=1 for TAK Protocol version 1); repeatable")
+	fs.IntVar(&c.CoTTTL, "cot-ttl", 1, "multicast `TTL` of --cot-udp (1 keeps it on the local network)")
+	fs.StringVar(&c.CoTInterface, "cot-interface", "", "network `INTERFACE` for --cot-udp multicast (default: the OS's choice)")
+	fs.IntVar(&c.CoTQueue, "cot-queue", cot.DefaultQueue, "`N` events each CoT sink holds while it is slow or down (then it drops, counted)")
+	fs.Var(&c.TAKServer, "tak-server", "stream CoT to a TAK Server at `URL`: tcp://HOST:8087 or ssl://HOST:8089 (mutual TLS); repeatable")
+	fs.StringVar(&c.TAKCert, "tak-cert", "", "client certificate `FILE` (PEM) for ssl:// TAK Servers")
+	fs.StringVar(&c.TAKKey, "tak-key", "", "private key `FILE` (PEM) of --tak-cert")
+	fs.StringVar(&c.TAKCA, "tak-ca", "", "CA certificate `FILE` (PEM) that signed the TAK Server's certificate (default: system roots)")
+	fs.StringVar(&c.TAKP12, "tak-p12", "", "client certificate and key as the PKCS#12 `FILE` a TAK Server admin hands out (instead of --tak-cert/--tak-key)")
+	fs.StringVar(&c.TAKP12PasswordFile, "tak-p12-password-file", "", "`FILE` holding the --tak-p12 password (or set CUAS_TAK_P12_PASSWORD)")
 }

@@ -82,6 +82,7 @@ type service struct {
 
 	historyOnce sync.Once
 	history     *history.Recorder // nil with --history=false
+	cot         cotOutputs        // issue 18
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -307,6 +308,7 @@ func (s *service) outputList() ([]output.Output, error) {
 	}
 	outs = append(outs, alerts...)
 	outs = append(outs, s.historyOutputs()...)
+	outs = append(outs, s.cotSinks()...) // issue 18: --cot-udp, --tak-server
 	return outs, nil
 }
 
