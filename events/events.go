@@ -129,6 +129,10 @@ type Track struct {
 	Observations uint64    `json:"observations"`
 	Warnings     []string  `json:"warnings,omitempty"`
 	History      []Point   `json:"history,omitempty"`
+
+	// PositionTime is when the position was received (readsb's seen_pos
+	// is measured from it); absent without a position.
+	PositionTime *time.Time `json:"position_time,omitempty"`
 }
 
 // Point is one entry of a track's recent positions.
