@@ -99,7 +99,6 @@ func New(cfg Config) (*Writer, error) {
 		}
 	}
 	w := &Writer{cfg: cfg, tracks: map[string]*entry{}, docs: map[string][]byte{}}
-	w.stats.start = time.Now()
 	w.docs["receiver.json"] = w.receiver()
 	return w, nil
 }

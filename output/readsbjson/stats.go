@@ -47,8 +47,8 @@ func (s *stats) count(prev, next *events.Track) {
 
 // roll closes the current minute when it is over.
 func (s *stats) roll(now time.Time) {
-	if s.cur.start.IsZero() {
-		s.cur.start = s.start
+	if s.start.IsZero() {
+		s.start, s.cur.start = now, now
 	}
 	for now.Sub(s.cur.start) >= time.Minute {
 		s.total.tracks += s.cur.tracks
