@@ -36,6 +36,8 @@ type Deps struct {
 	Threats   ThreatBoard
 	Publisher RawPublisher
 	Live      LiveTracks
+	// Readsb serves {base}/data/*.json (readsb's documents); nil answers 501.
+	Readsb ReadsbDocuments
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte

@@ -107,6 +107,17 @@ type config struct {
 	NATSTLSCert     string   `yaml:"nats-tls-cert"`
 	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
+	// readsb-compatible outputs and the SBS input (issue 21).
+	JSONDir          string `yaml:"json-dir"`
+	ReadsbJSON       bool   `yaml:"readsb-json"`
+	ReadsbDrones     bool   `yaml:"readsb-drones"`
+	ReceiverLocation string `yaml:"receiver-location"`
+	SBSListen        string `yaml:"sbs-listen"`
+	SBSConnect       string `yaml:"sbs-connect"`
+	BeastOutListen   string `yaml:"beast-out-listen"`
+	BeastOutConnect  string `yaml:"beast-out-connect"`
+	BeastOutAll      bool   `yaml:"beast-out-all"`
+
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
@@ -133,6 +144,8 @@ func defaultConfig() config {
 		Instance:     "default",
 		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
+		ReadsbJSON:   true,
+		ReadsbDrones: true,
 	}
 }
 
@@ -181,6 +194,17 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+
+	// readsb-compatible outputs and the SBS input (issue 21).
+	fs.StringVar(&c.JSONDir, "json-dir", c.JSONDir, "write readsb's aircraft.json, receiver.json, stats.json and history_N.json to this directory every second (readsb --write-json)")
+	fs.BoolVar(&c.ReadsbJSON, "readsb-json", c.ReadsbJSON, "serve readsb's JSON documents at {base}/data/*.json (for tar1090)")
+	fs.BoolVar(&c.ReadsbDrones, "readsb-drones", c.ReadsbDrones, "list Remote ID and MAVLink tracks in the readsb JSON and SBS outputs as ~hex entries")
+	fs.StringVar(&c.ReceiverLocation, "receiver-location", c.ReceiverLocation, "`LAT,LON` of the receiver for receiver.json (tar1090 centres on it)")
+	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on this address (like readsb's 30003)")
+	fs.StringVar(&c.SBSConnect, "sbs-connect", c.SBSConnect, "read SBS BaseStation lines from this address (a decoder's 30003, VRS), reconnecting")
+	fs.StringVar(&c.BeastOutListen, "beast-out-listen", c.BeastOutListen, "serve received frames as Beast on this address (like readsb's 30005)")
+	fs.StringVar(&c.BeastOutConnect, "beast-out-connect", c.BeastOutConnect, "push received frames as Beast to this aggregator address, reconnecting")
+	fs.BoolVar(&c.BeastOutAll, "beast-out-all", c.BeastOutAll, "relay frames whose CRC does not check too (default: CRC-checked frames only)")
 }
 
 // parseConfig applies the file, the environment and the flags, in

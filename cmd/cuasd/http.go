@@ -123,6 +123,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Zones:      s.zones,
 		MAVLinkKey: s.cfg.mavlinkKey(),
 		Web:        webHandler(s.cfg),
+		Readsb:     s.readsbDocs(),
 
 		Auth:         auth,
 		RateLimit:    s.cfg.RateLimit,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,7 @@ import (
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/readsbjson"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -73,6 +75,7 @@ type service struct {
 	owners    *fusion.Owners
 	gate      *board.Gate
 	http      *http.Server
+	readsb    atomic.Pointer[readsbjson.Writer] // set by readsbOutputs (issue 21)
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -281,7 +284,8 @@ func (s *service) outputs() lifecycle.Component {
 // package adds its one line here.
 func (s *service) outputList() ([]output.Output, error) {
 	var outs []output.Output
-	return outs, nil
+	outs, err := s.readsbOutputs(outs) // issue 21: readsb JSON, SBS, Beast out
+	return outs, err
 }
 
 // runOutput runs one output until ctx ends, restarting it after a failure
