@@ -54,7 +54,8 @@ const knownTTL = 60e9
 
 // Filter decides which frames are relayed: by default only frames whose
 // CRC checks (DF17/18 with a zero remainder, DF11 with a remainder that
-// is an interrogator code) and address/parity replies (DF0/4/5/16/20/21)
+// can be an interrogator or surveillance identifier code, below 128, as
+// dump1090 accepts) and address/parity replies (DF0/4/5/16/20/21)
 // from an address such a frame announced within the last minute, the rule
 // dump1090 and readsb apply. Mode A/C replies have no CRC and are relayed.
 // A Filter is not safe for concurrent use.
@@ -89,8 +90,8 @@ func (f *Filter) Pass(typ byte, data []byte, now int64) bool {
 		}
 		return true
 	case 11:
-		if syn >= 80 {
-			return false
+		if syn&^0x7f != 0 {
+			return false // the parity is overlaid with a 7-bit II/SI code at most
 		}
 		f.known[aa] = now
 		return true
