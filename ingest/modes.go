@@ -23,6 +23,10 @@ type ModeSFormat string
 const (
 	Beast ModeSFormat = "beast"
 	AVR   ModeSFormat = "avr"
+	// SBS is BaseStation text (readsb's 30003, Virtual Radar Server): MSG
+	// lines, published one line per frame in lp batches; the ADS-B decoder
+	// recognises them by their "MSG," start (issue 21).
+	SBS ModeSFormat = "sbs"
 )
 
 // batchMax and batchDelay bound how many frames, and how long, an adapter
@@ -65,7 +69,7 @@ type batch struct {
 func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 	b := &batcher{s: s, ctx: ctx, framing: bus.FramingLP, q: make(chan batch, queueLen)}
 	b.fs, _ = s.Pub.(FramedSink)
-	if b.fs != nil {
+	if b.fs != nil && s.Format != SBS {
 		b.framing = bus.FramingBeast
 	}
 	var wg sync.WaitGroup
@@ -80,6 +84,8 @@ func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 		err = s.runBeast(ctx, r, b.add, b.flush)
 	case AVR:
 		err = s.runAVR(ctx, r, b.add, b.flush)
+	case SBS:
+		err = s.runSBS(ctx, r, b.add, b.flush)
 	default:
 		err = errors.New("unknown format " + string(s.Format))
 	}
@@ -105,7 +111,7 @@ func (b *batcher) publish() {
 	s := b.s
 	for bt := range b.q {
 		var err error
-		if b.fs == nil {
+		if b.framing == bus.FramingLP {
 			_, err = s.Pub.PublishBatch(b.ctx, s.Adapter, "adsb", s.Sensor, bt.body, bt.n, bt.recv, "")
 		} else {
 			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, bt.body, bt.n, bt.recv, "")
@@ -272,4 +278,40 @@ func avrType(n uint8) byte {
 		return bus.BeastModeSShort
 	}
 	return bus.BeastModeSLong
+}
+
+// runSBS reads SBS text lines, publishing each MSG line as a frame; other
+// record types (SEL, ID, AIR, STA, CLK) carry nothing a track uses.
+func (s *ModeSStream) runSBS(ctx context.Context, r io.Reader, add addFunc, flush func()) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for ctx.Err() == nil {
+		setFlushDeadline(r)
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if isTimeout(err) {
+			flush()
+			continue
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(line) > 4096 {
+				s.Skipped += len(line)
+				line = line[:0]
+			}
+			continue
+		}
+		if l := bytes.TrimSpace(line); bytes.HasPrefix(l, []byte("MSG,")) {
+			add(0, 0, 0, l)
+		} else {
+			s.Skipped += len(line)
+		}
+		line = line[:0]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return ctx.Err()
 }

@@ -90,6 +90,9 @@ func inputSources(cfg config, s *service) ([]ingest.Source, error) {
 	if cfg.AVRConnect != "" {
 		out = append(out, ingest.ConnectModeS(cfg.AVRConnect, ingest.AVR, s.log))
 	}
+	if cfg.SBSConnect != "" { // issue 21
+		out = append(out, ingest.ConnectModeS(cfg.SBSConnect, ingest.SBS, s.log))
+	}
 	if cfg.MAVLinkUDP != "" {
 		u, err := mavudp.ListenUDP(mavudp.UDPConfig{Addr: cfg.MAVLinkUDP, PerPeerSensor: true, Log: s.log})
 		if err != nil {

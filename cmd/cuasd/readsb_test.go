@@ -321,6 +321,7 @@ func logMessageCounts(t *testing.T, want, got map[string]acEntry) {
 func sbsLines(t *testing.T, b []byte) (pos map[string][]string, ident map[string]string, n int) {
 	t.Helper()
 	pos, ident = map[string][]string{}, map[string]string{}
+	b = b[:bytes.LastIndexByte(b, '\n')+1] // a stream being read may end inside a line
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		l := sc.Text()
@@ -466,4 +467,104 @@ func checkBeastOut(t *testing.T, capture, d, c []byte) {
 		t.Errorf("Beast out: %d of dump1090's %d relayed Mode S frames are not in cuasd's", missing, len(dOut))
 	}
 	t.Logf("Beast out: %d input records, cuasd relayed %d (%d Mode A/C), dump1090 relayed %d", len(in), len(cOut), outAC, len(dOut))
+}
+
+// TestSBSConnectFromDump1090: cuasd reads dump1090-mutability's SBS
+// output (--sbs-connect), as it would read Virtual Radar Server or a remote
+// decoder, and ends up with dump1090's aircraft, callsigns and positions.
+func TestSBSConnectFromDump1090(t *testing.T) {
+	capture, err := os.ReadFile(testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dDir := t.TempDir()
+	dBI, dSBS, _ := startDump1090(t, dDir)
+	base, stop := startServe(t, "--sbs-connect", dSBS, "--track-ttl", "10m")
+	defer stop()
+	// cuasd's connection to dump1090's SBS port is up once /readyz no
+	// longer names it as retrying.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, body := get(t, base+"/readyz")
+		if !bytes.Contains(body, []byte("sbs-connect")) || !bytes.Contains(body, []byte(`"retrying"`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sbs-connect never came up: %s", body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	sc := dialRetry(t, dSBS)
+	defer sc.Close()
+	dStream := collect(sc)
+	time.Sleep(300 * time.Millisecond)
+	c := dialRetry(t, dBI)
+	defer c.Close()
+	feedFast(t, capture, c)
+	type trackJ struct {
+		ICAO     string   `json:"icao"`
+		Callsign string   `json:"callsign"`
+		Lat      *float64 `json:"lat"`
+		Lon      *float64 `json:"lon"`
+	}
+	var tracks []trackJ
+	var want map[string]acEntry
+	var dPos map[string][]string
+	// Positions are compared with every position dump1090 sent: fed 55
+	// times faster than received, cuasd's plausibility check (in its own
+	// receive time) holds back some of the last ones.
+	agree := func() string {
+		var bad []string
+		byICAO := map[string]trackJ{}
+		for _, tr := range tracks {
+			byICAO[strings.ToLower(tr.ICAO)] = tr
+		}
+		for hex, w := range want {
+			g, ok := byICAO[hex]
+			switch {
+			case !ok:
+				bad = append(bad, hex+" missing")
+			case g.Callsign != w.Flight:
+				bad = append(bad, hex+" callsign "+g.Callsign+" ≠ "+w.Flight)
+			case w.Lat != nil && (g.Lat == nil ||
+				!amongPositions(strconv.FormatFloat(*g.Lat, 'f', 5, 64)+","+strconv.FormatFloat(*g.Lon, 'f', 5, 64), dPos[strings.ToUpper(hex)])):
+				bad = append(bad, hex+" position "+fmtp(g.Lat)+","+fmtp(g.Lon)+" is not one dump1090 sent")
+			}
+		}
+		sort.Strings(bad)
+		return strings.Join(bad, "; ")
+	}
+	deadline = time.Now().Add(15 * time.Second)
+	for {
+		time.Sleep(500 * time.Millisecond)
+		want = readAircraft(t, filepath.Join(dDir, "aircraft.json"))
+		dPos, _, _ = sbsLines(t, dStream.bytes())
+		_, body := get(t, base+"/v1/tracks?limit=1000")
+		var out struct {
+			Tracks []trackJ `json:"tracks"`
+		}
+		_ = json.Unmarshal(body, &out)
+		tracks = out.Tracks
+		why := agree()
+		if len(want) > 0 && why == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tracks from dump1090's SBS disagree with its aircraft.json: %s", why)
+		}
+	}
+	t.Logf("%d tracks from dump1090's SBS output, %d aircraft in its aircraft.json", len(tracks), len(want))
+}
+
+// feedFast writes the capture in 2 kB pieces every 10 ms (about 55 times
+// faster than received, slow enough for dump1090 to send all its SBS
+// lines).
+func feedFast(t *testing.T, capture []byte, c net.Conn) {
+	t.Helper()
+	for off := 0; off < len(capture); off += 2048 {
+		if _, err := c.Write(capture[off:min(off+2048, len(capture))]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
