@@ -71,6 +71,7 @@ func newRig(t *testing.T) *rig {
 			go func() { defer wg.Done(); _ = w.Run(ctx) }()
 		}
 	}
+	startOutputs(ctx, t, b) // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
 	cons := fusion.NewConsumer(b.JS, store, nopLog(), reg)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = cons.Run(ctx) }()
