@@ -142,8 +142,9 @@ func flight(t *events.Track) string {
 }
 
 func appendKinematics(b []byte, t *events.Track) []byte {
+	geom := t.AltKind != "baro" && t.AltKind != "" // geo, msl: geometric
 	if t.AltM != nil {
-		if t.AltKind == "geo" {
+		if geom {
 			b = append(b, `,"alt_geom":`...)
 		} else {
 			b = append(b, `,"alt_baro":`...)
@@ -159,7 +160,7 @@ func appendKinematics(b []byte, t *events.Track) []byte {
 		b = strconv.AppendFloat(b, *t.HeadingDeg, 'f', -1, 64)
 	}
 	if t.VRateMps != nil {
-		if t.AltKind == "geo" {
+		if geom {
 			b = append(b, `,"geom_rate":`...)
 		} else {
 			b = append(b, `,"baro_rate":`...)
