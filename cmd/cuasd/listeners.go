@@ -41,6 +41,9 @@ func (s *service) bindListeners(context.Context) error {
 			return err
 		}
 	}
+	if err := probeReadsbListeners(s.cfg); err != nil { // issue 21: the outputs bind when they start
+		return err
+	}
 	s.sources, err = inputSources(s.cfg, s)
 	return err
 }

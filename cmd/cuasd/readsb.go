@@ -49,6 +49,24 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 	return outs, nil
 }
 
+// probeReadsbListeners checks, with the other listeners and before the
+// data directory is touched, that the output addresses are free and the
+// receiver location reads; the outputs bind them when they start.
+func probeReadsbListeners(cfg config) error {
+	if _, _, err := parseLocation(cfg.ReceiverLocation); err != nil {
+		return err
+	}
+	for _, l := range []struct{ flag, addr string }{{"--sbs-listen", cfg.SBSListen}, {"--beast-out-listen", cfg.BeastOutListen}} {
+		if l.addr == "" {
+			continue
+		}
+		if err := probeFree(l.flag, l.addr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // parseLocation reads --receiver-location "LAT,LON" (empty: none).
 func parseLocation(v string) (lat, lon *float64, err error) {
 	if strings.TrimSpace(v) == "" {

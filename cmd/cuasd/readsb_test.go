@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -566,5 +567,31 @@ func feedFast(t *testing.T, capture []byte, c net.Conn) {
 			t.Fatal(err)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestReadsbFlagsFailAtStart: an output address in use, or a receiver
+// location that does not read, stops the start with a message naming the
+// flag.
+func TestReadsbFlagsFailAtStart(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sbs-listen", busy.Addr().String()}, "--sbs-listen"},
+		{[]string{"--beast-out-listen", busy.Addr().String()}, "--beast-out-listen"},
+		{[]string{"--receiver-location", "north"}, "--receiver-location"},
+	} {
+		var stderr bytes.Buffer
+		args := append([]string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off"}, c.args...)
+		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error()+stderr.String(), c.want) {
+			t.Errorf("%v: err %v, stderr %q; want a start-up error naming %s", c.args, err, stderr.String(), c.want)
+		}
 	}
 }
