@@ -50,7 +50,12 @@ type sent struct {
 	hasAlt           bool
 	gs, trk, vr      int64
 	hasVel           bool
+	heard            time.Time
 }
+
+// forgetAfter drops what was sent of a track whose events stopped without
+// a track.lost (live tracks are announced every events.KeepAlive).
+const forgetAfter = 2 * time.Minute
 
 // Encoder turns track events into SBS lines. It is not safe for
 // concurrent use.
@@ -58,6 +63,20 @@ type Encoder struct {
 	// Drones includes Remote ID and MAVLink tracks ("~" addresses).
 	Drones bool
 	last   map[string]*sent
+	swept  time.Time
+}
+
+// sweep forgets tracks not heard for forgetAfter, once a minute.
+func (e *Encoder) sweep(now time.Time) {
+	if now.Sub(e.swept) < time.Minute {
+		return
+	}
+	e.swept = now
+	for id, s := range e.last {
+		if now.Sub(s.heard) > forgetAfter {
+			delete(e.last, id)
+		}
+	}
 }
 
 // AppendEvent appends the lines a track event calls for to b, logged at
@@ -74,11 +93,13 @@ func (e *Encoder) AppendEvent(b []byte, ev *events.TrackEvent, now time.Time) []
 	if ev.Type != events.TypeTrackUpdate || (!e.Drones && !strings.HasPrefix(t.TrackID, "adsb:")) {
 		return b
 	}
+	e.sweep(now)
 	s := e.last[t.TrackID]
 	if s == nil {
 		s = &sent{}
 		e.last[t.TrackID] = s
 	}
+	s.heard = now
 	l := line{hex: strings.ToUpper(readsbjson.Hex(t)), gen: t.LastSeen, now: now}
 	if t.Callsign != "" && t.Callsign != s.callsign {
 		s.callsign = t.Callsign

@@ -128,3 +128,18 @@ func BenchmarkAppendEvent(b *testing.B) {
 		b.Fatal("no position line")
 	}
 }
+
+func TestEncoderForgetsSilentTracks(t *testing.T) {
+	var e Encoder
+	tr := events.Track{TrackID: "adsb:4CA1FA", ICAO: "4CA1FA", Lat: ptr(52.0), Lon: ptr(-6.0), LastSeen: t0}
+	e.AppendEvent(nil, update(tr), t0)
+	other := events.Track{TrackID: "adsb:4CA1FB", ICAO: "4CA1FB", LastSeen: t0}
+	e.AppendEvent(nil, update(other), t0.Add(forgetAfter+2*time.Minute))
+	if len(e.last) != 1 || e.last["adsb:4CA1FB"] == nil {
+		t.Fatalf("remembered %d tracks, want only the one still heard", len(e.last))
+	}
+	// Forgotten, the track's position is sent again when it comes back.
+	if got := string(e.AppendEvent(nil, update(tr), t0.Add(forgetAfter+2*time.Minute))); !strings.HasPrefix(got, "MSG,3,") {
+		t.Fatalf("returning track: %q", got)
+	}
+}
