@@ -13,6 +13,11 @@ import (
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
+// MaxClients bounds the clients of one Broadcast: each holds a queue and
+// two goroutines, so an unbounded number would let anyone who can connect
+// exhaust memory.
+const MaxClients = 64
+
 // writeTimeout bounds one write to a stream client: a client that takes
 // longer is dead or stuck, and is disconnected.
 const writeTimeout = 30 * time.Second
@@ -91,6 +96,11 @@ func (b *Broadcast) Serve(ctx context.Context) error {
 				continue
 			}
 			return &Error{Op: "accept", Err: err}
+		}
+		if b.Clients() >= MaxClients {
+			b.log.Warn("stream client refused: too many clients", "listen", b.ln.Addr().String(), "peer", conn.RemoteAddr().String(), "max", MaxClients)
+			conn.Close()
+			continue
 		}
 		wg.Add(1)
 		go func() {
