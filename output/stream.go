@@ -35,6 +35,7 @@ type Broadcast struct {
 	mu      sync.Mutex
 	clients map[*Queue[[]byte]]struct{}
 	dropped atomic.Uint64 // by clients that have gone
+	active  atomic.Int32  // connections being served
 }
 
 // ListenBroadcast binds addr now (so an address in use is a start-up
@@ -97,14 +98,16 @@ func (b *Broadcast) Serve(ctx context.Context) error {
 			}
 			return &Error{Op: "accept", Err: err}
 		}
-		if b.Clients() >= MaxClients {
+		if b.active.Load() >= MaxClients {
 			b.log.Warn("stream client refused: too many clients", "listen", b.ln.Addr().String(), "peer", conn.RemoteAddr().String(), "max", MaxClients)
 			conn.Close()
 			continue
 		}
+		b.active.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer b.active.Add(-1)
 			b.serveClient(ctx, conn)
 		}()
 	}
