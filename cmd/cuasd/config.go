@@ -111,6 +111,7 @@ type config struct {
 	JSONDir          string `yaml:"json-dir"`
 	ReadsbJSON       bool   `yaml:"readsb-json"`
 	ReadsbDrones     bool   `yaml:"readsb-drones"`
+	ReadsbFrames     bool   `yaml:"readsb-frames"`
 	ReceiverLocation string `yaml:"receiver-location"`
 	SBSListen        string `yaml:"sbs-listen"`
 	SBSConnect       string `yaml:"sbs-connect"`
@@ -146,6 +147,7 @@ func defaultConfig() config {
 		ShutdownWait: duration(15 * time.Second),
 		ReadsbJSON:   true,
 		ReadsbDrones: true,
+		ReadsbFrames: true,
 	}
 }
 
@@ -199,6 +201,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.JSONDir, "json-dir", c.JSONDir, "write readsb's aircraft.json, receiver.json, stats.json and history_N.json to this directory every second (readsb --write-json)")
 	fs.BoolVar(&c.ReadsbJSON, "readsb-json", c.ReadsbJSON, "serve readsb's JSON documents at {base}/data/*.json (for tar1090)")
 	fs.BoolVar(&c.ReadsbDrones, "readsb-drones", c.ReadsbDrones, "list Remote ID and MAVLink tracks in the readsb JSON and SBS outputs as ~hex entries")
+	fs.BoolVar(&c.ReadsbFrames, "readsb-frames", c.ReadsbFrames, "count each aircraft's messages and rssi in aircraft.json from the raw Mode S frames, as readsb does (else: the track's observations)")
 	fs.StringVar(&c.ReceiverLocation, "receiver-location", c.ReceiverLocation, "`LAT,LON` of the receiver for receiver.json (tar1090 centres on it)")
 	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on this address (like readsb's 30003)")
 	fs.StringVar(&c.SBSConnect, "sbs-connect", c.SBSConnect, "read SBS BaseStation lines from this address (a decoder's 30003, VRS), reconnecting")

@@ -21,7 +21,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		w, err := readsbjson.New(readsbjson.Config{Dir: cfg.JSONDir, Drones: cfg.ReadsbDrones, Lat: lat, Lon: lon,
+		w, err := readsbjson.New(readsbjson.Config{Dir: cfg.JSONDir, Drones: cfg.ReadsbDrones, Frames: cfg.ReadsbFrames, Lat: lat, Lon: lon,
 			Version: version(), Log: s.log})
 		if err != nil {
 			return nil, fmt.Errorf("--json-dir: %w", err)

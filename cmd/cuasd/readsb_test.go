@@ -172,6 +172,7 @@ type acEntry struct {
 	Lat      *float64 `json:"lat"`
 	Lon      *float64 `json:"lon"`
 	Messages int      `json:"messages"`
+	RSSI     *float64 `json:"rssi"`
 }
 
 func readAircraft(t *testing.T, path string) map[string]acEntry {
@@ -265,11 +266,9 @@ func TestReadsbOutputsAgainstDump1090(t *testing.T) {
 // dump1090 knows a callsign, altitude or position of is in cuasd's list
 // with the same callsign, altitude (±50 ft: dump1090-mutability's
 // aircraft.json keeps the last ADS-B altitude over a newer Mode S reply's,
-// which its SBS MSG,5 and cuasd report), ground speed (±1 kt) and
-// position (±0.0001°; cuasd also places aircraft whose NUCp 0 positions
-// dump1090-mutability leaves undecoded, which the SBS check covers), with
-// at most as many messages. It returns what
-// disagrees ("" when all agree).
+// which its SBS MSG,5 and cuasd report), ground speed (±1 kt), position
+// (±0.0001°), the same number of messages and the same rssi (±0.15 dB).
+// It returns what disagrees ("" when all agree).
 func aircraftAgree(want, got map[string]acEntry) string {
 	var bad []string
 	near := func(a, b *float64, tol float64) bool {
@@ -291,8 +290,10 @@ func aircraftAgree(want, got map[string]acEntry) string {
 			bad = append(bad, hex+" gs "+fmtp(g.GS)+" ≠ "+fmtp(w.GS))
 		case w.Lat != nil && (!near(g.Lat, w.Lat, 1e-4) || !near(g.Lon, w.Lon, 1e-4)):
 			bad = append(bad, hex+" position "+fmtp(g.Lat)+","+fmtp(g.Lon)+" ≠ "+fmtp(w.Lat)+","+fmtp(w.Lon))
-		case g.Messages > w.Messages || g.Messages == 0:
+		case g.Messages != w.Messages:
 			bad = append(bad, hex+" messages "+strconv.Itoa(g.Messages)+" vs "+strconv.Itoa(w.Messages))
+		case !near(g.RSSI, w.RSSI, 0.15):
+			bad = append(bad, hex+" rssi "+fmtp(g.RSSI)+" ≠ "+fmtp(w.RSSI))
 		}
 	}
 	sort.Strings(bad)
@@ -313,8 +314,7 @@ func logMessageCounts(t *testing.T, want, got map[string]acEntry) {
 		w += a.Messages
 		g += got[hex].Messages
 	}
-	t.Logf("aircraft: dump1090 %d, cuasd %d; messages: dump1090 %d, cuasd %d (cuasd counts the messages that carry state: no DF11 all-call replies)",
-		len(want), len(got), w, g)
+	t.Logf("aircraft: dump1090 %d, cuasd %d; messages: dump1090 %d, cuasd %d", len(want), len(got), w, g)
 }
 
 // sbsLines groups the MSG lines of an SBS stream by transmission type and

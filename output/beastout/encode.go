@@ -71,8 +71,16 @@ func (f *Filter) Pass(typ byte, data []byte, now int64) bool {
 	if f.All || typ == bus.BeastModeAC {
 		return true
 	}
+	_, ok := f.Address(data, now)
+	return ok
+}
+
+// Address returns the address of a Mode S frame that passes the CRC rule
+// (whatever All says), remembering addresses announced by checked frames.
+// It is how readsb counts an aircraft's messages.
+func (f *Filter) Address(data []byte, now int64) (uint32, bool) {
 	if len(data) != 7 && len(data) != 14 {
-		return false
+		return 0, false
 	}
 	if f.known == nil {
 		f.known = make(map[uint32]int64)
@@ -83,23 +91,23 @@ func (f *Filter) Pass(typ byte, data []byte, now int64) bool {
 	switch df {
 	case 17, 18:
 		if syn != 0 || len(data) != 14 {
-			return false
+			return 0, false
 		}
 		if df == 17 {
 			f.known[aa] = now
 		}
-		return true
+		return aa, true
 	case 11:
 		if syn&^0x7f != 0 {
-			return false // the parity is overlaid with a 7-bit II/SI code at most
+			return 0, false // the parity is overlaid with a 7-bit II/SI code at most
 		}
 		f.known[aa] = now
-		return true
+		return aa, true
 	case 0, 4, 5, 16, 20, 21:
 		t, ok := f.known[syn]
-		return ok && now-t <= knownTTL
+		return syn, ok && now-t <= knownTTL
 	}
-	return false
+	return 0, false
 }
 
 // Expire forgets addresses not heard for a minute before now, bounding

@@ -79,6 +79,18 @@ func validCategory(c string) bool {
 // AppendAircraft appends the readsb aircraft.json entry of t, as seen at
 // now, to b. Fields the track does not know are left out, as readsb does.
 func AppendAircraft(b []byte, t *events.Track, now time.Time) []byte {
+	return appendAircraft(b, t, now, nil)
+}
+
+// acCounts are an aircraft's frame counts (nil: use the track's
+// observations, and no rssi).
+type acCounts struct {
+	messages uint64
+	rssi     float64
+	hasRSSI  bool
+}
+
+func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byte {
 	adsb := isADSB(t)
 	b = append(b, `{"hex":`...)
 	b = appendString(b, Hex(t))
@@ -114,7 +126,15 @@ func AppendAircraft(b []byte, t *events.Track, now time.Time) []byte {
 	}
 	b = appendPosition(b, t, now)
 	b = append(b, `,"mlat":[],"tisb":[],"messages":`...)
-	b = strconv.AppendUint(b, t.Observations, 10)
+	if c != nil {
+		b = strconv.AppendUint(b, c.messages, 10)
+		if c.hasRSSI {
+			b = append(b, `,"rssi":`...)
+			b = strconv.AppendFloat(b, c.rssi, 'f', 1, 64)
+		}
+	} else {
+		b = strconv.AppendUint(b, t.Observations, 10)
+	}
 	b = append(b, `,"seen":`...)
 	b = appendSeconds(b, now.Sub(t.LastSeen))
 	return append(b, '}')

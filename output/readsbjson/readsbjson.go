@@ -51,6 +51,11 @@ type Config struct {
 	Log     *slog.Logger
 	// Interval is how often the documents are written (1 s, as readsb).
 	Interval time.Duration
+	// Frames counts each aircraft's messages and signal level (rssi) from
+	// the raw Mode S frames (cuas.raw.adsb.>), as readsb does, instead of
+	// the track's observations, which leave out the messages that change
+	// nothing (DF11 all-call replies).
+	Frames bool
 	// HistoryEvery and HistoryLen: a history_N.json snapshot every 30 s,
 	// the last 120 kept (an hour of trails), as readsb.
 	HistoryEvery time.Duration
@@ -77,6 +82,9 @@ type Writer struct {
 	stats    stats
 	histN    int // history snapshots taken
 	lastHist time.Time
+
+	frames      *frameCounter // nil unless cfg.Frames
+	framesTotal uint64        // frames.total at the last Flush
 }
 
 // New returns a Writer, creating cfg.Dir when set.
@@ -99,6 +107,9 @@ func New(cfg Config) (*Writer, error) {
 		}
 	}
 	w := &Writer{cfg: cfg, tracks: map[string]*entry{}, docs: map[string][]byte{}}
+	if cfg.Frames {
+		w.frames = &frameCounter{}
+	}
 	w.docs["receiver.json"] = w.receiver()
 	return w, nil
 }
@@ -127,6 +138,13 @@ func (w *Writer) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 		return &Error{Op: "subscribe", Err: err}
 	}
 	defer unsub()
+	if w.frames != nil {
+		unsubRaw, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) { w.frames.add(m, time.Now().UnixNano()) })
+		if err != nil {
+			return &Error{Op: "subscribe", Err: err}
+		}
+		defer unsubRaw()
+	}
 	tick := time.NewTicker(w.cfg.Interval)
 	defer tick.Stop()
 	if err := w.Flush(time.Now()); err != nil {
@@ -177,7 +195,7 @@ func (w *Writer) handle(data []byte, now time.Time) {
 		w.tracks[id] = e
 		w.stats.cur.tracks++
 	}
-	w.stats.count(&e.t, &ev.Track)
+	w.stats.count(&e.t, &ev.Track, w.frames == nil || !isADSB(&ev.Track))
 	e.t, e.heard = ev.Track, now
 }
 
@@ -188,6 +206,12 @@ func (w *Writer) Flush(now time.Time) error {
 		if now.Sub(e.heard) > staleAfter {
 			delete(w.tracks, id)
 		}
+	}
+	if w.frames != nil {
+		w.frames.sweep(now.UnixNano())
+		total := w.frames.totalMessages()
+		w.stats.addMessages(total - w.framesTotal)
+		w.framesTotal = total
 	}
 	ac := w.aircraft(now)
 	w.docs["aircraft.json"] = ac
@@ -242,9 +266,22 @@ func (w *Writer) aircraft(now time.Time) []byte {
 		} else {
 			b = append(b, '\n')
 		}
-		b = AppendAircraft(b, t, now)
+		b = appendAircraft(b, t, now, w.countsOf(t))
 	}
 	return append(b, "\n]}\n"...)
+}
+
+// countsOf returns the frame counts of an ICAO track, nil when frames are
+// not counted or the track is not an ICAO aircraft.
+func (w *Writer) countsOf(t *events.Track) *acCounts {
+	if w.frames == nil || t.ICAO == "" {
+		return nil
+	}
+	m, rssi, hasRSSI, ok := w.frames.lookup(t.ICAO)
+	if !ok {
+		return &acCounts{messages: t.Observations}
+	}
+	return &acCounts{messages: m, rssi: rssi, hasRSSI: hasRSSI}
 }
 
 // receiver builds receiver.json; w.mu is held (or w is new).

@@ -1,6 +1,8 @@
 package readsbjson
 
 import (
+	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/events"
 )
 
@@ -201,4 +207,42 @@ func BenchmarkAppendAircraft(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		buf = AppendAircraft(buf[:0], &tr, t0)
 	}
+}
+
+func TestFrameCounts(t *testing.T) {
+	w, _ := New(Config{Frames: true})
+	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000") // 4CA1FA, airborne position
+	df17 = parity(df17, 0)
+	bad := bytes.Clone(df17)
+	bad[6] ^= 0x10
+	df11 := parity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
+	df4 := parity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
+	body := bus.AppendBeast(nil, '1', 1, 255, []byte{1, 2}) // Mode A/C: no address, not counted
+	body = bus.AppendBeast(body, '2', 2, 255, df4)          // before any checked frame: not counted
+	body = bus.AppendBeast(body, '3', 3, 128, df17)
+	body = bus.AppendBeast(body, '3', 4, 128, bad)
+	body = bus.AppendBeast(body, '2', 5, 128, df11)
+	body = bus.AppendBeast(body, '2', 6, 128, df4)
+	w.frames.add(&nats.Msg{Data: body, Header: nats.Header{bus.HeaderFraming: {bus.FramingBeast}}}, t0.UnixNano())
+	tr := aircraftTrack()
+	w.handle(event(events.TypeTrackUpdate, tr), t0)
+	_ = w.Flush(t0)
+	d, _ := w.Document("aircraft.json")
+	ac := decodeAircraft(t, d)
+	if len(ac) != 1 || ac[0]["messages"] != 3.0 || ac[0]["rssi"] != -6.0 {
+		t.Fatalf("aircraft %v, want 3 messages at -6.0 dBFS", ac)
+	}
+	var top struct{ Messages float64 }
+	_ = json.Unmarshal(d, &top)
+	if top.Messages != 3 {
+		t.Fatalf("total messages %v, want 3 (the frames, not the track's observations)", top.Messages)
+	}
+}
+
+// parity sets a frame's parity field (its last 3 bytes) to its CRC XOR ap.
+func parity(f []byte, ap uint32) []byte {
+	n := len(f)
+	p := adsb.CRC24(f[:n-3]) ^ ap
+	f[n-3], f[n-2], f[n-1] = byte(p>>16), byte(p>>8), byte(p)
+	return f
 }

@@ -30,19 +30,26 @@ type stats struct {
 	total counts
 }
 
-// count adds what an update of a track tells (messages since the last
-// update, a new position).
-func (s *stats) count(prev, next *events.Track) {
-	d := next.Observations
-	if next.Observations >= prev.Observations {
-		d -= prev.Observations
+// count adds what an update of a track tells: a new position, and, when
+// messages is set, the messages since the last update.
+func (s *stats) count(prev, next *events.Track, messages bool) {
+	if messages {
+		d := next.Observations
+		if next.Observations >= prev.Observations {
+			d -= prev.Observations
+		}
+		s.addMessages(d)
 	}
-	s.cur.messages += d
-	s.total.messages += d
 	if next.Lat != nil && next.Lon != nil && (prev.Lat == nil || prev.Lon == nil || *prev.Lat != *next.Lat || *prev.Lon != *next.Lon) {
 		s.cur.positions++
 		s.total.positions++
 	}
+}
+
+// addMessages counts n messages.
+func (s *stats) addMessages(n uint64) {
+	s.cur.messages += n
+	s.total.messages += n
 }
 
 // roll closes the current minute when it is over.
