@@ -246,3 +246,22 @@ func parity(f []byte, ap uint32) []byte {
 	f[n-3], f[n-2], f[n-1] = byte(p>>16), byte(p>>8), byte(p)
 	return f
 }
+
+func BenchmarkFrameCount(b *testing.B) {
+	// One receiver batch of 512 frames (DF17 and DF11 of one aircraft).
+	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000")
+	df17 = parity(df17, 0)
+	df11 := parity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
+	var body []byte
+	for i := 0; i < 256; i++ {
+		body = bus.AppendBeast(body, '3', uint64(i), 100, df17)
+		body = bus.AppendBeast(body, '2', uint64(i), 100, df11)
+	}
+	m := &nats.Msg{Data: body, Header: nats.Header{bus.HeaderFraming: {bus.FramingBeast}}}
+	var c frameCounter
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.add(m, 1)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/frame")
+}
