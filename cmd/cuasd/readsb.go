@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/cuasd/cuasd/httpapi"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/beastout"
@@ -34,6 +36,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, listenError("--sbs-listen", cfg.SBSListen, err)
 		}
+		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	if cfg.BeastOutListen != "" {
@@ -41,12 +44,31 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, listenError("--beast-out-listen", cfg.BeastOutListen, err)
 		}
+		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	if cfg.BeastOutConnect != "" {
-		outs = append(outs, beastout.Connect(cfg.BeastOutConnect, cfg.BeastOutAll, s.log))
+		o := beastout.Connect(cfg.BeastOutConnect, cfg.BeastOutAll, s.log)
+		s.countDrops(o)
+		outs = append(outs, o)
 	}
 	return outs, nil
+}
+
+// countDrops exposes what a streaming output dropped for slow or absent
+// clients as cuasd_output_dropped_total{output}.
+func (s *service) countDrops(o interface {
+	Name() string
+	Dropped() uint64
+}) {
+	c := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name:        "cuasd_output_dropped_total",
+		Help:        "Chunks (raw messages' Beast records, SBS lines of a track event) a streaming output dropped for slow or absent clients.",
+		ConstLabels: prometheus.Labels{"output": o.Name()},
+	}, func() float64 { return float64(o.Dropped()) })
+	if err := s.reg.Register(c); err != nil {
+		s.log.Warn("output drop counter not registered", "output", o.Name(), "err", err)
+	}
 }
 
 // probeReadsbListeners checks, with the other listeners and before the

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -216,7 +217,7 @@ func TestReadsbOutputsAgainstDump1090(t *testing.T) {
 	dDir, cDir := t.TempDir(), t.TempDir()
 	dBI, dSBS, dBO := startDump1090(t, dDir)
 	cSBS, cBO := freeAddr(t), freeAddr(t)
-	_, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0", "--track-ttl", "10m", "--json-dir", cDir,
+	base, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0", "--track-ttl", "10m", "--json-dir", cDir,
 		"--sbs-listen", cSBS, "--beast-out-listen", cBO, "--readsb-drones=false")
 	defer stop()
 	var cBI string
@@ -260,6 +261,17 @@ func TestReadsbOutputsAgainstDump1090(t *testing.T) {
 	logMessageCounts(t, want, got)
 	checkSBS(t, streams["dSBS"].bytes(), streams["cSBS"].bytes())
 	checkBeastOut(t, capture, streams["dBO"].bytes(), streams["cBO"].bytes())
+	// Clients that kept up lost nothing, and the count says so.
+	u, _ := url.Parse(base)
+	_, metrics := get(t, u.Scheme+"://"+u.Host+"/metrics")
+	for _, o := range []string{"sbs-listen " + cSBS, "beast-out-listen " + cBO} {
+		if !bytes.Contains(metrics, []byte(`cuasd_output_dropped_total{output="`+o+`"} 0`)) {
+			t.Errorf("/metrics has no zero cuasd_output_dropped_total for %s", o)
+		}
+	}
+	if !bytes.Contains(metrics, []byte(`cuasd_modeac_frames_total{adapter="beast-listen"} 5026`)) {
+		t.Errorf("/metrics does not count the capture's 5026 Mode A/C replies")
+	}
 }
 
 // aircraftAgree compares cuasd's aircraft with dump1090's: every aircraft
