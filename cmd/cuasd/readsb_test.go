@@ -259,6 +259,15 @@ func TestReadsbOutputsAgainstDump1090(t *testing.T) {
 		t.Errorf("aircraft.json: %s", why)
 	}
 	logMessageCounts(t, want, got)
+	// The same document over HTTP, for tar1090.
+	resp, body := get(t, base+"/data/aircraft.json")
+	var httpDoc struct {
+		Aircraft []acEntry `json:"aircraft"`
+	}
+	if resp.StatusCode != 200 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || json.Unmarshal(body, &httpDoc) != nil ||
+		len(httpDoc.Aircraft) != len(got) {
+		t.Errorf("GET {base}/data/aircraft.json: %d, %d aircraft (file: %d): %.200s", resp.StatusCode, len(httpDoc.Aircraft), len(got), body)
+	}
 	checkSBS(t, streams["dSBS"].bytes(), streams["cSBS"].bytes())
 	checkBeastOut(t, capture, streams["dBO"].bytes(), streams["cBO"].bytes())
 	// Clients that kept up lost nothing, and the count says so.
