@@ -18,7 +18,66 @@ const (
 	// FramingHexLines: the body is text, one frame per line as hex
 	// (blank lines ignored) — publishable with the plain `nats` CLI.
 	FramingHexLines = "hexlines"
+	// FramingBeast: the body is a batch of Beast records as a receiver
+	// sent them but without the 0x1a sync byte and escaping: a type byte
+	// ('1' Mode A/C, 2 data bytes; '2' Mode S short, 7; '3' Mode S long,
+	// 14), the 6-byte big-endian 12 MHz timestamp, the signal byte, the
+	// data. It keeps what lp loses (the receiver's timestamp and signal
+	// level, and the Mode A/C replies), so a Beast relay can forward
+	// frames unchanged (issue 21). Decoders see the Mode S data only.
+	FramingBeast = "beast"
 )
+
+// Beast record types of FramingBeast (as on the wire).
+const (
+	BeastModeAC     = '1'
+	BeastModeSShort = '2'
+	BeastModeSLong  = '3'
+)
+
+// BeastDataLen is the data length of a Beast record type, 0 when the type
+// is unknown.
+func BeastDataLen(typ byte) int {
+	switch typ {
+	case BeastModeAC:
+		return 2
+	case BeastModeSShort:
+		return 7
+	case BeastModeSLong:
+		return 14
+	}
+	return 0
+}
+
+// AppendBeast appends one record to a FramingBeast batch. data must have
+// the length of typ (BeastDataLen).
+func AppendBeast(batch []byte, typ byte, ts uint64, signal byte, data []byte) []byte {
+	batch = append(batch, typ, byte(ts>>40), byte(ts>>32), byte(ts>>24), byte(ts>>16), byte(ts>>8), byte(ts), signal)
+	return append(batch, data...)
+}
+
+// EachBeast calls fn with every record of a FramingBeast body, Mode A/C
+// included. data aliases body. It does not allocate.
+func EachBeast(body []byte, fn func(typ byte, ts uint64, signal byte, data []byte) error) error {
+	for i := 0; len(body) > 0; i++ {
+		n := BeastDataLen(body[0])
+		if n == 0 {
+			return fmt.Errorf("%w: beast record %d has type 0x%02x", ErrFraming, i, body[0])
+		}
+		if len(body) < 8+n {
+			return fmt.Errorf("%w: beast record %d is cut short (%d of %d bytes)", ErrFraming, i, len(body), 8+n)
+		}
+		if i >= MaxFramesPerMessage {
+			return fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
+		}
+		ts := uint64(body[1])<<40 | uint64(body[2])<<32 | uint64(body[3])<<24 | uint64(body[4])<<16 | uint64(body[5])<<8 | uint64(body[6])
+		if err := fn(body[0], ts, body[7], body[8:8+n]); err != nil {
+			return err
+		}
+		body = body[8+n:]
+	}
+	return nil
+}
 
 // MaxFramesPerMessage bounds a batch so one message cannot monopolise a
 // decoder worker.
@@ -36,6 +95,15 @@ func EachFrame(framing string, body []byte, scratch []byte, fn func(i int, frame
 		return scratch, fn(0, body)
 	case FramingLP:
 		return scratch, eachLP(body, fn)
+	case FramingBeast:
+		i := 0
+		return scratch, EachBeast(body, func(typ byte, _ uint64, _ byte, data []byte) error {
+			if typ == BeastModeAC {
+				return nil // no address: nothing a decoder can use
+			}
+			i++
+			return fn(i-1, data)
+		})
 	case FramingHexLines:
 		return eachHexLine(body, scratch, fn)
 	}

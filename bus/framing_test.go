@@ -47,6 +47,7 @@ func TestEachFrame(t *testing.T) {
 func FuzzEachFrame(f *testing.F) {
 	f.Add("lp", AppendLP(nil, []byte{1, 2}))
 	f.Add("hexlines", []byte("8D406B902015A678D4D220AA4BDA\n"))
+	f.Add("beast", AppendBeast(nil, BeastModeSShort, 1, 2, []byte{0x5d, 1, 2, 3, 4, 5, 6}))
 	f.Fuzz(func(t *testing.T, framing string, body []byte) {
 		total := 0
 		_, _ = EachFrame(framing, body, nil, func(i int, fr []byte) error { total += len(fr); return nil })
@@ -74,5 +75,38 @@ func TestObsPartition(t *testing.T) {
 	}
 	if ObsPartition("") != int(uint32(2166136261)%ObsPartitions) {
 		t.Fatal("the empty key must hash to the FNV offset basis")
+	}
+}
+
+func TestBeastFraming(t *testing.T) {
+	long := []byte{0x8d, 0x40, 0x6b, 0x90, 0x20, 0x15, 0xa6, 0x78, 0xd4, 0xd2, 0x20, 0xaa, 0x4b, 0xda}
+	b := AppendBeast(nil, BeastModeAC, 0x1a1a1a1a1a1a, 0x1a, []byte{0x12, 0x34})
+	b = AppendBeast(b, BeastModeSLong, 0x0000_0102_0304, 200, long)
+	type rec struct {
+		typ  byte
+		ts   uint64
+		sig  byte
+		data []byte
+	}
+	var recs []rec
+	if err := EachBeast(b, func(typ byte, ts uint64, sig byte, data []byte) error {
+		recs = append(recs, rec{typ, ts, sig, bytes.Clone(data)})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[0].ts != 0x1a1a1a1a1a1a || recs[0].sig != 0x1a || !bytes.Equal(recs[0].data, []byte{0x12, 0x34}) ||
+		recs[1].typ != BeastModeSLong || recs[1].ts != 0x01020304 || recs[1].sig != 200 || !bytes.Equal(recs[1].data, long) {
+		t.Fatalf("records %+v", recs)
+	}
+	// Decoders get the Mode S frame only, indexed from 0.
+	got, err := collect(t, FramingBeast, b)
+	if err != nil || len(got) != 1 || !bytes.Equal(got[0], long) {
+		t.Fatalf("frames %x %v", got, err)
+	}
+	for _, bad := range [][]byte{b[:len(b)-1], append(bytes.Clone(b), '4', 0, 0, 0, 0, 0, 0, 0, 0)} {
+		if _, err := collect(t, FramingBeast, bad); !errors.Is(err, ErrFraming) {
+			t.Errorf("beast %x: err %v", bad, err)
+		}
 	}
 }

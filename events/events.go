@@ -137,6 +137,9 @@ type Track struct {
 	// event (every one it holds for a track not announced before), so that
 	// a consumer hears every fix although events come at most once a second.
 	History []Point `json:"history,omitempty"`
+	// PositionTime is when the position was received (readsb's seen_pos
+	// is measured from it); absent without a position.
+	PositionTime *time.Time `json:"position_time,omitempty"`
 	// AirData is what the aircraft's Mode S Comm-B replies (DF20/21) said.
 	AirData *AirData `json:"air_data,omitempty"`
 }

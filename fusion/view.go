@@ -26,6 +26,9 @@ func (t *Track) View(withHistory bool) events.Track {
 	}
 	if t.HasPosition {
 		j.Lat, j.Lon, j.PosMethod = Ptr(Round(t.Lat, 6)), Ptr(Round(t.Lon, 6)), t.PositionMethod
+		if n := len(t.History); n > 0 {
+			j.PositionTime = Ptr(time.Unix(0, t.History[n-1].T).UTC())
+		}
 	}
 	if t.HasAltitude {
 		j.AltM, j.AltKind = Ptr(Round(t.AltM, 1)), t.AltKind

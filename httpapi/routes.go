@@ -40,6 +40,7 @@ func routes(d Deps) http.Handler {
 		r.Get("/healthz", handleHealthz())
 		r.Get("/readyz", handleReadyz(d))
 		r.Get("/openapi.json", handleOpenAPI(d))
+		r.Get("/data/{file}", reader(handleReadsbData(d))) // readsb's documents for tar1090 (issue 21)
 		if d.Web != nil {
 			r.Get("/", d.Web.ServeHTTP)
 			r.Get("/ui/*", d.Web.ServeHTTP)

@@ -42,6 +42,8 @@ type Deps struct {
 	Alerts AlertStore
 	// History reads the recorded track history (issue 20).
 	History HistoryReader
+	// Readsb serves {base}/data/*.json (readsb's documents); nil answers 501.
+	Readsb ReadsbDocuments
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte

@@ -23,6 +23,10 @@ type ModeSFormat string
 const (
 	Beast ModeSFormat = "beast"
 	AVR   ModeSFormat = "avr"
+	// SBS is BaseStation text (readsb's 30003, Virtual Radar Server): MSG
+	// lines, published one line per frame in lp batches; the ADS-B decoder
+	// recognises them by their "MSG," start (issue 21).
+	SBS ModeSFormat = "sbs"
 )
 
 // batchMax and batchDelay bound how many frames, and how long, an adapter
@@ -47,8 +51,8 @@ type ModeSStream struct {
 
 	// Skipped counts bytes that were not part of a frame.
 	Skipped int
-	// ModeAC counts Mode A/C records, which carry no address and are not
-	// published.
+	// ModeAC counts Mode A/C records. They carry no address and are not
+	// decoded; they are published (for Beast out) only in Beast batches.
 	ModeAC int
 }
 
@@ -58,78 +62,124 @@ type batch struct {
 	recv int64
 }
 
-// Run reads r until EOF or ctx ends, publishing every Mode S frame.
+// Run reads r until EOF or ctx ends, publishing every Mode S frame (and,
+// when the sink takes bus.FramingBeast batches, every frame as a Beast
+// record with its timestamp and signal level, zero when the receiver sent
+// none, Mode A/C included).
 func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
-	q := make(chan batch, queueLen)
-	// Published batches' buffers come back for reuse: PublishBatch returns
-	// only once JetStream holds a copy.
-	free := make(chan []byte, 8)
+	b := &batcher{s: s, ctx: ctx, framing: bus.FramingLP, q: make(chan batch, queueLen), free: make(chan []byte, 8)}
+	b.fs, _ = s.Pub.(FramedSink)
+	if b.fs != nil && s.Format != SBS {
+		b.framing = bus.FramingBeast
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		s.publishLoop(ctx, q, free)
+		b.publish()
 	}()
-	var cur batch
-	flush := func() {
-		if cur.n == 0 {
-			return
-		}
-		t := time.NewTimer(queueWait)
-		select {
-		case q <- cur:
-		case <-t.C:
-			s.Pub.Dropped("adsb", s.Adapter, "queue_full", cur.n)
-		case <-ctx.Done():
-		}
-		t.Stop()
-		cur = batch{}
-	}
-	add := func(frame []byte) {
-		if cur.n == 0 {
-			cur.recv = time.Now().UnixNano()
-			select {
-			case cur.body = <-free:
-			default:
-				cur.body = make([]byte, 0, 16*batchMax)
-			}
-		}
-		cur.body = bus.AppendLP(cur.body, frame)
-		cur.n++
-		// The clock is read every 64 frames, not per frame; a quiet link
-		// is flushed by the read deadline (setFlushDeadline) instead.
-		if cur.n >= batchMax || (cur.n&63 == 0 && time.Duration(time.Now().UnixNano()-cur.recv) > batchDelay) {
-			flush()
-		}
-	}
 	var err error
 	switch s.Format {
 	case Beast:
-		err = s.runBeast(ctx, r, add, flush)
+		err = s.runBeast(ctx, r, b.add, b.flush)
 	case AVR:
-		err = s.runAVR(ctx, r, add, flush)
+		err = s.runAVR(ctx, r, b.add, b.flush)
+	case SBS:
+		err = s.runSBS(ctx, r, b.add, b.flush)
 	default:
 		err = errors.New("unknown format " + string(s.Format))
 	}
-	flush()
-	close(q)
+	b.flush()
+	close(b.q)
 	wg.Wait()
 	return err
 }
 
-// publishLoop publishes the batches of q in order and hands their buffers
-// back through free.
-func (s *ModeSStream) publishLoop(ctx context.Context, q <-chan batch, free chan<- []byte) {
-	for b := range q {
-		if _, err := s.Pub.PublishBatch(ctx, s.Adapter, "adsb", s.Sensor, b.body, b.n, b.recv, ""); err != nil {
-			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", b.n, "err", err)
+// batcher collects a stream's frames into batches and hands them to its
+// publishing goroutine.
+type batcher struct {
+	s       *ModeSStream
+	ctx     context.Context
+	fs      FramedSink // nil: the sink takes lp only
+	framing string
+	q       chan batch
+	cur     batch
+	counted int // Mode A/C replies already reported to the sink
+	// free returns published batches' buffers for reuse: the sink answers
+	// only once JetStream holds a copy.
+	free chan []byte
+}
+
+func (b *batcher) publish() {
+	s := b.s
+	for bt := range b.q {
+		var err error
+		if b.framing == bus.FramingLP {
+			_, err = s.Pub.PublishBatch(b.ctx, s.Adapter, "adsb", s.Sensor, bt.body, bt.n, bt.recv, "")
+		} else {
+			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, bt.body, bt.n, bt.recv, "")
+		}
+		if err != nil {
+			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", bt.n, "err", err)
 		}
 		select {
-		case free <- b.body[:0]:
+		case b.free <- bt.body[:0]:
 		default:
 		}
 	}
 }
+
+func (b *batcher) flush() {
+	if b.fs != nil && b.s.ModeAC > b.counted {
+		b.fs.ModeAC(b.s.Adapter, b.s.ModeAC-b.counted)
+		b.counted = b.s.ModeAC
+	}
+	if b.cur.n == 0 {
+		return
+	}
+	t := time.NewTimer(queueWait)
+	select {
+	case b.q <- b.cur:
+	case <-t.C:
+		b.s.Pub.Dropped("adsb", b.s.Adapter, "queue_full", b.cur.n)
+	case <-b.ctx.Done():
+	}
+	t.Stop()
+	b.cur = batch{}
+}
+
+func (b *batcher) add(typ byte, ts uint64, sig byte, frame []byte) {
+	if typ == bus.BeastModeAC {
+		b.s.ModeAC++
+		if b.framing != bus.FramingBeast {
+			return // lp has no way to say what a 2-byte frame is
+		}
+	}
+	cur := &b.cur
+	if cur.n == 0 {
+		cur.recv = time.Now().UnixNano()
+		select {
+		case cur.body = <-b.free:
+		default:
+			cur.body = make([]byte, 0, 24*batchMax)
+		}
+	}
+	if b.framing == bus.FramingBeast {
+		cur.body = bus.AppendBeast(cur.body, typ, ts, sig, frame)
+	} else {
+		cur.body = bus.AppendLP(cur.body, frame)
+	}
+	cur.n++
+	// The clock is read every 64 frames, not per frame; a quiet link is
+	// flushed by the read deadline (setFlushDeadline) instead.
+	if cur.n >= batchMax || (cur.n&63 == 0 && time.Duration(time.Now().UnixNano()-cur.recv) > batchDelay) {
+		b.flush()
+	}
+}
+
+// addFunc takes one frame: its Beast record type, timestamp and signal
+// byte (zero when the format has none) and its bytes.
+type addFunc func(typ byte, ts uint64, sig byte, frame []byte)
 
 // deadliner is implemented by net.Conn: a read deadline lets a quiet
 // connection flush its partial batch.
@@ -159,7 +209,7 @@ func readChunk(r io.Reader, buf []byte, flush func()) (int, error) {
 	return n, err
 }
 
-func (s *ModeSStream) runBeast(ctx context.Context, r io.Reader, add func([]byte), flush func()) error {
+func (s *ModeSStream) runBeast(ctx context.Context, r io.Reader, add addFunc, flush func()) error {
 	buf := make([]byte, 0, 64<<10)
 	chunk := make([]byte, 32<<10)
 	var f adsb.BeastFrame
@@ -177,11 +227,7 @@ func (s *ModeSStream) runBeast(ctx context.Context, r io.Reader, add func([]byte
 				s.Skipped += used
 				continue
 			}
-			if f.Type == adsb.BeastModeAC {
-				s.ModeAC++
-				continue
-			}
-			add(f.Bytes())
+			add(f.Type, f.Timestamp, f.Signal, f.Bytes())
 		}
 		// Keep the unparsed tail at the front of the buffer.
 		buf = buf[:copy(buf, p)]
@@ -199,7 +245,7 @@ func (s *ModeSStream) runBeast(ctx context.Context, r io.Reader, add func([]byte
 	return ctx.Err()
 }
 
-func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add func([]byte), flush func()) error {
+func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add addFunc, flush func()) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var f adsb.AVRFrame
 	var line []byte
@@ -221,11 +267,56 @@ func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add func([]byte),
 		if len(bytes.TrimSpace(line)) > 0 {
 			if perr := adsb.ParseAVR(line, &f); perr != nil {
 				s.Skipped += len(line)
-			} else if f.Len == 2 {
-				s.ModeAC++
 			} else {
-				add(f.Bytes())
+				add(avrType(f.Len), f.Timestamp, f.Signal, f.Bytes())
 			}
+		}
+		line = line[:0]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// avrType is the Beast record type of an AVR frame of n bytes.
+func avrType(n uint8) byte {
+	switch n {
+	case 2:
+		return bus.BeastModeAC
+	case 7:
+		return bus.BeastModeSShort
+	}
+	return bus.BeastModeSLong
+}
+
+// runSBS reads SBS text lines, publishing each MSG line as a frame; other
+// record types (SEL, ID, AIR, STA, CLK) carry nothing a track uses.
+func (s *ModeSStream) runSBS(ctx context.Context, r io.Reader, add addFunc, flush func()) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for ctx.Err() == nil {
+		setFlushDeadline(r)
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if isTimeout(err) {
+			flush()
+			continue
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(line) > 4096 {
+				s.Skipped += len(line)
+				line = line[:0]
+			}
+			continue
+		}
+		if l := bytes.TrimSpace(line); bytes.HasPrefix(l, []byte("MSG,")) {
+			add(0, 0, 0, l)
+		} else {
+			s.Skipped += len(line)
 		}
 		line = line[:0]
 		if err != nil {

@@ -47,6 +47,7 @@ type Publisher struct {
 	js      jetstream.JetStream
 	frames  *prometheus.CounterVec
 	dropped *prometheus.CounterVec
+	modeAC  *prometheus.CounterVec
 	timeout time.Duration
 }
 
@@ -63,10 +64,14 @@ func NewPublisher(js jetstream.JetStream, reg prometheus.Registerer) *Publisher 
 			Name: "cuasd_frames_dropped_total",
 			Help: "Raw frames an adapter could not publish, by protocol, adapter and reason.",
 		}, []string{"protocol", "adapter", "reason"}),
+		modeAC: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_modeac_frames_total",
+			Help: "Mode A/C replies received by the Mode S adapters, by adapter (relayed by Beast out, not decoded).",
+		}, []string{"adapter"}),
 		timeout: 10 * time.Second,
 	}
 	if reg != nil {
-		reg.MustRegister(p.frames, p.dropped)
+		reg.MustRegister(p.frames, p.dropped, p.modeAC)
 	}
 	return p
 }
@@ -149,6 +154,12 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 // publish one twice, and hashing every batch for an id cost about 2% of
 // the pipeline's CPU.
 func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
+	return p.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, batch, n, recvUnixNano, id)
+}
+
+// PublishBatchFramed is PublishBatch with another framing: bus.FramingBeast
+// keeps the receiver's timestamps, signal levels and Mode A/C replies.
+func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
 	subj := bus.RawSubject(protocol, sensor)
 	res := Result{Subject: subj}
 	if n == 0 {
@@ -158,7 +169,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor 
 	defer cancel()
 	now := time.Now().UnixNano()
 	msg := rawMsg(subj, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
-	msg.Header.Set(bus.HeaderFraming, bus.FramingLP)
+	msg.Header.Set(bus.HeaderFraming, framing)
 	fut, err := p.js.PublishMsgAsync(msg)
 	if err != nil {
 		p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(n))
@@ -236,6 +247,11 @@ func (p *Publisher) Declare(c Counters) {
 // example a full buffer or an unparsable stream).
 func (p *Publisher) Dropped(protocol, adapter, reason string, n int) {
 	p.dropped.WithLabelValues(protocol, adapter, reason).Add(float64(n))
+}
+
+// ModeAC counts Mode A/C replies an adapter received.
+func (p *Publisher) ModeAC(adapter string, n int) {
+	p.modeAC.WithLabelValues(adapter).Add(float64(n))
 }
 
 func reasonOf(err error) string {

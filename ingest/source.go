@@ -83,3 +83,15 @@ func PeerSensor(prefix, addr string) string {
 	}
 	return s
 }
+
+// FramedSink is a Sink that can publish batches of another framing than
+// lp (bus.FramingBeast). A Mode S adapter whose sink is not one publishes
+// lp batches, losing the receiver's timestamps and Mode A/C replies.
+type FramedSink interface {
+	Sink
+	PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing string, batch []byte, n int, recvUnixNano int64, id string) (Result, error)
+	// ModeAC counts Mode A/C replies an adapter received.
+	ModeAC(adapter string, n int)
+}
+
+var _ FramedSink = (*Publisher)(nil)

@@ -128,6 +128,17 @@ type config struct {
 	HistoryMaxBytes byteSize `yaml:"history-max-bytes"`
 	// Issue 18: Cursor-on-Target / TAK outputs (cmd/cuasd/cot.go).
 	CoTFlags `yaml:",inline"`
+	// readsb-compatible outputs and the SBS input (issue 21).
+	JSONDir          string `yaml:"json-dir"`
+	ReadsbJSON       bool   `yaml:"readsb-json"`
+	ReadsbDrones     bool   `yaml:"readsb-drones"`
+	ReadsbFrames     bool   `yaml:"readsb-frames"`
+	ReceiverLocation string `yaml:"receiver-location"`
+	SBSListen        string `yaml:"sbs-listen"`
+	SBSConnect       string `yaml:"sbs-connect"`
+	BeastOutListen   string `yaml:"beast-out-listen"`
+	BeastOutConnect  string `yaml:"beast-out-connect"`
+	BeastOutAll      bool   `yaml:"beast-out-all"`
 
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
@@ -159,6 +170,9 @@ func defaultConfig() config {
 		ShutdownWait: duration(15 * time.Second),
 		// Track history (issue 20).
 		History: true, HistoryMaxAge: duration(7 * 24 * time.Hour), HistoryMaxBytes: 8 << 30,
+		ReadsbJSON:   true,
+		ReadsbDrones: true,
+		ReadsbFrames: true,
 	}
 }
 
@@ -215,6 +229,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.HistoryMaxAge, "history-max-age", "delete track history older than `DURATION` (0 = keep)")
 	fs.Var(&c.HistoryMaxBytes, "history-max-bytes", "byte cap `SIZE` of the track history, oldest deleted first (0 = none)")
 	c.cotFlags(fs) // issue 18
+
+	c.readsbFlags(fs) // issue 21
 }
 
 const serveUsage = `Usage:
@@ -375,6 +391,21 @@ type CoTFlags struct {
 	// password is never a flag (it would show in the process list).
 	TAKP12PasswordFile string `yaml:"tak-p12-password-file"`
 	TAKP12Password     string `yaml:"-"`
+}
+
+// readsbFlags are the flags of the readsb-compatible outputs and the SBS
+// input (issue 21).
+func (c *config) readsbFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.JSONDir, "json-dir", c.JSONDir, "write readsb's aircraft.json, receiver.json, stats.json and history_N.json to `DIR` every second (readsb --write-json)")
+	fs.BoolVar(&c.ReadsbJSON, "readsb-json", c.ReadsbJSON, "serve readsb's JSON documents at {base}/data/*.json (for tar1090)")
+	fs.BoolVar(&c.ReadsbDrones, "readsb-drones", c.ReadsbDrones, "list Remote ID and MAVLink tracks in the readsb JSON and SBS outputs as ~hex entries")
+	fs.BoolVar(&c.ReadsbFrames, "readsb-frames", c.ReadsbFrames, "count each aircraft's messages and rssi in aircraft.json from the raw Mode S frames, as readsb does (else: the track's observations)")
+	fs.StringVar(&c.ReceiverLocation, "receiver-location", c.ReceiverLocation, "`LAT,LON` of the receiver for receiver.json (tar1090 centres on it)")
+	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on `HOST:PORT` (like readsb's 30003)")
+	fs.StringVar(&c.SBSConnect, "sbs-connect", c.SBSConnect, "read SBS BaseStation lines from `HOST:PORT` (a decoder's 30003, VRS), reconnecting")
+	fs.StringVar(&c.BeastOutListen, "beast-out-listen", c.BeastOutListen, "serve received frames as Beast on `HOST:PORT` (like readsb's 30005)")
+	fs.StringVar(&c.BeastOutConnect, "beast-out-connect", c.BeastOutConnect, "push received frames as Beast to the aggregator at `HOST:PORT`, reconnecting")
+	fs.BoolVar(&c.BeastOutAll, "beast-out-all", c.BeastOutAll, "relay frames whose CRC does not check too (default: CRC-checked frames only)")
 }
 
 func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {

@@ -131,6 +131,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		MAVLinkKey: s.cfg.mavlinkKey(),
 		Web:        webHandler(s.cfg),
 		Outputs:    s.outputStatus, // issue 18
+		Readsb:     s.readsbDocs(),
 
 		Auth:         auth,
 		RateLimit:    s.cfg.RateLimit,

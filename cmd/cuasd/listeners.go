@@ -41,6 +41,9 @@ func (s *service) bindListeners(context.Context) error {
 			return err
 		}
 	}
+	if err := probeReadsbListeners(s.cfg); err != nil { // issue 21: the outputs bind when they start
+		return err
+	}
 	s.sources, err = inputSources(s.cfg, s)
 	return err
 }
@@ -89,6 +92,9 @@ func inputSources(cfg config, s *service) ([]ingest.Source, error) {
 	}
 	if cfg.AVRConnect != "" {
 		out = append(out, ingest.ConnectModeS(cfg.AVRConnect, ingest.AVR, s.log))
+	}
+	if cfg.SBSConnect != "" { // issue 21
+		out = append(out, ingest.ConnectModeS(cfg.SBSConnect, ingest.SBS, s.log))
 	}
 	if cfg.MAVLinkUDP != "" {
 		u, err := mavudp.ListenUDP(mavudp.UDPConfig{Addr: cfg.MAVLinkUDP, PerPeerSensor: true, Log: s.log})

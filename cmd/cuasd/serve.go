@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,7 @@ import (
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/history"
+	"github.com/cuasd/cuasd/output/readsbjson"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -81,8 +83,9 @@ type service struct {
 	alerts    alertStoreRef // issue 19
 
 	historyOnce sync.Once
-	history     *history.Recorder // nil with --history=false
-	cot         cotOutputs        // issue 18
+	history     *history.Recorder                 // nil with --history=false
+	cot         cotOutputs                        // issue 18
+	readsb      atomic.Pointer[readsbjson.Writer] // set by readsbOutputs (issue 21)
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -309,7 +312,8 @@ func (s *service) outputList() ([]output.Output, error) {
 	outs = append(outs, alerts...)
 	outs = append(outs, s.historyOutputs()...)
 	outs = append(outs, s.cotSinks()...) // issue 18: --cot-udp, --tak-server
-	return outs, nil
+	outs, err = s.readsbOutputs(outs)    // issue 21: readsb JSON, SBS, Beast out
+	return outs, err
 }
 
 // runOutput runs one output until ctx ends, restarting it after a failure

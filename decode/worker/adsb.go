@@ -51,6 +51,9 @@ func adsbReason(err error) string {
 // Decode implements FrameDecoder. A frame that fails its CRC is an error
 // (a dead letter), never a guessed observation.
 func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]decode.Observation, error) {
+	if isSBS(frame) {
+		return decodeSBS(frame, out) // --sbs-connect (issue 21)
+	}
 	m := &d.m
 	if err := adsb.DecodeWith(frame, m, adsb.Options{FixOneBit: d.Fix}); err != nil {
 		return out, &decodeError{adsbReason(err), err}

@@ -70,6 +70,7 @@ func newRig(t *testing.T) *rig {
 		Apply:    store.ApplyBatch, Replay: 10 * time.Minute, Metrics: worker.NewMetrics(reg), Log: nopLog(),
 	}, reg)
 	var wg sync.WaitGroup
+	startOutputs(ctx, t, b) // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
 	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JS, reg), stop: func() {

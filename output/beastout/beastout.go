@@ -1,0 +1,102 @@
+package beastout
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/lifecycle"
+	"github.com/cuasd/cuasd/output"
+)
+
+// queueLen is how many raw messages (batches of up to bus.MaxFramesPerMessage
+// frames, typically tens) a client may fall behind before losing some.
+const queueLen = 4096
+
+// Out is the Beast output: a listener (Listen) or a client of an
+// aggregator (Connect).
+type Out struct {
+	addr string
+	all  bool
+	log  *slog.Logger
+	bc   *output.Broadcast     // listen
+	push *output.Queue[[]byte] // connect
+}
+
+// Listen binds addr for Beast clients (readsb's --net-bo-port 30005).
+// all relays CRC-bad frames too.
+func Listen(addr string, all bool, log *slog.Logger) (*Out, error) {
+	bc, err := output.ListenBroadcast(addr, queueLen, log)
+	if err != nil {
+		return nil, &Error{Op: "listen " + addr, Err: err}
+	}
+	return &Out{addr: bc.Addr().String(), all: all, log: log, bc: bc}, nil
+}
+
+// Connect returns an output that pushes Beast to the server at addr (an
+// aggregator's Beast input), reconnecting.
+func Connect(addr string, all bool, log *slog.Logger) *Out {
+	return &Out{addr: addr, all: all, log: log, push: output.NewQueue[[]byte](queueLen)}
+}
+
+// Name implements output.Output.
+func (o *Out) Name() string {
+	if o.bc != nil {
+		return "beast-out-listen " + o.addr
+	}
+	return "beast-out-connect " + o.addr
+}
+
+// Addr is the listening address (or the server's, for Connect).
+func (o *Out) Addr() string { return o.addr }
+
+// Dropped is the number of raw messages' worth of Beast bytes dropped for
+// slow or absent clients.
+func (o *Out) Dropped() uint64 {
+	if o.bc != nil {
+		return o.bc.Dropped()
+	}
+	return o.push.Dropped()
+}
+
+// Run implements output.Output: it relays cuas.raw.adsb.> until ctx ends.
+func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
+	enc := &Encoder{Filter: Filter{All: o.all}}
+	lastExpire := time.Now().UnixNano()
+	send := o.send
+	unsub, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
+		now := time.Now().UnixNano()
+		b, err := enc.AppendMsg(nil, m, now)
+		if err != nil {
+			o.log.Debug("beast out: malformed raw message", "subject", m.Subject, "err", err)
+		}
+		if len(b) > 0 {
+			send(b)
+		}
+		if now-lastExpire > 10e9 {
+			enc.Filter.Expire(now)
+			lastExpire = now
+		}
+	})
+	if err != nil {
+		return &Error{Op: "subscribe", Err: err}
+	}
+	defer unsub()
+	if o.bc != nil {
+		rep.Up()
+		return o.bc.Serve(ctx)
+	}
+	output.Push(ctx, o.addr, o.push, rep, o.log)
+	return nil
+}
+
+func (o *Out) send(b []byte) {
+	if o.bc != nil {
+		o.bc.Send(b)
+		return
+	}
+	o.push.Put(b)
+}

@@ -1,0 +1,275 @@
+// Package sbs serves SBS-1 BaseStation lines, the CSV format dump1090 and
+// readsb serve on port 30003 and that Virtual Radar Server, PlanePlotter
+// and many scripts read, from the track events (cuas.track.>): on each
+// update of a track, MSG,1 when its callsign changed, MSG,3 for a new
+// position (with altitude), MSG,4 for new velocity, MSG,5 for a new
+// altitude without a new position and MSG,6 for a new squawk — 22
+// comma-separated fields ending in CRLF, as dump1090 writes them.
+package sbs
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/lifecycle"
+	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/readsbjson"
+)
+
+// Error is the error type of package sbs.
+type Error struct {
+	Op  string
+	Err error
+}
+
+func (e *Error) Error() string { return "sbs: " + e.Op + ": " + e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+const (
+	mToFt    = 1 / 0.3048
+	mpsToKt  = 1 / 0.514444
+	mpsToFpm = 1 / 0.00508
+)
+
+// sent is what was last sent of a track, so that a line goes out only for
+// what changed.
+type sent struct {
+	callsign, squawk string
+	lat, lon         float64
+	hasPos           bool
+	alt              int64
+	hasAlt           bool
+	gs, trk, vr      int64
+	hasVel           bool
+	heard            time.Time
+}
+
+// forgetAfter drops what was sent of a track whose events stopped without
+// a track.lost (live tracks are announced every events.KeepAlive).
+const forgetAfter = 2 * time.Minute
+
+// Encoder turns track events into SBS lines. It is not safe for
+// concurrent use.
+type Encoder struct {
+	// Drones includes Remote ID and MAVLink tracks ("~" addresses).
+	Drones bool
+	last   map[string]*sent
+	swept  time.Time
+}
+
+// sweep forgets tracks not heard for forgetAfter, once a minute.
+func (e *Encoder) sweep(now time.Time) {
+	if now.Sub(e.swept) < time.Minute {
+		return
+	}
+	e.swept = now
+	for id, s := range e.last {
+		if now.Sub(s.heard) > forgetAfter {
+			delete(e.last, id)
+		}
+	}
+}
+
+// AppendEvent appends the lines a track event calls for to b, logged at
+// now.
+func (e *Encoder) AppendEvent(b []byte, ev *events.TrackEvent, now time.Time) []byte {
+	t := &ev.Track
+	if e.last == nil {
+		e.last = map[string]*sent{}
+	}
+	if ev.Type == events.TypeTrackLost {
+		delete(e.last, t.TrackID)
+		return b
+	}
+	if ev.Type != events.TypeTrackUpdate || (!e.Drones && !strings.HasPrefix(t.TrackID, "adsb:")) {
+		return b
+	}
+	e.sweep(now)
+	s := e.last[t.TrackID]
+	if s == nil {
+		s = &sent{}
+		e.last[t.TrackID] = s
+	}
+	s.heard = now
+	l := line{hex: strings.ToUpper(readsbjson.Hex(t)), gen: t.LastSeen, now: now}
+	if t.Callsign != "" && t.Callsign != s.callsign {
+		s.callsign = t.Callsign
+		b = l.appendMsg(b, 1, fields{callsign: t.Callsign})
+	}
+	b = appendPosition(b, &l, s, t)
+	b = appendVelocity(b, &l, s, t)
+	if t.Squawk != "" && t.Squawk != s.squawk {
+		s.squawk = t.Squawk
+		b = l.appendMsg(b, 6, fields{squawk: t.Squawk, hasSquawk: true})
+	}
+	return b
+}
+
+// appendPosition sends MSG,3 for a new position (with the altitude), else
+// MSG,5 for a new altitude.
+func appendPosition(b []byte, l *line, s *sent, t *events.Track) []byte {
+	var f fields
+	if t.AltM != nil {
+		f.alt, f.hasAlt = int64(math.Round(*t.AltM*mToFt)), true
+	}
+	newAlt := f.hasAlt && (!s.hasAlt || f.alt != s.alt)
+	s.alt, s.hasAlt = f.alt, f.hasAlt
+	if t.Lat != nil && t.Lon != nil && (!s.hasPos || *t.Lat != s.lat || *t.Lon != s.lon) {
+		s.lat, s.lon, s.hasPos = *t.Lat, *t.Lon, true
+		f.lat, f.lon, f.hasPos = *t.Lat, *t.Lon, true
+		gen := l.gen
+		if t.PositionTime != nil {
+			l.gen = *t.PositionTime
+		}
+		b = l.appendMsg(b, 3, f)
+		l.gen = gen
+		return b
+	}
+	if newAlt {
+		b = l.appendMsg(b, 5, f)
+	}
+	return b
+}
+
+func appendVelocity(b []byte, l *line, s *sent, t *events.Track) []byte {
+	if t.SpeedMps == nil || t.HeadingDeg == nil {
+		return b
+	}
+	f := fields{hasVel: true, gs: int64(math.Round(*t.SpeedMps * mpsToKt)), trk: int64(math.Round(*t.HeadingDeg)) % 360}
+	if t.VRateMps != nil {
+		f.vr, f.hasVR = int64(math.Round(*t.VRateMps*mpsToFpm)), true
+	}
+	if s.hasVel && s.gs == f.gs && s.trk == f.trk && s.vr == f.vr {
+		return b
+	}
+	s.gs, s.trk, s.vr, s.hasVel = f.gs, f.trk, f.vr, true
+	return l.appendMsg(b, 4, f)
+}
+
+// fields are the optional fields 11-22 of a line.
+type fields struct {
+	callsign      string
+	alt           int64
+	hasAlt        bool
+	gs, trk, vr   int64
+	hasVel, hasVR bool
+	lat, lon      float64
+	hasPos        bool
+	squawk        string
+	hasSquawk     bool
+}
+
+type line struct {
+	hex      string
+	gen, now time.Time
+}
+
+// appendMsg appends one MSG line of transmission type typ.
+func (l *line) appendMsg(b []byte, typ int, f fields) []byte {
+	b = append(b, "MSG,"...)
+	b = strconv.AppendInt(b, int64(typ), 10)
+	b = append(b, ",1,1,"...)
+	b = append(b, l.hex...)
+	b = append(b, ",1,"...)
+	b = appendTime(b, l.gen)
+	b = append(b, ',')
+	b = appendTime(b, l.now)
+	b = append(b, ',')
+	b = append(b, f.callsign...)
+	b = append(b, ',')
+	if f.hasAlt {
+		b = strconv.AppendInt(b, f.alt, 10)
+	}
+	b = append(b, ',')
+	if f.hasVel {
+		b = strconv.AppendInt(b, f.gs, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, f.trk, 10)
+	} else {
+		b = append(b, ',')
+	}
+	b = append(b, ',')
+	if f.hasPos {
+		b = strconv.AppendFloat(b, f.lat, 'f', 5, 64)
+		b = append(b, ',')
+		b = strconv.AppendFloat(b, f.lon, 'f', 5, 64)
+	} else {
+		b = append(b, ',')
+	}
+	b = append(b, ',')
+	if f.hasVR {
+		b = strconv.AppendInt(b, f.vr, 10)
+	}
+	b = append(b, ',')
+	if f.hasSquawk {
+		b = append(b, f.squawk...)
+		if f.squawk == "7500" || f.squawk == "7600" || f.squawk == "7700" {
+			return append(b, ",,-1,,\r\n"...)
+		}
+		return append(b, ",,0,,\r\n"...)
+	}
+	return append(b, ",,,,\r\n"...)
+}
+
+// appendTime appends "2006/01/02,15:04:05.000" in UTC.
+func appendTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, "2006/01/02,15:04:05.000")
+}
+
+// queueLen bounds the chunks (one per track event) a client may fall
+// behind.
+const queueLen = 8192
+
+// Out is the SBS output on a listening socket (readsb's 30003).
+type Out struct {
+	bc     *output.Broadcast
+	drones bool
+	log    *slog.Logger
+}
+
+// Listen binds addr for SBS clients.
+func Listen(addr string, drones bool, log *slog.Logger) (*Out, error) {
+	bc, err := output.ListenBroadcast(addr, queueLen, log)
+	if err != nil {
+		return nil, &Error{Op: "listen " + addr, Err: err}
+	}
+	return &Out{bc: bc, drones: drones, log: log}, nil
+}
+
+// Name implements output.Output.
+func (o *Out) Name() string { return "sbs-listen " + o.bc.Addr().String() }
+
+// Addr is the listening address.
+func (o *Out) Addr() string { return o.bc.Addr().String() }
+
+// Dropped is the number of chunks dropped for slow clients.
+func (o *Out) Dropped() uint64 { return o.bc.Dropped() }
+
+// Run implements output.Output.
+func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
+	enc := &Encoder{Drones: o.drones}
+	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
+		var te events.TrackEvent
+		if _, err := events.Peek(m.Data); err != nil || json.Unmarshal(m.Data, &te) != nil {
+			return
+		}
+		if b := enc.AppendEvent(nil, &te, time.Now()); len(b) > 0 {
+			o.bc.Send(b)
+		}
+	})
+	if err != nil {
+		return &Error{Op: "subscribe", Err: err}
+	}
+	defer unsub()
+	rep.Up()
+	return o.bc.Serve(ctx)
+}
