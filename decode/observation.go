@@ -9,6 +9,9 @@ const (
 	ADSB     Protocol = "adsb"
 	RemoteID Protocol = "remoteid"
 	MAVLink  Protocol = "mavlink"
+	// DJI is DJI DroneID decoded by a field sensor (an AntSDR in a
+	// WarDragon kit), relayed as an F3411 message pack (issue 25).
+	DJI Protocol = "dji"
 )
 
 // Observation is one protocol-neutral report about one object, derived from

@@ -35,7 +35,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Backpressure() bool { return e.Pressure }
 
 // Protocols are the protocol tokens of the raw subjects.
-var Protocols = []string{"adsb", "remoteid", "mavlink"}
+var Protocols = []string{"adsb", "remoteid", "mavlink", "dji"}
 
 // ValidProtocol reports whether p names a protocol with a raw subject.
 func ValidProtocol(p string) bool { return slices.Contains(Protocols, p) }

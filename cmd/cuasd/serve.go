@@ -231,7 +231,7 @@ func frameDecoders(cfg config) []worker.FrameDecoder {
 	if err != nil {
 		panic(err) // the key length was validated with the configuration
 	}
-	return []worker.FrameDecoder{&worker.ADSB{Fix: cfg.ADSBFix}, worker.NewRemoteID(), mav}
+	return []worker.FrameDecoder{&worker.ADSB{Fix: cfg.ADSBFix}, worker.NewRemoteID(), mav, worker.NewDJI()}
 }
 
 // gateStage is the continuous gate: every live track against every zone.
