@@ -2,6 +2,7 @@ package sensors
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -62,6 +63,14 @@ func (in *Intake) Handle(ctx context.Context, sink ingest.Sink, sensor string, m
 	in.Registry.heard(sensor, in.Adapter, now, &m.Claim)
 	_, err = sink.PublishFrames(ctx, in.Adapter, proto, sensor, []ingest.Frame{frame})
 	return err
+}
+
+// IsPublishError tells an error of Handle that is a failed publish (worth
+// a warning: the bus is unavailable or full) from a refused message
+// (already counted and logged).
+func IsPublishError(err error) bool {
+	var de *droneclaim.Error
+	return err != nil && !errors.As(err, &de)
 }
 
 // Refuse counts a message the input refused before parsing it (too large

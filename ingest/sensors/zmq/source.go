@@ -33,8 +33,9 @@ type Source struct {
 	Log    *slog.Logger
 }
 
-// Parse reads a --zmq-connect value: [KIND=]tcp://HOST:PORT[?sensor=NAME],
-// KIND being remoteid, dji or status (default: tell by content).
+// Parse reads a --zmq-connect value:
+// [KIND=]tcp://HOST:PORT[?sensor=NAME&lat=LAT&lon=LON], KIND being
+// remoteid, dji or status (default: tell by content).
 func Parse(spec string, reg *sensors.Registry, log *slog.Logger) (*Source, error) {
 	kind := droneclaim.KindAuto
 	if k, rest, ok := strings.Cut(spec, "="); ok && !strings.Contains(k, "://") {
@@ -44,17 +45,21 @@ func Parse(spec string, reg *sensors.Registry, log *slog.Logger) (*Source, error
 		}
 		spec = rest
 	}
-	u, err := url.Parse(spec)
+	sp, err := sensors.ParseSpec(spec)
+	if err != nil {
+		return nil, &Error{Op: "config", Err: err}
+	}
+	u, err := url.Parse(sp.Addr)
 	if err != nil || u.Scheme != "tcp" || u.Port() == "" {
 		return nil, &Error{Op: "config", Err: fmt.Errorf("%q is not tcp://HOST:PORT", spec)}
 	}
-	sensor := u.Query().Get("sensor")
+	sensor := sp.Sensor
 	if sensor == "" {
 		sensor = "zmq-" + u.Hostname()
 	}
 	s := &Source{Addr: u.Host, Sensor: bus.Token(sensor), Log: log,
 		Intake: sensors.Intake{Adapter: Adapter, Hint: kind, Registry: reg, Log: log}}
-	reg.Configure(s.Sensor, "wardragon", nil)
+	reg.Configure(s.Sensor, "wardragon", sp.Position)
 	return s, nil
 }
 
@@ -105,17 +110,10 @@ func (s *Source) once(ctx context.Context, sink ingest.Sink, rep lifecycle.Repor
 		case err != nil:
 			return true, err
 		}
-		if err := s.Intake.Handle(ctx, sink, s.Sensor, msg); err != nil && isPublishError(err) {
+		if err := s.Intake.Handle(ctx, sink, s.Sensor, msg); sensors.IsPublishError(err) {
 			s.Log.Warn("sensor claim not published", "sensor", s.Sensor, "err", err)
 		}
 	}
-}
-
-// isPublishError tells a failed publish (worth a warning) from a refused
-// message (already counted).
-func isPublishError(err error) bool {
-	var de *droneclaim.Error
-	return !errors.As(err, &de)
 }
 
 var _ ingest.Source = (*Source)(nil)

@@ -1,0 +1,53 @@
+package sensors
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Spec is the parsed value of a sensor input flag: an address and the
+// options after a '?' (sensor=NAME names the sensor; lat, lon and alt
+// place it; expect is how long it may be silent before it counts as
+// down... see docs/SENSORS.md).
+type Spec struct {
+	Addr   string
+	Sensor string
+	// Position is the configured position, nil when not given.
+	Position *Position
+}
+
+// ParseSpec splits "ADDR[?sensor=NAME&lat=..&lon=..&alt=..]".
+func ParseSpec(s string) (Spec, error) {
+	addr, query, _ := strings.Cut(s, "?")
+	sp := Spec{Addr: addr}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return sp, fmt.Errorf("%q: options: %w", s, err)
+	}
+	for k := range q {
+		switch k {
+		case "sensor", "lat", "lon", "alt":
+		default:
+			return sp, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt)", s, k)
+		}
+	}
+	sp.Sensor = q.Get("sensor")
+	if q.Has("lat") || q.Has("lon") {
+		lat, err1 := strconv.ParseFloat(q.Get("lat"), 64)
+		lon, err2 := strconv.ParseFloat(q.Get("lon"), 64)
+		if err1 != nil || err2 != nil || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+			return sp, fmt.Errorf("%q: lat and lon must both be given, in degrees", s)
+		}
+		sp.Position = &Position{Lat: lat, Lon: lon}
+		if q.Has("alt") {
+			alt, err := strconv.ParseFloat(q.Get("alt"), 64)
+			if err != nil {
+				return sp, fmt.Errorf("%q: alt: %w", s, err)
+			}
+			sp.Position.AltM, sp.Position.HasAlt = alt, true
+		}
+	}
+	return sp, nil
+}
