@@ -79,6 +79,8 @@ func routes(d Deps) http.Handler {
 			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
 			r.Get("/tracks", reader(handleTracksList(d)))
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
+			r.Get("/sensors", reader(handleSensorsList(d)))
+			r.Get("/sensors/{id}", reader(handleSensorGet(d)))
 
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))

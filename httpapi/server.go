@@ -36,6 +36,8 @@ type Deps struct {
 	Threats   ThreatBoard
 	Publisher RawPublisher
 	Live      LiveTracks
+	// Sensors is the field sensor registry (nil: no sensor inputs).
+	Sensors SensorRegistry
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte

@@ -107,6 +107,12 @@ type config struct {
 	NATSTLSCert     string   `yaml:"nats-tls-cert"`
 	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
+	// Field sensor inputs (issue 25): repeatable, see docs/SENSORS.md.
+	ZMQConnect   stringList `yaml:"zmq-connect"`
+	JSONUDP      stringList `yaml:"json-udp"`
+	Serial       stringList `yaml:"serial"`
+	SensorExpect duration   `yaml:"sensor-expect"`
+
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
@@ -133,6 +139,7 @@ func defaultConfig() config {
 		Instance:     "default",
 		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
+		SensorExpect: duration(60 * time.Second),
 	}
 }
 
@@ -181,6 +188,41 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+	c.sensorFlags(fs)
+}
+
+// sensorFlags binds the field sensor inputs' flags (issue 25).
+func (c *config) sensorFlags(fs *flag.FlagSet) {
+	fs.Var(&c.ZMQConnect, "zmq-connect", "subscribe to a WarDragon/DragonSync ZeroMQ feed: `[KIND=]tcp://HOST:PORT[?sensor=NAME&lat=..&lon=..]` "+
+		"(4224 Remote ID, 4221 dji=, 4225 status=); repeatable or comma-separated")
+	fs.Var(&c.JSONUDP, "json-udp", "receive flat JSON drone messages (ESP32 / dronecot forwarders) on `HOST:PORT[?sensor=NAME&lat=..&lon=..]`; repeatable")
+	fs.Var(&c.Serial, "serial", "read newline-delimited JSON from an ESP32 Remote ID scanner at `PATH[:BAUD][?sensor=NAME&lat=..&lon=..]` (default 115200 baud); repeatable")
+	fs.Var(&c.SensorExpect, "sensor-expect", "how long a sensor may be silent before /v1/sensors and /readyz show it as down")
+}
+
+// stringList is a repeatable flag (each use, or each comma-separated
+// item, adds a value) and a YAML list or string.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		return l.Set(n.Value)
+	}
+	var v []string
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	*l = append(*l, v...)
+	return nil
 }
 
 // parseConfig applies the file, the environment and the flags, in

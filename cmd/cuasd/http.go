@@ -118,6 +118,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Tracks:     s.store,
 		Threats:    s.gate,
 		Live:       liveTracks{s.store},
+		Sensors:    s.sensorReg,
 		Ledger:     s.ledger,
 		Drones:     s.drones,
 		Zones:      s.zones,
@@ -140,5 +141,6 @@ func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 	}
 	r.NotReady = append(r.NotReady, s.status.NotUp(lifecycle.Stage)...)
 	r.Degraded = s.status.NotUp(lifecycle.Input, lifecycle.Output)
+	r.Degraded = append(r.Degraded, sensorsDown(s.sensorReg)...)
 	return r
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/httpapi"
 	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/internal/dirlock"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
@@ -58,6 +59,8 @@ type service struct {
 	// start before the data directory is touched.
 	httpLn  net.Listener
 	sources []ingest.Source
+	// sensorReg is the registry of the field sensor inputs (issue 25).
+	sensorReg *sensors.Registry
 	// Checked with the listeners, used when their components start.
 	auth    *httpapi.Authenticator
 	httpTLS *tls.Config

@@ -172,6 +172,9 @@ func (r *Registry) status(id, kind string, now int64, st *droneclaim.Status) {
 
 // List returns every sensor, by id, with Down computed now.
 func (r *Registry) List() []Sensor {
+	if r == nil {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
@@ -185,6 +188,9 @@ func (r *Registry) List() []Sensor {
 
 // Get returns one sensor.
 func (r *Registry) Get(id string) (Sensor, bool) {
+	if r == nil {
+		return Sensor{}, false
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.m[id]

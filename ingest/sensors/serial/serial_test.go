@@ -93,7 +93,7 @@ func TestPseudoTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, _ := reg.Get("esp-1")
-	if s.Kind != "esp32-serial" || s.Position == nil || s.Position.Source != "configured" || s.Position.Lat != 51.47 {
+	if s.Kind != "serial" || s.Position == nil || s.Position.Source != "configured" || s.Position.Lat != 51.47 {
 		t.Errorf("registry %+v", s)
 	}
 }
