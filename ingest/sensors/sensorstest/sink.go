@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cuasd/cuasd/decode"
@@ -127,3 +128,23 @@ func PythonZMQ(tb testing.TB) string {
 	}
 	return py
 }
+
+// CountSink is an ingest.Sink that only counts, for benchmarks.
+type CountSink struct {
+	Frames, Drops atomic.Int64
+}
+
+// PublishFrames implements ingest.Sink.
+func (c *CountSink) PublishFrames(_ context.Context, _, _, _ string, frames []ingest.Frame) (ingest.Result, error) {
+	c.Frames.Add(int64(len(frames)))
+	return ingest.Result{Accepted: len(frames)}, nil
+}
+
+// PublishBatch implements ingest.Sink.
+func (c *CountSink) PublishBatch(_ context.Context, _, _, _ string, _ []byte, n int, _ int64, _ string) (ingest.Result, error) {
+	c.Frames.Add(int64(n))
+	return ingest.Result{Accepted: n}, nil
+}
+
+// Dropped implements ingest.Sink.
+func (c *CountSink) Dropped(_, _, _ string, n int) { c.Drops.Add(int64(n)) }
