@@ -41,6 +41,10 @@ func sensorSources(cfg config, s *service) ([]ingest.Source, error) {
 		if err != nil {
 			return fail(fmt.Errorf("--json-udp %s: %w", spec, err))
 		}
+		if addr := src.Addr().String(); !isLoopback(addr) {
+			s.log.Warn("--json-udp listens beyond loopback: UDP JSON is unauthenticated, anyone who can reach "+
+				addr+" can inject drone claims; firewall it to the sensors", "addr", addr)
+		}
 		out = append(out, src)
 	}
 	for _, spec := range cfg.Serial {
