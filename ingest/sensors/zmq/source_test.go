@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,14 +31,25 @@ var badMessages = []string{
 	`[{"Basic ID": {"id": "BADSPEED"}}, {"Location/Vector Message": {"latitude": 51, "longitude": 0.1, "speed": "fast"}}]`,
 	`[{"Location/Vector Message": {"latitude": 51, "longitude": 0.1}}]`,
 	`{"id": "` + strings.Repeat("A", 70<<10) + `"}`,
+	// Not bad: a two-part message (topic, document) between the bad ones.
+	"dragonsync\t" + `{"id": "MULTI0001", "lat": 51.1, "lon": -0.1, "pilot_lat": 51.2, "pilot_lon": -0.2}`,
 }
 
 // publisher starts testdata/publisher.py (pyzmq on the real libzmq) on a
 // free port, publishing files over and over; it returns the address.
 func publisher(t *testing.T, files ...string) string {
 	t.Helper()
+	addr, _ := publisherOn(t, "", files...)
+	return addr
+}
+
+// publisherOn is publisher on a given port ("" for a free one); stop ends
+// it and waits.
+func publisherOn(t *testing.T, port string, files ...string) (addr string, stop func()) {
+	t.Helper()
 	py := sensorstest.PythonZMQ(t)
 	cmd := exec.Command(py, append([]string{"testdata/publisher.py"}, files...)...)
+	cmd.Env = append(os.Environ(), "ZMQ_PORT="+port)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -49,12 +62,14 @@ func publisher(t *testing.T, files ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	port, err := bufio.NewReader(out).ReadString('\n')
+	var once sync.Once
+	stop = func() { once.Do(func() { stdin.Close(); cmd.Wait() }) }
+	t.Cleanup(stop)
+	port, err = bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		t.Fatalf("publisher printed no port: %v", err)
 	}
-	return "127.0.0.1:" + strings.TrimSpace(port)
+	return "127.0.0.1:" + strings.TrimSpace(port), stop
 }
 
 func sample(t *testing.T, name string) string { return testshared.Path(t, "data", "sensors", name) }
@@ -78,7 +93,7 @@ func TestRealPublisher(t *testing.T) {
 	go func() { done <- src.Run(ctx, sink, lifecycle.NewStatus(nil).Reporter("zmq", lifecycle.Input)) }()
 
 	want := map[string]string{"1581F5EXAMPLE001": "remoteid", "1668EXAMPLE00002": "remoteid",
-		"ESP32EXAMPLE0004": "remoteid", "3NZEXAMPLEDJI003": "dji"}
+		"ESP32EXAMPLE0004": "remoteid", "3NZEXAMPLEDJI003": "dji", "MULTI0001": "remoteid"}
 	wantDrops := []string{"remoteid/rejected_invalid_json", "remoteid/rejected_range", "remoteid/rejected_type",
 		"remoteid/rejected_no_identity", "remoteid/rejected_oversized"}
 	all := func() bool {
@@ -123,6 +138,7 @@ func checkFrames(t *testing.T, frames []sensorstest.Published, want map[string]s
 		"1668EXAMPLE00002": {51.47233, -0.44810, 51.47301, -0.44702},
 		"3NZEXAMPLEDJI003": {51.46811, -0.46022, 51.46790, -0.46101},
 		"ESP32EXAMPLE0004": {51.47120, -0.45011, 51.47100, -0.45050},
+		"MULTI0001":        {51.1, -0.1, 51.2, -0.2},
 	}
 	for _, p := range frames {
 		if p.Err != nil || len(p.Obs) != 1 || p.Sensor != "kit-1" || p.Adapter != "zmq" {
@@ -137,5 +153,63 @@ func checkFrames(t *testing.T, frames []sensorstest.Published, want map[string]s
 			math.Abs(o.OperatorLat-w.opLat) > 1e-6 || math.Abs(o.OperatorLon-w.opLon) > 1e-6 {
 			t.Errorf("%s: position %v,%v operator %v,%v", o.Key, o.Lat, o.Lon, o.OperatorLat, o.OperatorLon)
 		}
+	}
+}
+
+// TestReconnects: the subscriber retries while no publisher is there,
+// subscribes when one starts, and comes back after it restarts.
+func TestReconnects(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strings.TrimPrefix(ln.Addr().String(), "127.0.0.1:")
+	ln.Close()
+	src, err := zmq.Parse("tcp://127.0.0.1:"+port, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := sensorstest.NewSink()
+	rep := &recorder{Reporter: lifecycle.NewStatus(nil).Reporter("zmq", lifecycle.Input), retried: make(chan error, 16)}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx, sink, rep) }()
+	if err := <-rep.retried; err == nil {
+		t.Fatal("no retry without a publisher")
+	}
+	rid := sample(t, "wardragon_rid.jsonl")
+	for round := 1; round <= 2; round++ {
+		_, stop := publisherOn(t, port, rid)
+		n := len(sink.Frames())
+		if !sink.Wait(ctx, func() bool { return len(sink.Frames()) > n }) {
+			t.Fatalf("round %d: nothing received", round)
+		}
+		stop()
+		for len(rep.retried) > 0 { // retries reported before this round
+			<-rep.retried
+		}
+		select {
+		case <-rep.retried:
+		case <-ctx.Done():
+			t.Fatalf("round %d: the publisher's end was not noticed", round)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+type recorder struct {
+	lifecycle.Reporter
+	retried chan error
+}
+
+func (r *recorder) Retrying(err error) {
+	r.Reporter.Retrying(err)
+	select {
+	case r.retried <- err:
+	default:
 	}
 }
