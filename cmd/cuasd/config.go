@@ -111,6 +111,7 @@ type config struct {
 	ZMQConnect   stringList `yaml:"zmq-connect"`
 	JSONUDP      stringList `yaml:"json-udp"`
 	Serial       stringList `yaml:"serial"`
+	WiFiCapture  stringList `yaml:"wifi-capture"`
 	SensorExpect duration   `yaml:"sensor-expect"`
 
 	// Geofences and AllowList seed the replicated zone store (YAML only).
@@ -197,6 +198,7 @@ func (c *config) sensorFlags(fs *flag.FlagSet) {
 		"(4224 Remote ID, 4221 dji=, 4225 status=); repeatable or comma-separated")
 	fs.Var(&c.JSONUDP, "json-udp", "receive flat JSON drone messages (ESP32 / dronecot forwarders) on `HOST:PORT[?sensor=NAME&lat=..&lon=..]`; repeatable")
 	fs.Var(&c.Serial, "serial", "read newline-delimited JSON from an ESP32 Remote ID scanner at `PATH[:BAUD][?sensor=NAME&lat=..&lon=..]` (default 115200 baud); repeatable")
+	fs.Var(&c.WiFiCapture, "wifi-capture", "capture Remote ID beacons and NAN frames on a Linux 802.11 interface already in monitor mode: `IFACE[?sensor=NAME&lat=..&lon=..]` (AF_PACKET; root or CAP_NET_RAW); repeatable")
 	fs.Var(&c.SensorExpect, "sensor-expect", "how long a sensor may be silent before /v1/sensors and /readyz show it as down")
 }
 

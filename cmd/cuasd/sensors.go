@@ -8,6 +8,7 @@ import (
 	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/ingest/sensors/jsonudp"
 	"github.com/cuasd/cuasd/ingest/sensors/serial"
+	"github.com/cuasd/cuasd/ingest/sensors/wificap"
 	"github.com/cuasd/cuasd/ingest/sensors/zmq"
 )
 
@@ -51,6 +52,13 @@ func sensorSources(cfg config, s *service) ([]ingest.Source, error) {
 		src, err := serial.Parse(spec, reg, s.log)
 		if err != nil {
 			return fail(fmt.Errorf("--serial: %w", err))
+		}
+		out = append(out, src)
+	}
+	for _, spec := range cfg.WiFiCapture {
+		src, err := wificap.Open(spec, reg, s.log)
+		if err != nil {
+			return fail(fmt.Errorf("--wifi-capture: %w", err))
 		}
 		out = append(out, src)
 	}

@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuasd/cuasd/decode/remoteid"
 	"github.com/cuasd/cuasd/ingest/pcap"
@@ -117,5 +120,29 @@ func TestZMQAndPcapAreOneTrack(t *testing.T) {
 	}
 	if err := json.Unmarshal(body, &s); err != nil || s.Position.Lat != 51.47001 || s.Position.Source != "reported" {
 		t.Errorf("sensor: %s", body)
+	}
+}
+
+// TestSensorFlagErrors: a bad sensor flag stops the start with a message
+// naming the flag and what is wrong.
+func TestSensorFlagErrors(t *testing.T) {
+	tests := []struct{ flag, value, want string }{
+		{"--zmq-connect", "udp://127.0.0.1:4224", "tcp://HOST:PORT"},
+		{"--zmq-connect", "drone=tcp://127.0.0.1:4224", "unknown feed kind"},
+		{"--json-udp", "127.0.0.1:0?colour=red", "unknown option"},
+		{"--serial", "/dev/ttyUSB0:0", "baud rate"},
+		{"--wifi-capture", "lo", "monitor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.flag+" "+tc.value, func(t *testing.T) {
+			args := []string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off", tc.flag, tc.value}
+			// A start that wrongly succeeds is ended, and reported, by the timeout.
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			err := run(ctx, args, func(string) string { return "" }, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.flag) {
+				t.Errorf("err %v, want %q and %s", err, tc.want, tc.flag)
+			}
+		})
 	}
 }

@@ -115,6 +115,12 @@ func (r *Registry) touch(id, kind string, now int64) *Sensor {
 	return s
 }
 
+// Heard records one message of sensor id from an input that does not go
+// through an Intake (the live Wi-Fi capture).
+func (r *Registry) Heard(id, kind string) {
+	r.heard(id, kind, time.Now().UnixNano(), &droneclaim.Claim{})
+}
+
 func (r *Registry) heard(id, kind string, now int64, c *droneclaim.Claim) {
 	if r == nil {
 		return
