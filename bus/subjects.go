@@ -77,7 +77,8 @@ const (
 	HeaderRecvTime = "Cuas-Recv-Ns"
 	// HeaderSensor names the receiver (also the last subject token).
 	HeaderSensor = "Cuas-Sensor"
-	// HeaderSignal is the receiver's signal level (dBFS, decimal), optional.
+	// HeaderSignal is the receiver's signal level (decimal), optional: dBFS
+	// from Mode S receivers, RSSI in dBm from field sensors.
 	HeaderSignal = "Cuas-Signal"
 	// HeaderFraming says how the body holds frames: "raw" (one frame, the
 	// default), "lp" (length-prefixed batch) or "hexlines" (newline-separated hex).

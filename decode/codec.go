@@ -17,8 +17,15 @@ import (
 //	callsign category poskind altkind emergency squawk transmitter |
 //	u16 nwarnings, each a string
 //
+// Version 4 is version 3 followed by f64 signal, written only when the
+// observation has a signal level (field sensors' RSSI, issue 25), so that
+// every other record stays readable by version-3 readers.
+//
 // A batch is a sequence of records each preceded by a u32 length.
-const codecVersion = 3
+const (
+	codecVersion       = 3
+	codecVersionSignal = 4
+)
 
 const (
 	flHasPos = 1 << iota
@@ -50,7 +57,11 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.CPROdd, flCPROdd)
 	set(o.CPRSurface, flCPRSurface)
 	set(o.ModeSReply, flModeS)
-	b = append(b, codecVersion)
+	if o.Signal != 0 {
+		b = append(b, codecVersionSignal)
+	} else {
+		b = append(b, codecVersion)
+	}
 	b = binary.LittleEndian.AppendUint32(b, fl)
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.IngestUnixNano))
@@ -71,6 +82,9 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 		}
 		b = appendStr(b, w)
 	}
+	if o.Signal != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.Signal))
+	}
 	return b
 }
 
@@ -86,7 +100,8 @@ func appendStr(b []byte, s string) []byte {
 // replacing its contents.
 func (o *Observation) UnmarshalBinary(b []byte) error {
 	r := reader{b: b}
-	if r.u8() != codecVersion {
+	v := r.u8()
+	if v != codecVersion && v != codecVersionSignal {
 		return ErrCodec
 	}
 	fl := r.u32()
@@ -117,6 +132,9 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 		for i := 0; i < n && !r.bad; i++ {
 			o.Warnings = append(o.Warnings, r.str())
 		}
+	}
+	if v == codecVersionSignal {
+		o.Signal = math.Float64frombits(r.u64())
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec

@@ -18,7 +18,9 @@ func sampleObs() Observation {
 }
 
 func TestCodecRoundTrip(t *testing.T) {
-	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"}} {
+	withSignal := sampleObs()
+	withSignal.Signal = -71
+	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"}, withSignal} {
 		var out Observation
 		if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil {
 			t.Fatal(err)
@@ -44,6 +46,24 @@ func TestCodecRejectsTruncation(t *testing.T) {
 	var out Observation
 	if err := out.UnmarshalBinary(append(b, 0)); err == nil {
 		t.Fatal("trailing byte accepted")
+	}
+}
+
+// TestCodecSignalVersion: only a record with a signal level is written as
+// version 4 (a version-3 record plus the level), so every other record
+// stays readable by version-3 readers; a truncated version-4 record is
+// refused.
+func TestCodecSignalVersion(t *testing.T) {
+	o := sampleObs()
+	v3 := o.AppendBinary(nil)
+	o.Signal = -63.5
+	v4 := o.AppendBinary(nil)
+	if v3[0] != 3 || v4[0] != 4 || len(v4) != len(v3)+8 || string(v4[1:len(v3)]) != string(v3[1:]) {
+		t.Fatalf("v3 % x\nv4 % x", v3[:4], v4[:4])
+	}
+	var out Observation
+	if err := out.UnmarshalBinary(v4[:len(v4)-1]); err == nil {
+		t.Fatal("truncated signal accepted")
 	}
 }
 

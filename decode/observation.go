@@ -85,6 +85,12 @@ type Observation struct {
 	// aircraft seen recently, since any corrupted reply yields some address.
 	ModeSReply bool `json:"mode_s_reply,omitempty"`
 
+	// Signal is the receiver's signal level for this frame as its sensor
+	// reported it (the Cuas-Signal header): RSSI in dBm from field sensors,
+	// dBFS from Mode S receivers; 0 is unknown. Receiver-side fact, kept
+	// per observation (hence per sensor) for multi-sensor work.
+	Signal float64 `json:"signal,omitempty"`
+
 	// IngestUnixNano is when cuasd first accepted the frame (pipeline
 	// latency is measured from it; TimeUnixNano may be a replayed past).
 	IngestUnixNano int64 `json:"ingest_unix_nano,omitempty"`
