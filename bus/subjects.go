@@ -87,6 +87,9 @@ const (
 	// message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu); absent
 	// means recognise it from the bytes.
 	HeaderCarrier = "Cuas-Carrier"
+	// HeaderTruncated marks a dead letter kept only in part: the size of
+	// the whole message, in bytes (sensor messages, issue 25).
+	HeaderTruncated = "Cuas-Truncated"
 	// HeaderReason is the dead-letter reason.
 	HeaderReason = "Cuas-Reason"
 	// HeaderIngestTime is when cuasd accepted the frame (Unix ns); pipeline

@@ -50,6 +50,7 @@ func (in *Intake) Handle(ctx context.Context, sink ingest.Sink, sensor string, m
 	}
 	if err != nil {
 		in.reject(sink, proto, sensor, now, err)
+		in.deadLetter(ctx, sink, proto, sensor, err, msg)
 		return err
 	}
 	if m.Kind == droneclaim.KindStatus {
@@ -80,7 +81,23 @@ func (in *Intake) Refuse(sink ingest.Sink, sensor, reason string) {
 	if in.Hint == droneclaim.KindDJI {
 		proto = ProtocolDJI
 	}
-	in.reject(sink, proto, sensor, time.Now().UnixNano(), &droneclaim.Error{Reason: reason})
+	err := &droneclaim.Error{Reason: reason}
+	in.reject(sink, proto, sensor, time.Now().UnixNano(), err)
+	in.deadLetter(context.Background(), sink, proto, sensor, err, nil)
+}
+
+// deadLetter keeps a refused message in CUAS_DEAD when the sink can (the
+// Publisher can); a failure to keep it is only logged: it is counted
+// already.
+func (in *Intake) deadLetter(ctx context.Context, sink ingest.Sink, proto, sensor string, err error, msg []byte) {
+	dl, ok := sink.(ingest.DeadLetterer)
+	if !ok {
+		return
+	}
+	reason := "rejected_" + droneclaim.ReasonOf(err) + ": " + err.Error()
+	if derr := dl.DeadLetter(ctx, proto, sensor, reason, msg); derr != nil && in.Log != nil {
+		in.Log.Debug("sensor dead letter not kept", "sensor", sensor, "err", derr)
+	}
 }
 
 func (in *Intake) reject(sink ingest.Sink, proto, sensor string, now int64, err error) {

@@ -2,6 +2,7 @@ package sensors_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/cuasd/cuasd/bus"
@@ -46,6 +47,41 @@ func TestIntake(t *testing.T) {
 	}
 	if d := sink.Drops(); d["remoteid/rejected_invalid_json"] != 1 {
 		t.Errorf("drops %v", d)
+	}
+}
+
+// TestDeadLetters: a refused message is kept in CUAS_DEAD with its reason
+// and sensor (cut at 4 KiB), beside the frames the decoders refuse.
+func TestDeadLetters(t *testing.T) {
+	srv := natstest.StartWithStreams(t, bus.DefaultLimits())
+	pub := ingest.NewPublisher(srv.JS, nil)
+	in := sensors.Intake{Adapter: "test"}
+	ctx := context.Background()
+	stream, err := srv.JS.Stream(ctx, bus.StreamDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, msg, reason string
+		kept              int
+	}{
+		{"range", `{"id": "X1", "lat": 91, "lon": 0}`, "rejected_range", 33},
+		{"long garbage", strings.Repeat("x", 10000), "rejected_invalid_json", 4096},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := in.Handle(ctx, pub, "kit-9", []byte(tc.msg)); droneclaim.ReasonOf(err) != strings.TrimPrefix(tc.reason, "rejected_") {
+				t.Fatalf("Handle: %v", err)
+			}
+			m, err := stream.GetLastMsgForSubject(ctx, bus.DeadSubject("remoteid"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(m.Header.Get(bus.HeaderReason), tc.reason+": ") || m.Header.Get(bus.HeaderSensor) != "kit-9" ||
+				len(m.Data) != tc.kept || string(m.Data) != tc.msg[:tc.kept] {
+				t.Errorf("dead letter %v %q", m.Header, m.Data)
+			}
+		})
 	}
 }
 
