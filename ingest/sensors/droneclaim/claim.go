@@ -194,9 +194,11 @@ func parseList(items []any, hint Kind) (Message, error) {
 	}
 	var p parser
 	for _, it := range items {
+		// DragonSync skips list items that are not objects (a string, a
+		// null) and reads the rest; so does cuasd.
 		obj, ok := it.(map[string]any)
 		if !ok {
-			return m, &Error{Reason: "type", Detail: "list item is not an object"}
+			continue
 		}
 		p.item(obj)
 		if _, ok := obj["Frequency Message"]; ok && hint == KindAuto {

@@ -144,7 +144,7 @@ func TestBadInput(t *testing.T) {
 		{"unescaped string", `[{"Self-ID Message": {"text": "say "hi""}}]`, "invalid_json"},
 		{"truncated", `[{"Basic ID": {"id": "ABC", "MAC": "AA:BB`, "invalid_json"},
 		{"scalar", `42`, "shape"},
-		{"list of strings", `["Basic ID"]`, "type"},
+		{"list of strings", `["Basic ID"]`, "no_identity"},
 		{"message not object", `[{"Basic ID": "ABC"}]`, "type"},
 		{"latitude 91", `[{"Basic ID": {"id": "X1"}}, {"Location/Vector Message": {"latitude": 91, "longitude": 0.1}}]`, "range"},
 		{"speed fast", `[{"Basic ID": {"id": "X1"}}, {"Location/Vector Message": {"latitude": 51, "longitude": 0.1, "speed": "fast"}}]`, "type"},
@@ -193,6 +193,21 @@ func TestVariants(t *testing.T) {
 			}},
 		{"zero position is unknown", `[{"Basic ID": {"id": "X1"}}, {"Location/Vector Message": {"latitude": 0.0, "longitude": 0.0}}]`, droneclaim.KindAuto,
 			func(m droneclaim.Message) bool { return !m.Claim.HasPosition }},
+		// The fixtures of DragonSync's tests/test_telemetry_parser.py.
+		{"opendroneid ua_type names", `{"Basic ID": {"id": "CAA-XYZ", "id_type": "CAA Assigned Registration ID", "ua_type": "Other type", "MAC": "CC:DD", "RSSI": -70}, "Location/Vector Message": {"latitude": 1.0, "longitude": 2.0}}`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool {
+				return m.Claim.UAType == 15 && m.Claim.IDType == 2 && m.Claim.ID == "CAA-XYZ"
+			}},
+		{"fixed wing name", `[{"Basic ID": {"id": "FW1", "ua_type": "Aeroplane/Airplane (Fixed wing)"}}]`, droneclaim.KindAuto,
+			func(m droneclaim.Message) bool { return m.Claim.UAType == 1 }},
+		{"unknown label is unknown", `[{"Basic ID": {"id": "U1", "ua_type": "Flying saucer"}}, {"Location/Vector Message": {"latitude": 1, "longitude": 2, "op_status": "Hovering"}}]`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool {
+				return m.Claim.UAType == 0 && m.Claim.Status == 0 && m.Claim.HasPosition
+			}},
+		{"invalid list items skipped", `["invalid item", {"Basic ID": {"id": "MIXED_TEST"}}, null, {"Location/Vector Message": {"latitude": 1.0, "longitude": 2.0}}]`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool { return m.Claim.ID == "MIXED_TEST" && m.Claim.Lat == 1 }},
+		{"nulls and accuracy texts", `[{"Basic ID": {"id": "NONE_TEST", "ua_type": null, "MAC": null}}, {"Location/Vector Message": {"latitude": 1.0, "longitude": 2.0, "direction": null, "speed": null, "horizontal_accuracy": "< 10 m", "timestamp": "3600.5", "timestamp_accuracy": "0.1s", "ew_dir_segment": "East"}}]`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool { return !m.Claim.HasSpeed && !m.Claim.HasDir && !m.Claim.HasTimestamp }},
 		{"gps_fix as gpsd mode", `{"serial_number": "k", "gps_data": {"latitude": 1, "longitude": 2, "gps_fix": 3}}`, droneclaim.KindAuto,
 			func(m droneclaim.Message) bool { return m.Kind == droneclaim.KindStatus && m.Status.GPSFix }},
 	}

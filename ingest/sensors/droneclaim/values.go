@@ -67,11 +67,17 @@ func clip(s string) string {
 }
 
 // enum reads an enumeration given as a number or as one of names
-// (case-insensitive, punctuation-insensitive).
+// (case-insensitive, punctuation-insensitive). A name it does not know is
+// absent, not an error: the decoders' label texts differ from version to
+// version (DragonSync maps an unknown one to "unknown" too), while a
+// number out of range is refused.
 func enum(v any, names map[string]uint8, max uint8) (uint8, bool, *Error) {
 	if s, ok := v.(string); ok {
 		if n, found := names[normName(s)]; found {
 			return n, true, nil
+		}
+		if _, _, err := numericString(s); err != nil {
+			return 0, false, nil
 		}
 	}
 	x, ok, err := number(v)
@@ -105,10 +111,11 @@ var (
 		"specificsessionid": 4,
 	}
 	uaTypes = map[string]uint8{
-		"none": 0, "aeroplane": 1, "airplane": 1, "helicoptermultirotor": 2, "helicopterormultirotor": 2,
+		"none": 0, "nouatypedefined": 0, "aeroplane": 1, "airplane": 1, "aeroplaneairplanefixedwing": 1,
+		"helicoptermultirotor": 2, "helicopterormultirotor": 2,
 		"gyroplane": 3, "hybridlift": 4, "vtol": 4, "ornithopter": 5, "glider": 6, "kite": 7, "freeballoon": 8,
 		"captiveballoon": 9, "airship": 10, "freefallparachute": 11, "rocket": 12,
-		"tetheredpoweredaircraft": 13, "groundobstacle": 14, "other": 15,
+		"tetheredpoweredaircraft": 13, "groundobstacle": 14, "other": 15, "othertype": 15,
 	}
 	statuses = map[string]uint8{
 		"undeclared": 0, "ground": 1, "airborne": 2, "emergency": 3,
