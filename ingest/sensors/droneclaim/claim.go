@@ -200,6 +200,7 @@ func parseList(items []any, hint Kind) (Message, error) {
 		if !ok {
 			continue
 		}
+		p.esp32(obj) // BLE scanners repeat AUX_ADV_IND and aext in every item
 		p.item(obj)
 		if _, ok := obj["Frequency Message"]; ok && hint == KindAuto {
 			m.Kind = KindDJI

@@ -208,6 +208,15 @@ func TestVariants(t *testing.T) {
 			droneclaim.KindAuto, func(m droneclaim.Message) bool { return m.Claim.ID == "MIXED_TEST" && m.Claim.Lat == 1 }},
 		{"nulls and accuracy texts", `[{"Basic ID": {"id": "NONE_TEST", "ua_type": null, "MAC": null}}, {"Location/Vector Message": {"latitude": 1.0, "longitude": 2.0, "direction": null, "speed": null, "horizontal_accuracy": "< 10 m", "timestamp": "3600.5", "timestamp_accuracy": "0.1s", "ew_dir_segment": "East"}}]`,
 			droneclaim.KindAuto, func(m droneclaim.Message) bool { return !m.Claim.HasSpeed && !m.Claim.HasDir && !m.Claim.HasTimestamp }},
+		// Shapes of DragonSync's scenario generator and the AntSDR bridge.
+		{"ble items with AUX_ADV_IND", `[{"Basic ID": {"id": "BLE1"}, "AUX_ADV_IND": {"rssi": -77}, "aext": {"AdvA": "aa:bb:cc:dd:ee:ff 00:11:22:33:44:55"}}, {"Location/Vector Message": {"latitude": 1, "longitude": 2}, "AUX_ADV_IND": {"rssi": -77}}]`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool { return m.Claim.RSSI == -77 && m.Claim.MAC == "AA:BB:CC:DD:EE:FF" }},
+		{"one item holding everything, frequency in MHz", `[{"MAC": "AA:BB:CC:DD:EE:FF", "RSSI": -65, "Basic ID": {"id": "ABC123DEF456", "ua_type": 2}, "Location/Vector Message": {"latitude": 40.7128, "longitude": -74.006, "timestamp": "0.0 seconds past the hour"}, "System Message": {"latitude": 40.713, "longitude": -74.0055}}, {"Frequency Message": {"frequency": 2437.0}}]`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool {
+				return m.Kind == droneclaim.KindDJI && m.Claim.FrequencyHz == 2437e6 && m.Claim.OperatorLat == 40.713 && m.Claim.RSSI == -65
+			}},
+		{"frequency null", `[{"Basic ID": {"id": "D1"}}, {"Frequency Message": {"frequency": null}}]`, droneclaim.KindAuto,
+			func(m droneclaim.Message) bool { return m.Kind == droneclaim.KindDJI && !m.Claim.HasFrequency }},
 		{"gps_fix as gpsd mode", `{"serial_number": "k", "gps_data": {"latitude": 1, "longitude": 2, "gps_fix": 3}}`, droneclaim.KindAuto,
 			func(m droneclaim.Message) bool { return m.Kind == droneclaim.KindStatus && m.Status.GPSFix }},
 	}
