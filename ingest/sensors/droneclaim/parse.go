@@ -149,13 +149,14 @@ func (p *parser) basicID(o map[string]any) {
 
 func (p *parser) location(o map[string]any) {
 	c := &p.c
-	c.Lat, c.Lon, c.HasPosition = p.latLon(o, [2]string{"latitude", "longitude"}, [2]string{"lat", "lon"})
-	c.GeoAltM, c.HasGeoAlt = p.num(o, first(o, "geodetic_altitude", "alt"), -1000, 31767)
+	// The Location message's keys, and the flat forwarders' spellings.
+	c.Lat, c.Lon, c.HasPosition = p.latLon(o, [2]string{"latitude", "longitude"}, [2]string{"lat", "lon"}, [2]string{"lat", "lng"})
+	c.GeoAltM, c.HasGeoAlt = p.num(o, first(o, "geodetic_altitude", "alt", "altitude"), -1000, 31767)
 	c.BaroAltM, c.HasBaroAlt = p.num(o, "pressure_altitude", -1000, 31767)
 	c.HeightM, c.HasHeight = p.num(o, first(o, "height_agl", "height"), -1000, 31767)
 	c.SpeedMps, c.HasSpeed = p.num(o, "speed", 0, 254.25)
 	c.VSpeedMps, c.HasVSpeed = p.num(o, first(o, "vert_speed", "vspeed"), -62, 62)
-	c.DirDeg, c.HasDir = p.num(o, first(o, "direction", "heading"), 0, 360)
+	c.DirDeg, c.HasDir = p.num(o, first(o, "direction", "heading", "track"), 0, 360)
 	if ht, ok, err := enum(o["height_type"], heightTypes, 1); err != nil {
 		p.fail(err, "height_type")
 	} else if ok {
@@ -202,18 +203,7 @@ func (p *parser) flat(doc map[string]any) {
 	}
 	p.basicID(doc)
 	p.macRSSI(doc, first(doc, "mac", "MAC"), first(doc, "rssi", "RSSI"))
-	loc := map[string]any{}
-	for _, k := range [][2]string{{"lat", "latitude"}, {"lon", "longitude"}, {"lng", "longitude"},
-		{"alt", "geodetic_altitude"}, {"altitude", "geodetic_altitude"}, {"height", "height_agl"},
-		{"speed", "speed"}, {"vspeed", "vert_speed"}, {"vert_speed", "vert_speed"}, {"heading", "direction"},
-		{"direction", "direction"}, {"track", "direction"}, {"op_status", "op_status"}} {
-		if v, ok := doc[k[0]]; ok {
-			loc[k[1]] = v
-		}
-	}
-	if len(loc) > 0 {
-		p.location(loc)
-	}
+	p.location(doc)
 	// Flat objects give the drone as lat/lon or latitude/longitude, so only
 	// the operator's own spellings name the pilot here.
 	if lat, lon, ok := p.latLon(doc, [2]string{"operator_lat", "operator_lon"}, [2]string{"pilot_lat", "pilot_lon"}); ok {
