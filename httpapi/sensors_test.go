@@ -14,7 +14,7 @@ import (
 // answers match the OpenAPI document (checked by do).
 func TestSensorEndpoints(t *testing.T) {
 	reg := sensors.NewRegistry(time.Minute)
-	reg.Configure("kit-1", "wardragon", &sensors.Position{Lat: 51.47, Lon: -0.45})
+	reg.Configure("kit-1", "wardragon", &sensors.Position{Lat: 51.47, Lon: -0.45}, 0)
 	h := newTestServer(t, Deps{Sensors: reg})
 	rec := do(t, h, http.MethodGet, testBase+"/v1/sensors", nil)
 	var list struct {

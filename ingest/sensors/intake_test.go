@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
@@ -101,4 +102,41 @@ func BenchmarkIntakeJetStream(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}
+
+// TestRegistryDown: a sensor is down until heard, up while heard within
+// its limit (its own, from expect=, or the registry's), down after.
+func TestRegistryDown(t *testing.T) {
+	sp, err := sensors.ParseSpec("127.0.0.1:1?sensor=a&expect=2s")
+	if err != nil || sp.Expect.Seconds() != 2 {
+		t.Fatalf("%+v %v", sp, err)
+	}
+	reg := sensors.NewRegistry(time.Hour)
+	reg.Configure("a", "test", nil, sp.Expect)
+	reg.Configure("b", "test", nil, 0)
+	if s, _ := reg.Get("a"); !s.Down || s.ExpectSeconds != 2 {
+		t.Errorf("never heard: %+v", s)
+	}
+	in := sensors.Intake{Adapter: "test", Registry: reg}
+	old := time.Now().Add(-time.Minute)
+	for _, id := range []string{"a", "b"} {
+		if err := in.Handle(context.Background(), sensorstest.NewSink(), id, []byte(ridMsg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s, _ := reg.Get("a"); s.Down {
+		t.Errorf("just heard: %+v", s)
+	}
+	reg.SetClock(func() time.Time { return old.Add(2 * time.Minute) })
+	if a, _ := reg.Get("a"); !a.Down {
+		t.Errorf("silent past its 2 s: %+v", a)
+	}
+	if b, _ := reg.Get("b"); b.Down {
+		t.Errorf("silent within the registry's hour: %+v", b)
+	}
+	for _, bad := range []string{"x?expect=soon", "x?expect=-1s", "x?lat=1"} {
+		if _, err := sensors.ParseSpec(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
 }

@@ -71,20 +71,26 @@ func NewRegistry(expect time.Duration) *Registry {
 	return &Registry{m: map[string]*Sensor{}, expect: expect, now: time.Now}
 }
 
-// Configure declares a sensor before it is heard, with its kind and,
-// when pos is not nil, its surveyed position (which a reported position
-// does not replace).
-func (r *Registry) Configure(id, kind string, pos *Position) {
+// Configure declares a sensor before it is heard, with its kind, when pos
+// is not nil its surveyed position (which a reported position does not
+// replace), and when expect is not 0 its own silence limit.
+func (r *Registry) Configure(id, kind string, pos *Position, expect time.Duration) {
 	if r == nil {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.get(id, kind)
-	if s != nil && pos != nil {
+	if s == nil {
+		return
+	}
+	if pos != nil {
 		p := *pos
 		p.Source = "configured"
 		s.Position = &p
+	}
+	if expect > 0 {
+		s.ExpectSeconds = expect.Seconds()
 	}
 }
 
@@ -176,6 +182,13 @@ func (r *Registry) status(id, kind string, now int64, st *droneclaim.Status) {
 	}
 }
 
+// SetClock replaces the registry's clock (tests).
+func (r *Registry) SetClock(now func() time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.now = now
+}
+
 // List returns every sensor, by id, with Down computed now.
 func (r *Registry) List() []Sensor {
 	if r == nil {
@@ -218,6 +231,6 @@ func (r *Registry) copyOf(s *Sensor, now time.Time) Sensor {
 			c.Rejected[k] = v
 		}
 	}
-	c.Down = s.LastHeard.IsZero() || now.Sub(s.LastHeard) > r.expect
+	c.Down = s.LastHeard.IsZero() || now.Sub(s.LastHeard).Seconds() > s.ExpectSeconds
 	return c
 }

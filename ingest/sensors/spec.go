@@ -5,17 +5,20 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Spec is the parsed value of a sensor input flag: an address and the
 // options after a '?' (sensor=NAME names the sensor; lat, lon and alt
-// place it; expect is how long it may be silent before it counts as
-// down... see docs/SENSORS.md).
+// place it; expect=DURATION is how long it may be silent before it counts
+// as down; see docs/SENSORS.md).
 type Spec struct {
 	Addr   string
 	Sensor string
 	// Position is the configured position, nil when not given.
 	Position *Position
+	// Expect is the sensor's own silence limit (0: the registry's).
+	Expect time.Duration
 }
 
 // ParseSpec splits "ADDR[?sensor=NAME&lat=..&lon=..&alt=..]".
@@ -28,12 +31,19 @@ func ParseSpec(s string) (Spec, error) {
 	}
 	for k := range q {
 		switch k {
-		case "sensor", "lat", "lon", "alt":
+		case "sensor", "lat", "lon", "alt", "expect":
 		default:
-			return sp, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt)", s, k)
+			return sp, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, expect)", s, k)
 		}
 	}
 	sp.Sensor = q.Get("sensor")
+	if q.Has("expect") {
+		d, err := time.ParseDuration(q.Get("expect"))
+		if err != nil || d <= 0 {
+			return sp, fmt.Errorf("%q: expect must be a positive duration such as 30s", s)
+		}
+		sp.Expect = d
+	}
 	if q.Has("lat") || q.Has("lon") {
 		lat, err1 := strconv.ParseFloat(q.Get("lat"), 64)
 		lon, err2 := strconv.ParseFloat(q.Get("lon"), 64)

@@ -55,7 +55,7 @@ func Listen(spec string, reg *sensors.Registry, log *slog.Logger) (*Listener, er
 	l := &Listener{pc: pc, log: log, intake: sensors.Intake{Adapter: Adapter, Registry: reg, Log: log}}
 	if sp.Sensor != "" {
 		l.sensor = bus.Token(sp.Sensor)
-		reg.Configure(l.sensor, Adapter, sp.Position)
+		reg.Configure(l.sensor, Adapter, sp.Position, sp.Expect)
 	} else if sp.Position != nil {
 		pc.Close()
 		return nil, &Error{Op: "config", Err: fmt.Errorf("%q: a position needs a sensor name (sensor=NAME)", spec)}

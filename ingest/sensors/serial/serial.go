@@ -77,7 +77,7 @@ func Parse(spec string, reg *sensors.Registry, log *slog.Logger) (*Source, error
 	if sp.Sensor == "" {
 		s.Sensor = bus.Token("serial-" + filepath.Base(s.Path))
 	}
-	reg.Configure(s.Sensor, Adapter, sp.Position)
+	reg.Configure(s.Sensor, Adapter, sp.Position, sp.Expect)
 	return s, nil
 }
 

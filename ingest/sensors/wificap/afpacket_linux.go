@@ -81,7 +81,7 @@ func openOn(ifi *net.Interface, lt int, sp sensors.Spec, reg *sensors.Registry, 
 	if sp.Sensor != "" {
 		s.Sensor = sp.Sensor
 	}
-	reg.Configure(s.Sensor, Adapter, sp.Position)
+	reg.Configure(s.Sensor, Adapter, sp.Position, sp.Expect)
 	return s, nil
 }
 
