@@ -21,7 +21,7 @@ type Spec struct {
 	Expect time.Duration
 }
 
-// ParseSpec splits "ADDR[?sensor=NAME&lat=..&lon=..&alt=..]".
+// ParseSpec splits "ADDR[?sensor=NAME&lat=..&lon=..&alt=..&expect=..]".
 func ParseSpec(s string) (Spec, error) {
 	addr, query, _ := strings.Cut(s, "?")
 	sp := Spec{Addr: addr}
@@ -44,20 +44,29 @@ func ParseSpec(s string) (Spec, error) {
 		}
 		sp.Expect = d
 	}
-	if q.Has("lat") || q.Has("lon") {
-		lat, err1 := strconv.ParseFloat(q.Get("lat"), 64)
-		lon, err2 := strconv.ParseFloat(q.Get("lon"), 64)
-		if err1 != nil || err2 != nil || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
-			return sp, fmt.Errorf("%q: lat and lon must both be given, in degrees", s)
-		}
-		sp.Position = &Position{Lat: lat, Lon: lon}
-		if q.Has("alt") {
-			alt, err := strconv.ParseFloat(q.Get("alt"), 64)
-			if err != nil {
-				return sp, fmt.Errorf("%q: alt: %w", s, err)
-			}
-			sp.Position.AltM, sp.Position.HasAlt = alt, true
-		}
+	if sp.Position, err = position(q); err != nil {
+		return sp, fmt.Errorf("%q: %w", s, err)
 	}
 	return sp, nil
+}
+
+// position reads lat, lon and alt (nil when no position is given).
+func position(q url.Values) (*Position, error) {
+	if !q.Has("lat") && !q.Has("lon") {
+		return nil, nil
+	}
+	lat, err1 := strconv.ParseFloat(q.Get("lat"), 64)
+	lon, err2 := strconv.ParseFloat(q.Get("lon"), 64)
+	if err1 != nil || err2 != nil || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+		return nil, fmt.Errorf("lat and lon must both be given, in degrees")
+	}
+	p := &Position{Lat: lat, Lon: lon}
+	if q.Has("alt") {
+		alt, err := strconv.ParseFloat(q.Get("alt"), 64)
+		if err != nil {
+			return nil, fmt.Errorf("alt: %w", err)
+		}
+		p.AltM, p.HasAlt = alt, true
+	}
+	return p, nil
 }
