@@ -30,6 +30,8 @@ type Intake struct {
 	// Registry, when set, records every message per sensor.
 	Registry *Registry
 	Log      *slog.Logger
+
+	assoc associator
 }
 
 // Handle parses one message heard from sensor and publishes the drone
@@ -46,7 +48,11 @@ func (in *Intake) Handle(ctx context.Context, sink ingest.Sink, sensor string, m
 	}
 	var frame ingest.Frame
 	if err == nil && m.Kind != droneclaim.KindStatus {
-		frame.Data, err = m.Claim.AppendPack(nil)
+		if !in.assoc.resolve(sensor, &m.Claim, now) {
+			err = &droneclaim.Error{Reason: "no_identity", Detail: "no drone id, and no Basic ID heard from MAC " + m.Claim.MAC + " within 30 s"}
+		} else {
+			frame.Data, err = m.Claim.AppendPack(nil)
+		}
 	}
 	if err != nil {
 		in.reject(sink, proto, sensor, now, err)

@@ -51,6 +51,32 @@ func TestIntake(t *testing.T) {
 	}
 }
 
+// TestAssociation: a BLE scanner's Location line, which names only its
+// MAC, gets the UAS id of the Basic ID heard from that MAC on the same
+// sensor; from an unknown MAC, or on another sensor, it is refused.
+func TestAssociation(t *testing.T) {
+	sink := sensorstest.NewSink()
+	in := sensors.Intake{Adapter: "test"}
+	ctx := context.Background()
+	basic := `{"MAC": "aa:bb:cc:00:00:07", "Basic ID": {"id": "BLE0007", "ua_type": 2}}`
+	loc := `{"MAC": "aa:bb:cc:00:00:07", "Location/Vector Message": {"latitude": 51.5, "longitude": -0.1}}`
+	if err := in.Handle(ctx, sink, "s2", []byte(loc)); droneclaim.ReasonOf(err) != "no_identity" {
+		t.Fatalf("location before any Basic ID: %v", err)
+	}
+	for _, m := range []string{basic, loc} {
+		if err := in.Handle(ctx, sink, "s1", []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := in.Handle(ctx, sink, "s2", []byte(loc)); droneclaim.ReasonOf(err) != "no_identity" {
+		t.Fatalf("another sensor's MAC: %v", err)
+	}
+	f := sink.Frames()
+	if len(f) != 2 || len(f[1].Obs) != 1 || f[1].Obs[0].Key != "BLE0007" || f[1].Obs[0].Lat != 51.5 {
+		t.Fatalf("frames %+v", f)
+	}
+}
+
 // TestDeadLetters: a refused message is kept in CUAS_DEAD with its reason
 // and sensor (cut at 4 KiB), beside the frames the decoders refuse.
 func TestDeadLetters(t *testing.T) {

@@ -53,7 +53,9 @@ func ParseKind(s string) (Kind, bool) {
 // which optional values are present, so a zero is never taken for a
 // measurement. Every field is an unauthenticated claim.
 type Claim struct {
-	// ID is the UAS id (Remote ID) or the drone serial (DJI).
+	// ID is the UAS id (Remote ID) or the drone serial (DJI). It is empty
+	// when the message named only its transmitter (MAC): the caller must
+	// associate it with an id heard before from that MAC, or refuse it.
 	ID string
 	// IDType is the F3411 Basic ID id_type (1 serial number, 2 CAA
 	// registration, 3 UTM UUID, 4 session id).

@@ -217,6 +217,10 @@ func TestVariants(t *testing.T) {
 			}},
 		{"frequency null", `[{"Basic ID": {"id": "D1"}}, {"Frequency Message": {"frequency": null}}]`, droneclaim.KindAuto,
 			func(m droneclaim.Message) bool { return m.Kind == droneclaim.KindDJI && !m.Claim.HasFrequency }},
+		{"location with only a MAC", `{"MAC": "aa:bb:cc:00:00:07", "RSSI": -80, "Location/Vector Message": {"latitude": 51, "longitude": 0.1}}`,
+			droneclaim.KindAuto, func(m droneclaim.Message) bool {
+				return m.Claim.ID == "" && m.Claim.MAC == "AA:BB:CC:00:00:07" && m.Claim.HasPosition
+			}},
 		{"gps_fix as gpsd mode", `{"serial_number": "k", "gps_data": {"latitude": 1, "longitude": 2, "gps_fix": 3}}`, droneclaim.KindAuto,
 			func(m droneclaim.Message) bool { return m.Kind == droneclaim.KindStatus && m.Status.GPSFix }},
 	}

@@ -11,6 +11,9 @@ import "github.com/cuasd/cuasd/decode/remoteid"
 // the home position and the frequency have no place in F3411 and are not
 // carried. Text longer than its field is cut at the field's size.
 func (c *Claim) AppendPack(dst []byte) ([]byte, error) {
+	if c.ID == "" {
+		return dst, &Error{Reason: "no_identity", Detail: "a claim without a drone id has no Basic ID"}
+	}
 	var msgs [5][remoteid.MessageSize]byte
 	n := 0
 	idType := c.IDType

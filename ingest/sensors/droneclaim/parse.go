@@ -2,6 +2,10 @@ package droneclaim
 
 import "strings"
 
+// messageKeys are the F3411 message names the feeds use as keys.
+var messageKeys = [...]string{"Basic ID", "Location/Vector Message", "System Message", "Operator ID Message",
+	"Self-ID Message", "Frequency Message", "Authentication Message", "Auth Message"}
+
 // parser accumulates one Claim from the parts of a message; the first
 // error wins.
 type parser struct {
@@ -198,8 +202,10 @@ func (p *parser) esp32(doc map[string]any) {
 // flat reads the flat forwarder shape, filling only what the message keys
 // did not.
 func (p *parser) flat(doc map[string]any) {
-	if _, nested := doc["Basic ID"]; nested {
-		return
+	for _, k := range messageKeys {
+		if _, nested := doc[k]; nested {
+			return // the ESP32 shape: item read it
+		}
 	}
 	p.basicID(doc)
 	p.macRSSI(doc, first(doc, "mac", "MAC"), first(doc, "rssi", "RSSI"))
@@ -223,14 +229,17 @@ func (p *parser) flat(doc map[string]any) {
 	}
 }
 
-// finish checks the claim is usable: it names a drone, and its id fits a
+// finish checks the claim is usable: it names a drone, or at least its
+// transmitter (a BLE scanner prints each single-message advertisement on
+// its own line, so a Location arrives alone with the MAC that an earlier
+// Basic ID came with; the caller associates them), and its id fits a
 // Basic ID.
 func (p *parser) finish(c *Claim) error {
 	if p.err != nil {
 		return p.err
 	}
-	if p.c.ID == "" {
-		return &Error{Reason: "no_identity", Detail: "no drone id (Basic ID id, serial or id)"}
+	if p.c.ID == "" && p.c.MAC == "" {
+		return &Error{Reason: "no_identity", Detail: "no drone id (Basic ID id, serial or id) and no MAC"}
 	}
 	if len(p.c.ID) > 20 {
 		return &Error{Reason: "range", Field: "id", Detail: "a UAS id holds at most 20 bytes"}
