@@ -15,17 +15,20 @@ import (
 //	f64 oplat | f64 oplon | f64 hacc | f64 vacc | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
 //	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
 //	callsign category poskind altkind emergency squawk transmitter |
-//	u16 nwarnings, each a string
+//	u16 nwarnings, each a string |
+//	u64 Comm-B MB field, only when the flag flCommB is set (version 4) |
+//	f64 signal level, only when the flag flSignal is set (version 4; field
+//	sensors' RSSI, issue 25)
 //
-// Version 4 is version 3 followed by f64 signal, written only when the
-// observation has a signal level (field sensors' RSSI, issue 25), so that
-// every other record stays readable by version-3 readers.
+// Flag bits 16-17 hold the CategoryKind.
 //
-// A batch is a sequence of records each preceded by a u32 length.
-const (
-	codecVersion       = 3
-	codecVersionSignal = 4
-)
+// A batch is a sequence of records each preceded by a u32 length. Version 3
+// records (before Comm-B) are still read, so that observations stored by
+// an older cuasd replay after an upgrade.
+const codecVersion = 4
+
+// codecVersionNoCommB is the previous version, identical without Comm-B.
+const codecVersionNoCommB = 3
 
 const (
 	flHasPos = 1 << iota
@@ -36,6 +39,15 @@ const (
 	flCPROdd
 	flCPRSurface
 	flModeS
+	flCommB
+	flSignal
+)
+
+// The category kind travels in bits 16-17 of the flags (within version 4:
+// a record without them has no kind).
+const (
+	flCatShift = 16
+	flCatMask  = 3 << flCatShift
 )
 
 // ErrCodec reports a malformed observation record.
@@ -57,11 +69,10 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.CPROdd, flCPROdd)
 	set(o.CPRSurface, flCPRSurface)
 	set(o.ModeSReply, flModeS)
-	if o.Signal != 0 {
-		b = append(b, codecVersionSignal)
-	} else {
-		b = append(b, codecVersion)
-	}
+	set(o.HasCommB, flCommB)
+	set(o.Signal != 0, flSignal)
+	fl |= uint32(o.CategoryKind&3) << flCatShift
+	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.IngestUnixNano))
@@ -82,6 +93,9 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 		}
 		b = appendStr(b, w)
 	}
+	if o.HasCommB {
+		b = binary.LittleEndian.AppendUint64(b, o.CommB)
+	}
 	if o.Signal != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.Signal))
 	}
@@ -101,10 +115,13 @@ func appendStr(b []byte, s string) []byte {
 func (o *Observation) UnmarshalBinary(b []byte) error {
 	r := reader{b: b}
 	v := r.u8()
-	if v != codecVersion && v != codecVersionSignal {
+	if v != codecVersion && v != codecVersionNoCommB {
 		return ErrCodec
 	}
 	fl := r.u32()
+	if v == codecVersionNoCommB {
+		fl &^= flCommB
+	}
 	*o = Observation{
 		TimeUnixNano:   int64(r.u64()),
 		IngestUnixNano: int64(r.u64()),
@@ -117,6 +134,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.CPROdd = fl&flCPROdd != 0
 	o.CPRSurface = fl&flCPRSurface != 0
 	o.ModeSReply = fl&flModeS != 0
+	o.CategoryKind = CategoryKind((fl & flCatMask) >> flCatShift)
 	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon, &o.HAccuracyM, &o.VAccuracyM} {
 		*f = math.Float64frombits(r.u64())
 	}
@@ -133,7 +151,10 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 			o.Warnings = append(o.Warnings, r.str())
 		}
 	}
-	if v == codecVersionSignal {
+	if fl&flCommB != 0 {
+		o.HasCommB, o.CommB = true, r.u64()
+	}
+	if fl&flSignal != 0 {
 		o.Signal = math.Float64frombits(r.u64())
 	}
 	if r.bad || len(r.b) != 0 {

@@ -81,6 +81,13 @@ func routes(d Deps) http.Handler {
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
 			r.Get("/sensors", reader(handleSensorsList(d)))
 			r.Get("/sensors/{id}", reader(handleSensorGet(d)))
+			r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
+			r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
+			r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))
+			r.Get("/history", reader(handleHistoryArea(d)))
+
+			// Outputs (issue 18: CoT/TAK sinks).
+			r.Get("/outputs", reader(handleOutputs(d)))
 
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
@@ -109,7 +116,7 @@ func routes(d Deps) http.Handler {
 			http.Redirect(w, req, base+"/", http.StatusFound)
 		})
 	}
-	// Compatibility aliases of SPEC.md section 4.
+	// Compatibility aliases of the interface contract (docs/INTERFACE.md).
 	r.Get("/api/vessels/healthz", handleHealthz())
 	r.HandleFunc("/api/vessels/v1/cuas-redirect", func(w http.ResponseWriter, req *http.Request) {
 		http.Redirect(w, req, base+"/", http.StatusPermanentRedirect)

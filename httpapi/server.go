@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/output"
 )
 
 // Deps is everything the HTTP layer needs from the rest of the program.
@@ -38,9 +40,15 @@ type Deps struct {
 	Live      LiveTracks
 	// Sensors is the field sensor registry (nil: no sensor inputs).
 	Sensors SensorRegistry
+	// Alerts serves GET /v1/alerts (issue 19); nil when not configured.
+	Alerts AlertStore
+	// History reads the recorded track history (issue 20).
+	History HistoryReader
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte
+	// Outputs reports every output sink (GET /v1/outputs); nil answers 503.
+	Outputs func() []output.SinkStatus
 	// Web serves the single-page application at the base path; nil means
 	// the map is not built into this binary.
 	Web http.Handler

@@ -22,7 +22,7 @@ const DefaultMaxConns = 256
 // ModeSListener accepts Beast or AVR receivers that push to cuasd (readsb's
 // and dump1090's --net-connector style outputs). Each connection is its own
 // sensor, named after the listener and the peer's IP address
-// ("beast-in-192.0.2.7"), so that per-sensor metrics and de-duplication
+// ("beast-in-192-0-2-7", see PeerSensor), so that per-sensor metrics and de-duplication
 // tell receivers apart and a receiver that reconnects keeps its name.
 type ModeSListener struct {
 	Format ModeSFormat
@@ -50,6 +50,11 @@ func ListenModeS(addr string, format ModeSFormat, log *slog.Logger) (*ModeSListe
 
 // Name implements Source.
 func (l *ModeSListener) Name() string { return string(l.Format) + "-listen " + l.ln.Addr().String() }
+
+// Counters implements Counted.
+func (l *ModeSListener) Counters() Counters {
+	return Counters{Adapter: string(l.Format) + "-listen", Protocols: []string{"adsb"}, DropReasons: []string{"queue_full"}}
+}
 
 // Addr is the bound address.
 func (l *ModeSListener) Addr() net.Addr { return l.ln.Addr() }
@@ -100,13 +105,13 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	defer cancel()
 	context.AfterFunc(cctx, func() { conn.Close() })
 	peer := conn.RemoteAddr().String()
-	sensor := l.Sensor
-	if host, _, err := net.SplitHostPort(peer); err == nil {
-		sensor += "-" + host
+	host, _, err := net.SplitHostPort(peer)
+	if err != nil {
+		host = peer
 	}
-	s := &ModeSStream{Format: l.Format, Sensor: bus.Token(sensor), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
+	s := &ModeSStream{Format: l.Format, Sensor: PeerSensor(l.Sensor, host), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
-	err := s.Run(cctx, conn)
+	err = s.Run(cctx, conn)
 	l.Log.Info("Mode S receiver disconnected", "format", l.Format, "peer", peer,
 		"skipped_bytes", s.Skipped, "mode_ac", s.ModeAC, "err", errString(err))
 }
@@ -128,6 +133,11 @@ func ConnectModeS(addr string, format ModeSFormat, log *slog.Logger) *ModeSClien
 
 // Name implements Source.
 func (c *ModeSClient) Name() string { return string(c.Format) + "-connect " + c.Addr }
+
+// Counters implements Counted.
+func (c *ModeSClient) Counters() Counters {
+	return Counters{Adapter: string(c.Format) + "-connect", Protocols: []string{"adsb"}, DropReasons: []string{"queue_full"}}
+}
 
 // Run implements Source: it reads the receiver, reconnecting, until ctx
 // ends.

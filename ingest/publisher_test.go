@@ -4,38 +4,16 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/internal/natstest"
 )
 
 func testJS(t *testing.T, l bus.Limits) jetstream.JetStream {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect("", nats.InProcessServer(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
-	for _, cfg := range bus.StreamConfigs(l) {
-		if _, err := js.CreateOrUpdateStream(context.Background(), cfg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return js
+	return natstest.StartWithStreams(t, l).JS
 }
 
 func TestPublishFramesDeduplicates(t *testing.T) {
@@ -90,5 +68,22 @@ func TestMsgIDIsAReceptionIdentity(t *testing.T) {
 	}
 	if a != MsgID("adsb", "rx", 1, []byte{1}) || len(a) != 32 {
 		t.Fatal("the id is not stable")
+	}
+}
+
+// A frame's link address travels as the Cuas-Link header: metadata, not
+// part of the subject or the sensor (issue 24, item 3).
+func TestPublishFramesCarriesLink(t *testing.T) {
+	js := testJS(t, bus.DefaultLimits())
+	p := NewPublisher(js, nil)
+	ctx := context.Background()
+	frames := []Frame{{Data: []byte{0xFE, 1}, Link: "192.0.2.7:14551"}}
+	if _, err := p.PublishFrames(ctx, "test", "mavlink", "rx", frames); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := js.Stream(ctx, bus.StreamRaw)
+	m, err := st.GetLastMsgForSubject(ctx, "cuas.raw.mavlink.rx")
+	if err != nil || m.Header.Get(bus.HeaderLink) != "192.0.2.7:14551" {
+		t.Fatalf("headers %v %v", m.Header, err)
 	}
 }

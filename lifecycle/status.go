@@ -147,6 +147,17 @@ func (s *Status) NotUp(kinds ...Kind) []string {
 	return out
 }
 
+// Starting reports whether a component of the given kinds (all when none
+// is given) has not yet reported up or retrying.
+func (s *Status) Starting(kinds ...Kind) bool {
+	for _, c := range s.Snapshot() {
+		if c.State == Starting && (len(kinds) == 0 || slices.Contains(kinds, c.Kind)) {
+			return true
+		}
+	}
+	return false
+}
+
 type reporter struct {
 	s    *Status
 	name string

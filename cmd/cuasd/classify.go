@@ -67,14 +67,17 @@ func classQuery(t *fusion.Track, uaTypes, mavTypes map[string]int) (q reference.
 	if slices.Contains(t.Protocols, string(decode.DJI)) && !strings.HasPrefix(t.UASID, djiManufacturerCode) {
 		q.SerialNumber, claimed = djiManufacturerCode, true
 	}
-	if t.ICAO != "" && len(t.Category) == 2 && strings.ContainsAny(t.Category[:1], "ABCD") {
+	switch t.CategoryKind {
+	case decode.CategoryEmitter:
 		q.EmitterCategory, claimed = t.Category, true
-	}
-	if v, ok := uaTypes[t.Category]; ok && t.ICAO == "" && v != 0 {
-		q.UAType, claimed = v, true
-	}
-	if v, ok := mavTypes[t.Category]; ok && t.SystemID != 0 && v != 0 {
-		q.MAVType, claimed = v, true
+	case decode.CategoryUAType:
+		if v := uaTypes[t.Category]; v != 0 {
+			q.UAType, claimed = v, true
+		}
+	case decode.CategoryMAVType:
+		if v := mavTypes[t.Category]; v != 0 {
+			q.MAVType, claimed = v, true
+		}
 	}
 	return q, claimed
 }

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/output/cot"
 	"github.com/cuasd/cuasd/web"
 )
 
@@ -34,7 +35,20 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error { return d.Set(n.Value) }
 // byteSize is a size in bytes that reads "512MiB", "4GiB" or a plain number.
 type byteSize int64
 
-func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+// String prints the size in the largest binary unit that divides it
+// ("256MiB"), as --help shows defaults and as Set reads them back.
+func (b *byteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v != 0 && v%u.m == 0 {
+			return fmt.Sprintf("%d%s", v/u.m, u.suffix)
+		}
+	}
+	return fmt.Sprint(v)
+}
 func (b *byteSize) Set(s string) error {
 	mult := int64(1)
 	t := strings.TrimSpace(s)
@@ -82,6 +96,7 @@ type config struct {
 	Replicas     int      `yaml:"replicas"`
 	TrackTTL     duration `yaml:"track-ttl"`
 	ADSBFix      bool     `yaml:"adsb-fix"`
+	PublishObs   bool     `yaml:"publish-observations"` // CUAS_OBS for outside consumers; fusion never needs it
 	BeastListen  string   `yaml:"beast-listen"`
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
@@ -107,6 +122,12 @@ type config struct {
 	NATSTLSCert     string   `yaml:"nats-tls-cert"`
 	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
+	// Track history (issue 20, package output/history).
+	History         bool     `yaml:"history"`
+	HistoryMaxAge   duration `yaml:"history-max-age"`
+	HistoryMaxBytes byteSize `yaml:"history-max-bytes"`
+	// Issue 18: Cursor-on-Target / TAK outputs (cmd/cuasd/cot.go).
+	CoTFlags `yaml:",inline"`
 	// Field sensor inputs (issue 25): repeatable, see docs/SENSORS.md.
 	ZMQConnect   stringList `yaml:"zmq-connect"`
 	JSONUDP      stringList `yaml:"json-udp"`
@@ -118,6 +139,9 @@ type config struct {
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
 	ShutdownWait duration        `yaml:"shutdown-timeout"`
+
+	// Alerts (issue 19): --alerts, --mqtt-*; see alerts.go.
+	alertConfig `yaml:",inline"`
 }
 
 func defaultConfig() config {
@@ -137,102 +161,96 @@ func defaultConfig() config {
 		ObsMaxBytes:  1 << 30,
 		Replicas:     1,
 		TrackTTL:     duration(60 * time.Second),
-		Instance:     "default",
 		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
-		SensorExpect: duration(60 * time.Second),
+		// Track history (issue 20).
+		History: true, HistoryMaxAge: duration(7 * 24 * time.Hour), HistoryMaxBytes: 8 << 30,
+		SensorExpect: duration(60 * time.Second), // issue 25
 	}
 }
 
 // flags binds every config field to a flag of fs.
 func (c *config) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration file (keys are the flag names)")
-	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP listen address")
-	fs.StringVar(&c.BasePath, "base-path", c.BasePath, "path prefix of the API and the map")
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for JetStream data and keys")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
-	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "external NATS URL; empty starts an embedded nats-server with JetStream")
-	fs.StringVar(&c.NATSListen, "nats-listen", c.NATSListen, "embedded NATS client listener for sensors, or off")
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration `FILE` (keys are the flag names)")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP listen address `HOST:PORT`")
+	fs.StringVar(&c.BasePath, "base-path", c.BasePath, "`PATH` prefix of the API and the map")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`DIR` for JetStream data and keys")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `FORMAT`: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "external NATS `URL`; empty starts an embedded nats-server with JetStream")
+	fs.StringVar(&c.NATSListen, "nats-listen", c.NATSListen, "`HOST:PORT` of the embedded NATS client listener for sensors, or off")
 	fs.StringVar(&c.NATSMonitor, "nats-monitor", "", "`HOST:PORT` of the embedded NATS server's HTTP monitoring (for nats-surveyor or the Prometheus NATS exporter; loopback unless --insecure-open); off when empty")
-	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit (e.g. 256MiB)")
-	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit (e.g. 16GiB)")
-	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync policy: an interval (e.g. 1s) or always")
-	fs.Var(&c.RawMaxAge, "raw-max-age", "how long raw frames are kept in CUAS_RAW")
-	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap of CUAS_RAW")
-	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS")
-	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap of CUAS_OBS")
-	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
-	fs.Var(&c.TrackTTL, "track-ttl", "how long a track lives without updates")
+	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit `SIZE` (e.g. 256MiB)")
+	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit `SIZE` (e.g. 16GiB)")
+	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync `POLICY`: an interval (e.g. 1s) or always")
+	fs.Var(&c.RawMaxAge, "raw-max-age", "how long (`DURATION`) raw frames are kept in CUAS_RAW")
+	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap `SIZE` of CUAS_RAW")
+	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long (`DURATION`) observations are kept in CUAS_OBS (with --publish-observations)")
+	fs.BoolVar(&c.PublishObs, "publish-observations", c.PublishObs, "also publish decoded observations to CUAS_OBS for other consumers (fusion decodes raw frames in place and does not need them)")
+	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap `SIZE` of CUAS_OBS")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "`N` JetStream stream replicas (3 on a cluster)")
+	fs.Var(&c.TrackTTL, "track-ttl", "how long (`DURATION`) a track lives without updates")
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
-	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on this address (like readsb's 30004)")
-	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on this address (like readsb's 30001)")
-	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output (host:30005), reconnecting")
-	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output (host:30002), reconnecting")
-	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 hex digits) to verify signed frames")
+	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004)")
+	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001)")
+	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting")
+	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output `HOST:PORT` (port 30002), reconnecting")
+	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
-	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address (e.g. 127.0.0.1:14550)")
-	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server (e.g. SITL 127.0.0.1:5760), reconnecting")
-	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key (PKCS#8 PEM); default: generated in the data dir")
-	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of SPEC.md")
-	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name (letters, digits, '_' and '-'): the ledger's origin is cuasd/<instance> and its stream CUAS_LEDGER_<instance>")
-	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
-	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution text the --tile-url provider requires")
-	fs.Var(&c.EvalInterval, "eval-interval", "how often the continuous gate evaluates every live track")
-	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML file of bearer tokens {name, role, sha256}; see `cuasd token new`")
-	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per client (token or address), burst of the same; 0 = unlimited")
+	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address `HOST:PORT` (e.g. 127.0.0.1:14550)")
+	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server `HOST:PORT` (e.g. SITL 127.0.0.1:5760), reconnecting")
+	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key `FILE` (PKCS#8 PEM); default: generated in the data dir")
+	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of the interface contract (docs/INTERFACE.md): an empty DSSE signature and unsigned checkpoints")
+	fs.StringVar(&c.Instance, "instance", c.Instance, "instance `NAME` (letters, digits, '_' and '-'): names the ledger stream CUAS_LEDGER_<NAME> and the origin cuasd/<NAME> of a new log (default: an origin derived from the signing key)")
+	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile `URL` template for the map (default: offline world outline)")
+	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution `TEXT` the --tile-url provider requires")
+	fs.Var(&c.EvalInterval, "eval-interval", "how often (`DURATION`) the continuous gate evaluates every live track")
+	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
 	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
-	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer token required by /metrics (default: open for probes)")
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "serve HTTPS with this certificate (PEM)")
-	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "private key of --tls-cert (PEM)")
-	fs.StringVar(&c.NATSUsers, "nats-users", c.NATSUsers, "YAML file of sensor credentials {user, password} for the embedded NATS listener (publish cuas.raw.> only)")
-	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
-	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
-	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
-	c.sensorFlags(fs)
+	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer `TOKEN` required by /metrics (default: open for probes)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "serve HTTPS with this certificate `FILE` (PEM)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "private key `FILE` of --tls-cert (PEM)")
+	fs.StringVar(&c.NATSUsers, "nats-users", c.NATSUsers, "YAML `FILE` of embedded NATS users {user, password, role}: sensor (publish frames), reader (read events) or admin")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate `FILE` of the embedded NATS listener (PEM)")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key `FILE` of --nats-tls-cert (PEM)")
+	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long (`DURATION`) graceful shutdown may take")
+	c.alertConfig.flags(fs) // issue 19
+
+	// Track history (issue 20).
+	fs.BoolVar(&c.History, "history", c.History, "record every track position in <data-dir>/history.db for /v1/tracks/{id}/history and /v1/history")
+	fs.Var(&c.HistoryMaxAge, "history-max-age", "delete track history older than `DURATION` (0 = keep)")
+	fs.Var(&c.HistoryMaxBytes, "history-max-bytes", "byte cap `SIZE` of the track history, oldest deleted first (0 = none)")
+	c.cotFlags(fs)    // issue 18
+	c.sensorFlags(fs) // issue 25
 }
 
-// sensorFlags binds the field sensor inputs' flags (issue 25).
+// sensorFlags binds the field sensor inputs' flags (issue 25; the
+// repeatable stringList is cot.go's).
 func (c *config) sensorFlags(fs *flag.FlagSet) {
 	fs.Var(&c.ZMQConnect, "zmq-connect", "subscribe to a WarDragon/DragonSync ZeroMQ feed: `[KIND=]tcp://HOST:PORT[?sensor=NAME&lat=..&lon=..]` "+
 		"(4224 Remote ID, 4221 dji=, 4225 status=); repeatable or comma-separated")
 	fs.Var(&c.JSONUDP, "json-udp", "receive flat JSON drone messages (ESP32 / dronecot forwarders) on `HOST:PORT[?sensor=NAME&lat=..&lon=..]`; repeatable")
 	fs.Var(&c.Serial, "serial", "read newline-delimited JSON from an ESP32 Remote ID scanner at `PATH[:BAUD][?sensor=NAME&lat=..&lon=..]` (default 115200 baud); repeatable")
 	fs.Var(&c.WiFiCapture, "wifi-capture", "capture Remote ID beacons and NAN frames on a Linux 802.11 interface already in monitor mode: `IFACE[?sensor=NAME&lat=..&lon=..]` (AF_PACKET; root or CAP_NET_RAW); repeatable")
-	fs.Var(&c.SensorExpect, "sensor-expect", "how long a sensor may be silent before /v1/sensors and /readyz show it as down")
+	fs.Var(&c.SensorExpect, "sensor-expect", "how long (`DURATION`) a sensor may be silent before /v1/sensors and /readyz show it as down")
 }
 
-// stringList is a repeatable flag (each use, or each comma-separated
-// item, adds a value) and a YAML list or string.
-type stringList []string
+const serveUsage = `Usage:
+  cuasd serve [flags]
 
-func (l *stringList) String() string { return strings.Join(*l, ",") }
-func (l *stringList) Set(s string) error {
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			*l = append(*l, v)
-		}
-	}
-	return nil
-}
-func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.ScalarNode {
-		return l.Set(n.Value)
-	}
-	var v []string
-	if err := n.Decode(&v); err != nil {
-		return err
-	}
-	*l = append(*l, v...)
-	return nil
-}
+Runs the service: HTTP API and map, the embedded NATS server with JetStream
+(unless --nats-url), the decoders, fusion, the continuous gate and the
+receipt ledger. Every flag is also an environment variable CUAS_<FLAG>
+(upper case, '-' as '_') and a key of the --config YAML file; flags win over
+the environment, which wins over the file.
+`
 
 // parseConfig applies the file, the environment and the flags, in
 // increasing precedence.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	c := defaultConfig()
-	fs := flag.NewFlagSet("cuasd serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("cuasd serve", serveUsage, nil, stderr, stderr)
 	c.flags(fs)
 
 	// Find --config first (flag or CUAS_CONFIG), so the file sits under
@@ -278,7 +296,18 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
 	c.ConfigFile = file
+	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
 	return c, c.validate()
+}
+
+// instance names this instance for partition ownership and events:
+// --instance, or "default". The ledger alone tells "not named" apart (its
+// default origin is then unique to the log).
+func (c *config) instance() string {
+	if c.Instance == "" {
+		return "default"
+	}
+	return c.Instance
 }
 
 func (c *config) validate() error {
@@ -288,6 +317,9 @@ func (c *config) validate() error {
 	}
 	if !strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") {
 		errs = append(errs, fmt.Errorf("--base-path must start with / and not end with one, got %q", c.BasePath))
+	}
+	if c.HistoryMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("--history-max-age must not be negative (0 keeps history), got %s", c.HistoryMaxAge.String()))
 	}
 	if c.JSSync != "always" {
 		if _, err := time.ParseDuration(c.JSSync); err != nil {
@@ -325,6 +357,10 @@ func (c *config) validate() error {
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
+	errs = append(errs, c.validateAlerts()) // issue 19
+	if err := c.cotValidate(); err != nil { // issue 18
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -335,4 +371,40 @@ func (c *config) mavlinkKey() []byte {
 	}
 	k, _ := hex.DecodeString(c.MAVLinkKey) // validated
 	return k
+}
+
+// Issue 18: Cursor-on-Target / TAK output flags (package output/cot; the
+// sinks are built in cot.go).
+
+// CoTFlags configure the Cursor-on-Target / TAK outputs (issue 18,
+// package output/cot): every --cot-udp and --tak-server is a sink of its
+// own.
+type CoTFlags struct {
+	CoTUDP       stringList `yaml:"cot-udp"`
+	CoTTTL       int        `yaml:"cot-ttl"`
+	CoTInterface string     `yaml:"cot-interface"`
+	CoTQueue     int        `yaml:"cot-queue"`
+	TAKServer    stringList `yaml:"tak-server"`
+	TAKCert      string     `yaml:"tak-cert"`
+	TAKKey       string     `yaml:"tak-key"`
+	TAKCA        string     `yaml:"tak-ca"`
+	TAKP12       string     `yaml:"tak-p12"`
+	// TAKP12PasswordFile holds the PKCS#12 password; the environment
+	// variable CUAS_TAK_P12_PASSWORD is the other way to give it. The
+	// password is never a flag (it would show in the process list).
+	TAKP12PasswordFile string `yaml:"tak-p12-password-file"`
+	TAKP12Password     string `yaml:"-"`
+}
+
+func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {
+	fs.Var(&c.CoTUDP, "cot-udp", "send Cursor-on-Target to this UDP `HOST:PORT` (unicast, or multicast such as ATAK's 239.2.3.1:6969; udp://HOST:PORT?protocol=1 for TAK Protocol version 1); repeatable")
+	fs.IntVar(&c.CoTTTL, "cot-ttl", 1, "multicast `TTL` of --cot-udp (1 keeps it on the local network)")
+	fs.StringVar(&c.CoTInterface, "cot-interface", "", "network `INTERFACE` for --cot-udp multicast (default: the OS's choice)")
+	fs.IntVar(&c.CoTQueue, "cot-queue", cot.DefaultQueue, "`N` events each CoT sink holds while it is slow or down (then it drops, counted)")
+	fs.Var(&c.TAKServer, "tak-server", "stream CoT to a TAK Server at `URL`: tcp://HOST:8087 or ssl://HOST:8089 (mutual TLS); repeatable")
+	fs.StringVar(&c.TAKCert, "tak-cert", "", "client certificate `FILE` (PEM) for ssl:// TAK Servers")
+	fs.StringVar(&c.TAKKey, "tak-key", "", "private key `FILE` (PEM) of --tak-cert")
+	fs.StringVar(&c.TAKCA, "tak-ca", "", "CA certificate `FILE` (PEM) that signed the TAK Server's certificate (default: system roots)")
+	fs.StringVar(&c.TAKP12, "tak-p12", "", "client certificate and key as the PKCS#12 `FILE` a TAK Server admin hands out (instead of --tak-cert/--tak-key)")
+	fs.StringVar(&c.TAKP12PasswordFile, "tak-p12-password-file", "", "`FILE` holding the --tak-p12 password (or set CUAS_TAK_P12_PASSWORD)")
 }

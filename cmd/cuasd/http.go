@@ -66,6 +66,11 @@ func (s *service) startHTTP(context.Context) error {
 	if u := s.bus.ClientURL(); u != "" {
 		fmt.Fprintf(s.out, "cuasd nats %s\n", u)
 	}
+	// "serving" means ready: the pipeline stages' goroutines were started
+	// before this component, and report within moments.
+	for deadline := time.Now().Add(5 * time.Second); s.status.Starting(lifecycle.Stage) && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	fmt.Fprintf(s.out, "cuasd serving %s\n", url)
 	return nil
 }
@@ -119,11 +124,14 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Threats:    s.gate,
 		Live:       liveTracks{s.store},
 		Sensors:    s.sensorReg,
+		Alerts:     s.alertStore(), // issue 19
 		Ledger:     s.ledger,
 		Drones:     s.drones,
 		Zones:      s.zones,
+		History:    s.historyReader(),
 		MAVLinkKey: s.cfg.mavlinkKey(),
 		Web:        webHandler(s.cfg),
+		Outputs:    s.outputStatus, // issue 18
 
 		Auth:         auth,
 		RateLimit:    s.cfg.RateLimit,

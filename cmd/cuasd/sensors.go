@@ -30,14 +30,14 @@ func sensorSources(cfg config, s *service) ([]ingest.Source, error) {
 		}
 		return nil, err
 	}
-	for _, spec := range cfg.ZMQConnect {
+	for _, spec := range cfg.ZMQConnect.vals {
 		src, err := zmq.Parse(spec, reg, s.log)
 		if err != nil {
 			return fail(fmt.Errorf("--zmq-connect: %w", err))
 		}
 		out = append(out, src)
 	}
-	for _, spec := range cfg.JSONUDP {
+	for _, spec := range cfg.JSONUDP.vals {
 		src, err := jsonudp.Listen(spec, reg, s.log)
 		if err != nil {
 			return fail(fmt.Errorf("--json-udp %s: %w", spec, err))
@@ -48,14 +48,14 @@ func sensorSources(cfg config, s *service) ([]ingest.Source, error) {
 		}
 		out = append(out, src)
 	}
-	for _, spec := range cfg.Serial {
+	for _, spec := range cfg.Serial.vals {
 		src, err := serial.Parse(spec, reg, s.log)
 		if err != nil {
 			return fail(fmt.Errorf("--serial: %w", err))
 		}
 		out = append(out, src)
 	}
-	for _, spec := range cfg.WiFiCapture {
+	for _, spec := range cfg.WiFiCapture.vals {
 		src, err := wificap.Open(spec, reg, s.log)
 		if err != nil {
 			return fail(fmt.Errorf("--wifi-capture: %w", err))

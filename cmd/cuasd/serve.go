@@ -26,6 +26,7 @@ import (
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/history"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -35,7 +36,11 @@ import (
 // the data flow and stop in exactly the reverse order, on a requested
 // shutdown and on every failure alike (see service.components).
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
+	out := stderr
+	if wantsHelp(args) {
+		out = stdout
+	}
+	cfg, err := parseConfig(args, getenv, out)
 	if err != nil {
 		return err
 	}
@@ -76,6 +81,11 @@ type service struct {
 	owners    *fusion.Owners
 	gate      *board.Gate
 	http      *http.Server
+	alerts    alertStoreRef // issue 19
+
+	historyOnce sync.Once
+	history     *history.Recorder // nil with --history=false
+	cot         cotOutputs        // issue 18
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -151,7 +161,7 @@ func (s *service) loadDrones(context.Context) error {
 func (s *service) openLedger(ctx context.Context) error {
 	l, err := ledger.Open(ctx, s.bus.JS, ledger.Options{
 		Instance: s.cfg.Instance, DataDir: s.cfg.DataDir, SigningKeyFile: s.cfg.SigningKey,
-		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas,
+		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas, Registerer: s.reg,
 	})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -195,29 +205,40 @@ func upThen(fn func(context.Context) error) func(context.Context, lifecycle.Repo
 	}
 }
 
-// fusionStages are the decoder workers, the observation consumer that
-// feeds the track store, track expiry and partition ownership.
+// fusionStages are the feed that decodes every raw frame in place into
+// the track store, track expiry, partition ownership and, with
+// --publish-observations, the shared decoder workers that publish
+// observations for other consumers.
 func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
-		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.Instance, s.cfg.Replicas, 0, s.log)
+		s.reg.MustRegister(s.store.Collector())
+		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.instance(), s.cfg.Replicas, 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
 		}
 		s.owners = owners
 		return nil
 	}}
-	out := []lifecycle.Component{start}
 	metrics := worker.NewMetrics(s.reg)
-	for _, dec := range frameDecoders(s.cfg) {
-		dec := dec
-		out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-			return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
-		})))
+	out := []lifecycle.Component{start}
+	if s.cfg.PublishObs {
+		for _, dec := range frameDecoders(s.cfg) {
+			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
+				return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
+			})))
+		}
 	}
+	var feed *worker.Feed // made once: a restart after a failure reuses it and its metrics
 	out = append(out,
-		s.stage("fusion consumer", upThen(func(ctx context.Context) error {
-			return fusion.NewConsumer(s.bus.JS, s.store, s.log, s.reg).Run(ctx)
+		s.stage("fusion feed", upThen(func(ctx context.Context) error {
+			if feed == nil {
+				feed = worker.NewFeed(s.bus.JS, worker.FeedConfig{
+					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
+					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
+				}, s.reg)
+			}
+			return feed.Run(ctx)
 		})),
 		s.stage("fusion expiry", upThen(func(ctx context.Context) error {
 			s.store.RunExpiry(ctx, time.Second, nil)
@@ -250,7 +271,7 @@ func (s *service) gateStage() lifecycle.Component {
 			Interval: time.Duration(s.cfg.EvalInterval),
 			Version:  version(),
 			Events:   s.bus.Conn,
-			Instance: s.cfg.Instance,
+			Instance: s.cfg.instance(),
 			Log:      s.log,
 		}, s.reg)
 		return nil
@@ -284,6 +305,13 @@ func (s *service) outputs() lifecycle.Component {
 // package adds its one line here.
 func (s *service) outputList() ([]output.Output, error) {
 	var outs []output.Output
+	alerts, err := s.alertOutputs() // issue 19: rules, webhooks, MQTT
+	if err != nil {
+		return nil, err
+	}
+	outs = append(outs, alerts...)
+	outs = append(outs, s.historyOutputs()...)
+	outs = append(outs, s.cotSinks()...) // issue 18: --cot-udp, --tak-server
 	return outs, nil
 }
 
@@ -307,8 +335,12 @@ func (s *service) runOutput(ctx context.Context, o output.Output) {
 // the service degraded rather than stopping it.
 func (s *service) inputs() lifecycle.Component {
 	return lifecycle.Component{Name: "inputs", Run: func(ctx context.Context) error {
+		// The single-frame intake (cuas.in.>) is always on: it is how a
+		// sensor script publishes one frame per message.
+		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg)}, s.sources...)
+		declareCounters(s.publisher, sources)
 		var wg sync.WaitGroup
-		for _, src := range s.sources {
+		for _, src := range sources {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

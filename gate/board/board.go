@@ -153,6 +153,9 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}),
 	}
+	for _, o := range []string{"recorded", "failed", "dropped"} {
+		b.receipts.WithLabelValues(o) // present at 0: increase() alerts see the first failure
+	}
 	if reg != nil {
 		reg.MustRegister(b.evaluations, b.receipts, b.sweep)
 	}

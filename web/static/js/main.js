@@ -1,5 +1,6 @@
 // The map application: tabs, and the wiring between the live data, the map,
 // the threat board and the track detail.
+import { AlertsPanel } from "./alerts.js";
 import { BoardPanel } from "./board.js";
 import { Decoder } from "./decoder.js";
 import { DetailPanel } from "./detail.js";
@@ -7,6 +8,7 @@ import { DronesView } from "./drones.js";
 import { LedgerView } from "./ledger.js";
 import { Live } from "./live.js";
 import { MapView } from "./map.js";
+import { HistoryView } from "./replay.js";
 import { SignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
@@ -39,9 +41,12 @@ const detail = new DetailPanel({
   onTrack: (t) => mapView.seedTrail(t.track_id, t.history),
 });
 
+const trackHistory = new HistoryView(mapView);
+
 function select(id, { centre = false } = {}) {
   state.selected = id;
   mapView.select(id);
+  trackHistory.select(id);
   board.select(id);
   if (id === null) {
     detail.hide();
@@ -221,3 +226,4 @@ window.addEventListener("hashchange", () => showTab(viewInHash()));
 
 showTab(viewInHash());
 live.start();
+new AlertsPanel({ section: $("alerts"), list: $("alerts-list"), count: $("alerts-count"), onPick: (id) => id && select(id, { centre: true }) }).start();
