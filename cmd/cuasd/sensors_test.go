@@ -17,6 +17,7 @@ import (
 
 	"github.com/cuasd/cuasd/decode/remoteid"
 	"github.com/cuasd/cuasd/ingest/pcap"
+	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/ingest/sensors/sensorstest"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
@@ -144,5 +145,28 @@ func TestSensorFlagErrors(t *testing.T) {
 				t.Errorf("err %v, want %q and %s", err, tc.want, tc.flag)
 			}
 		})
+	}
+}
+
+// TestSensorsDown: /readyz names a configured sensor never heard, and one
+// silent past its limit, as degraded reasons; a heard one is not named.
+func TestSensorsDown(t *testing.T) {
+	if got := sensorsDown(nil); got != nil {
+		t.Errorf("no registry: %v", got)
+	}
+	reg := sensors.NewRegistry(time.Minute)
+	reg.Configure("kit-1", "wardragon", nil, 0)
+	reg.Configure("esp-1", "serial", nil, 0)
+	in := sensors.Intake{Adapter: "serial", Registry: reg}
+	if err := in.Handle(t.Context(), sensorstest.NewSink(), "esp-1", []byte(`{"id": "X1", "lat": 51, "lon": 0}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := sensorsDown(reg)
+	if len(got) != 1 || !strings.Contains(got[0], "kit-1") || !strings.Contains(got[0], "not heard yet") {
+		t.Errorf("down: %q", got)
+	}
+	reg.SetClock(func() time.Time { return time.Now().Add(time.Hour) })
+	if got := sensorsDown(reg); len(got) != 2 || !strings.Contains(strings.Join(got, ";"), "esp-1 (serial) silent since") {
+		t.Errorf("down an hour later: %q", got)
 	}
 }
