@@ -81,7 +81,8 @@ const (
 	HeaderRecvTime = "Cuas-Recv-Ns"
 	// HeaderSensor names the receiver (also the last subject token).
 	HeaderSensor = "Cuas-Sensor"
-	// HeaderSignal is the receiver's signal level (dBFS, decimal), optional.
+	// HeaderSignal is the receiver's signal level (decimal), optional: dBFS
+	// from Mode S receivers, RSSI in dBm from field sensors.
 	HeaderSignal = "Cuas-Signal"
 	// HeaderFraming says how the body holds frames: "raw" (one frame, the
 	// default), "lp" (length-prefixed batch) or "hexlines" (newline-separated hex).
@@ -90,6 +91,9 @@ const (
 	// message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu); absent
 	// means recognise it from the bytes.
 	HeaderCarrier = "Cuas-Carrier"
+	// HeaderTruncated marks a dead letter kept only in part: the size of
+	// the whole message, in bytes (sensor messages, issue 25).
+	HeaderTruncated = "Cuas-Truncated"
 	// HeaderReason is the dead-letter reason.
 	HeaderReason = "Cuas-Reason"
 	// HeaderIngestTime is when cuasd accepted the frame (Unix ns); pipeline

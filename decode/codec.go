@@ -16,7 +16,9 @@ import (
 //	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
 //	callsign category poskind altkind emergency squawk transmitter |
 //	u16 nwarnings, each a string |
-//	u64 Comm-B MB field, only when the flag flCommB is set (version 4)
+//	u64 Comm-B MB field, only when the flag flCommB is set (version 4) |
+//	f64 signal level, only when the flag flSignal is set (version 4; field
+//	sensors' RSSI, issue 25)
 //
 // Flag bits 16-17 hold the CategoryKind.
 //
@@ -38,6 +40,7 @@ const (
 	flCPRSurface
 	flModeS
 	flCommB
+	flSignal
 )
 
 // The category kind travels in bits 16-17 of the flags (within version 4:
@@ -67,6 +70,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.CPRSurface, flCPRSurface)
 	set(o.ModeSReply, flModeS)
 	set(o.HasCommB, flCommB)
+	set(o.Signal != 0, flSignal)
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -91,6 +95,9 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	}
 	if o.HasCommB {
 		b = binary.LittleEndian.AppendUint64(b, o.CommB)
+	}
+	if o.Signal != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.Signal))
 	}
 	return b
 }
@@ -146,6 +153,9 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	}
 	if fl&flCommB != 0 {
 		o.HasCommB, o.CommB = true, r.u64()
+	}
+	if fl&flSignal != 0 {
+		o.Signal = math.Float64frombits(r.u64())
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec

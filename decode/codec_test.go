@@ -18,9 +18,11 @@ func sampleObs() Observation {
 }
 
 func TestCodecRoundTrip(t *testing.T) {
+	withSignal := sampleObs()
+	withSignal.Signal = -71
 	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"},
 		{Protocol: MAVLink, Category: "MAV_TYPE_QUADROTOR", CategoryKind: CategoryMAVType},
-		{Protocol: RemoteID, Category: "Helicopter (or Multirotor)", CategoryKind: CategoryUAType}} {
+		{Protocol: RemoteID, Category: "Helicopter (or Multirotor)", CategoryKind: CategoryUAType}, withSignal} {
 		var out Observation
 		if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil {
 			t.Fatal(err)
@@ -71,6 +73,22 @@ func TestCodecRejectsTruncation(t *testing.T) {
 	var out Observation
 	if err := out.UnmarshalBinary(append(b, 0)); err == nil {
 		t.Fatal("trailing byte accepted")
+	}
+}
+
+// TestCodecSignal: a signal level costs 8 bytes, flagged, only when there
+// is one; a record cut inside it is refused.
+func TestCodecSignal(t *testing.T) {
+	o := sampleObs()
+	without := o.AppendBinary(nil)
+	o.Signal = -63.5
+	with := o.AppendBinary(nil)
+	if len(with) != len(without)+8 || with[0] != without[0] {
+		t.Fatalf("without % x\nwith    % x", without[:6], with[:6])
+	}
+	var out Observation
+	if err := out.UnmarshalBinary(with[:len(with)-1]); err == nil {
+		t.Fatal("truncated signal accepted")
 	}
 }
 

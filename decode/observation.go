@@ -9,6 +9,9 @@ const (
 	ADSB     Protocol = "adsb"
 	RemoteID Protocol = "remoteid"
 	MAVLink  Protocol = "mavlink"
+	// DJI is DJI DroneID decoded by a field sensor (an AntSDR in a
+	// WarDragon kit), relayed as an F3411 message pack (issue 25).
+	DJI Protocol = "dji"
 )
 
 // Observation is one protocol-neutral report about one object, derived from
@@ -89,6 +92,12 @@ type Observation struct {
 	// aircraft's known ADS-B state, which only fusion has.
 	HasCommB bool   `json:"has_comm_b,omitempty"`
 	CommB    uint64 `json:"comm_b,omitempty"`
+
+	// Signal is the receiver's signal level for this frame as its sensor
+	// reported it (the Cuas-Signal header): RSSI in dBm from field sensors,
+	// dBFS from Mode S receivers; 0 is unknown. Receiver-side fact, kept
+	// per observation (hence per sensor) for multi-sensor work.
+	Signal float64 `json:"signal,omitempty"`
 
 	// IngestUnixNano is when cuasd first accepted the frame (pipeline
 	// latency is measured from it; TimeUnixNano may be a replayed past).

@@ -25,6 +25,7 @@ var protocols = [...]ProtocolInfo{
 	{ADSB, "ADS-B / Mode S (1090ES, Comm-B)", "adsb:", 14},
 	{RemoteID, "Remote ID (ASTM F3411)", "rid:", 4096},
 	{MAVLink, "MAVLink v1/v2", "mav:", 64 << 10},
+	{DJI, "DJI DroneID (decoded by a sensor)", "dji:", 4096},
 }
 
 // NumProtocols is the number of protocols in the table.

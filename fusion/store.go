@@ -519,7 +519,7 @@ func (s *Store) Len() int {
 // CountByProtocol counts live tracks per protocol.
 func (s *Store) CountByProtocol() map[string]int {
 	now := s.cfg.Now().UnixNano()
-	out := map[string]int{"adsb": 0, "remoteid": 0, "mavlink": 0}
+	out := map[string]int{"adsb": 0, "remoteid": 0, "mavlink": 0, "dji": 0}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, t := range s.tracks {

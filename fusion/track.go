@@ -33,6 +33,7 @@ const (
 	maskADSB protoMask = 1 << iota
 	maskRemoteID
 	maskMAVLink
+	maskDJI
 )
 
 func maskOf(p decode.Protocol) protoMask {
@@ -52,6 +53,9 @@ func (m protoMask) list() []string {
 	}
 	if m&maskMAVLink != 0 {
 		out = append(out, string(decode.MAVLink))
+	}
+	if m&maskDJI != 0 {
+		out = append(out, string(decode.DJI))
 	}
 	return out
 }
@@ -106,8 +110,9 @@ type track struct {
 	air *AirData // Comm-B claims, only for aircraft that sent any
 
 	// protoPos is the last position each protocol claimed (index: 0 ADS-B,
-	// 1 Remote ID, 2 MAVLink), for the cross-protocol disagreement check.
-	protoPos [3]struct {
+	// 1 Remote ID, 2 MAVLink, 3 DJI), for the cross-protocol disagreement
+	// check.
+	protoPos [4]struct {
 		t        int64
 		lat, lon float64
 	}
@@ -121,6 +126,8 @@ func protoIndex(p decode.Protocol) int {
 		return 1
 	case decode.MAVLink:
 		return 2
+	case decode.DJI:
+		return 3
 	}
 	return -1
 }
@@ -129,8 +136,8 @@ func protoIndex(p decode.Protocol) int {
 // protocols claimed for this object within window of each other.
 func (t *track) disagreementM(window int64) float64 {
 	worst := 0.0
-	for i := 0; i < 3; i++ {
-		for j := i + 1; j < 3; j++ {
+	for i := range t.protoPos {
+		for j := i + 1; j < len(t.protoPos); j++ {
 			a, b := t.protoPos[i], t.protoPos[j]
 			if a.t == 0 || b.t == 0 || abs64(a.t-b.t) > window {
 				continue

@@ -30,7 +30,10 @@ func honesty(signingMode string) Honesty {
 			"no signed provenance is generated for it; `go version -m cuasd` lists the modules built in.",
 		SignalTrust: "Broadcast Remote ID, ADS-B (1090ES) and civilian MAVLink are unauthenticated and spoofable: " +
 			"every decoded field (identity, position, altitude, velocity, status) is a claim by the transmitter, " +
-			"not ground truth. MAVLink v2 signatures are verified only when a signing key is supplied.",
+			"not ground truth. MAVLink v2 signatures are verified only when a signing key is supplied. " +
+			"Field sensors (WarDragon/DragonSync over ZeroMQ, ESP32 scanners over serial, UDP JSON forwarders) relay what they " +
+			"decoded as unsigned JSON: cuasd can check neither the drone's broadcast nor the sensor's decoding, " +
+			"and a sensor's reported position is a claim too.",
 		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
 			"it is never silently accepted as valid.",
 		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +

@@ -80,6 +80,8 @@ func routes(d Deps) http.Handler {
 			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
 			r.Get("/tracks", reader(handleTracksList(d)))
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
+			r.Get("/sensors", reader(handleSensorsList(d)))
+			r.Get("/sensors/{id}", reader(handleSensorGet(d)))
 			r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
 			r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
 			r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))

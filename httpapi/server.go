@@ -38,6 +38,8 @@ type Deps struct {
 	Threats   ThreatBoard
 	Publisher RawPublisher
 	Live      LiveTracks
+	// Sensors is the field sensor registry (nil: no sensor inputs).
+	Sensors SensorRegistry
 	// Alerts serves GET /v1/alerts (issue 19); nil when not configured.
 	Alerts AlertStore
 	// History reads the recorded track history (issue 20).

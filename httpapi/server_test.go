@@ -85,7 +85,7 @@ func TestHonestHasExactlyTheSevenFields(t *testing.T) {
 				t.Errorf("lambda statement lacks %q", s)
 			}
 		}
-		for _, s := range []string{"Remote ID", "ADS-B", "MAVLink", "unauthenticated", "spoofable"} {
+		for _, s := range []string{"Remote ID", "ADS-B", "MAVLink", "unauthenticated", "spoofable", "Field sensors", "unsigned JSON"} {
 			if !strings.Contains(m["signal_trust"].(string), s) {
 				t.Errorf("signal_trust lacks %q", s)
 			}

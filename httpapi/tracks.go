@@ -96,7 +96,7 @@ func (q *queryChecker) failed(w http.ResponseWriter) bool {
 	return true
 }
 
-var protocolEnum = []string{"adsb", "remoteid", "mavlink"}
+var protocolEnum = []string{"adsb", "remoteid", "mavlink", "dji"}
 
 // handleTracksList serves GET /v1/tracks.
 func handleTracksList(d Deps) http.HandlerFunc {

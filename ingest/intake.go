@@ -145,6 +145,11 @@ func (in *Intake) Run(ctx context.Context, sink Sink, rep lifecycle.Reporter) er
 		// A burst waits in the client's buffer rather than being dropped.
 		err = sub.SetPendingLimits(1<<20, 512<<20)
 	}
+	if err == nil {
+		// Up means a sensor's request finds us: the server has the
+		// subscription.
+		err = in.nc.Flush()
+	}
 	if err != nil {
 		in.closeQueues(&wg)
 		return err

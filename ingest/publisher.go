@@ -35,7 +35,7 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Backpressure() bool { return e.Pressure }
 
 // Protocols are the protocol tokens of the raw subjects.
-var Protocols = []string{"adsb", "remoteid", "mavlink"}
+var Protocols = []string{"adsb", "remoteid", "mavlink", "dji"}
 
 // ValidProtocol reports whether p names a protocol with a raw subject.
 func ValidProtocol(p string) bool { return slices.Contains(Protocols, p) }
@@ -300,4 +300,41 @@ func MsgID(protocol, sensor string, recvUnixNano int64, data []byte) string {
 	h.Write(data)
 	var sum [32]byte
 	return hex.EncodeToString(h.Sum(sum[:0])[:16])
+}
+
+// DeadLetterer is implemented by sinks that keep refused input: a source
+// that refuses a message before it became a frame (a field sensor's
+// unparsable JSON, issue 25) hands it over with its reason, to be kept in
+// CUAS_DEAD beside the frames the decoders refused.
+type DeadLetterer interface {
+	DeadLetter(ctx context.Context, protocol, sensor, reason string, data []byte) error
+}
+
+// maxDeadLetter bounds what is kept of one refused message: enough to see
+// what the sender sent, not a way to fill the stream.
+const maxDeadLetter = 4 << 10
+
+var _ DeadLetterer = (*Publisher)(nil)
+
+// DeadLetter publishes a refused message on cuas.dead.{protocol} with the
+// reason, the sensor and the receive time (now); a message over 4 KiB is
+// cut, and says so in Cuas-Truncated.
+func (p *Publisher) DeadLetter(ctx context.Context, protocol, sensor, reason string, data []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	now := time.Now().UnixNano()
+	msg := &nats.Msg{Subject: bus.DeadSubject(protocol), Header: nats.Header{}}
+	if len(data) > maxDeadLetter {
+		msg.Header.Set(bus.HeaderTruncated, strconv.Itoa(len(data)))
+		data = data[:maxDeadLetter]
+	}
+	msg.Data = data
+	msg.Header.Set(bus.HeaderReason, reason)
+	msg.Header.Set(bus.HeaderSensor, sensor)
+	msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(now, 10))
+	msg.Header.Set(bus.HeaderMsgID, "s"+MsgID(protocol, sensor, now, data))
+	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+		return classify("dead letter", err)
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/mavlink"
@@ -49,12 +51,21 @@ func classifier(db *reference.DB) func(t *fusion.Track) gate.Side {
 	}
 }
 
+// djiManufacturerCode is DJI's ANSI/CTA-2063-A manufacturer code.
+const djiManufacturerCode = "1581"
+
 // classQuery is the drone-database query of a track's claims; claimed is
 // false when the track claims nothing the database knows.
 func classQuery(t *fusion.Track, uaTypes, mavTypes map[string]int) (q reference.Query, claimed bool) {
 	q = reference.NewQuery()
 	if len(t.UASID) >= 4 {
 		q.SerialNumber, claimed = t.UASID, true
+	}
+	// DJI DroneID (issue 25) is DJI's own broadcast: its serial is not an
+	// ANSI/CTA-2063-A one, but the sender claims to be a DJI aircraft,
+	// which the database knows by DJI's manufacturer code.
+	if slices.Contains(t.Protocols, string(decode.DJI)) && !strings.HasPrefix(t.UASID, djiManufacturerCode) {
+		q.SerialNumber, claimed = djiManufacturerCode, true
 	}
 	switch t.CategoryKind {
 	case decode.CategoryEmitter:

@@ -139,6 +139,12 @@ type config struct {
 	BeastOutListen   string `yaml:"beast-out-listen"`
 	BeastOutConnect  string `yaml:"beast-out-connect"`
 	BeastOutAll      bool   `yaml:"beast-out-all"`
+	// Field sensor inputs (issue 25): repeatable, see docs/SENSORS.md.
+	ZMQConnect   stringList `yaml:"zmq-connect"`
+	JSONUDP      stringList `yaml:"json-udp"`
+	Serial       stringList `yaml:"serial"`
+	WiFiCapture  stringList `yaml:"wifi-capture"`
+	SensorExpect duration   `yaml:"sensor-expect"`
 
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
@@ -173,6 +179,7 @@ func defaultConfig() config {
 		ReadsbJSON:   true,
 		ReadsbDrones: true,
 		ReadsbFrames: true,
+		SensorExpect: duration(60 * time.Second), // issue 25
 	}
 }
 
@@ -228,9 +235,20 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.History, "history", c.History, "record every track position in <data-dir>/history.db for /v1/tracks/{id}/history and /v1/history")
 	fs.Var(&c.HistoryMaxAge, "history-max-age", "delete track history older than `DURATION` (0 = keep)")
 	fs.Var(&c.HistoryMaxBytes, "history-max-bytes", "byte cap `SIZE` of the track history, oldest deleted first (0 = none)")
-	c.cotFlags(fs) // issue 18
-
+	c.cotFlags(fs)    // issue 18
 	c.readsbFlags(fs) // issue 21
+	c.sensorFlags(fs) // issue 25
+}
+
+// sensorFlags binds the field sensor inputs' flags (issue 25; the
+// repeatable stringList is cot.go's).
+func (c *config) sensorFlags(fs *flag.FlagSet) {
+	fs.Var(&c.ZMQConnect, "zmq-connect", "subscribe to a WarDragon/DragonSync ZeroMQ feed: `[KIND=]tcp://HOST:PORT[?sensor=NAME&lat=..&lon=..]` "+
+		"(4224 Remote ID, 4221 dji=, 4225 status=); repeatable or comma-separated")
+	fs.Var(&c.JSONUDP, "json-udp", "receive flat JSON drone messages (ESP32 / dronecot forwarders) on `HOST:PORT[?sensor=NAME&lat=..&lon=..]`; repeatable")
+	fs.Var(&c.Serial, "serial", "read newline-delimited JSON from an ESP32 Remote ID scanner at `PATH[:BAUD][?sensor=NAME&lat=..&lon=..]` (default 115200 baud); repeatable")
+	fs.Var(&c.WiFiCapture, "wifi-capture", "capture Remote ID beacons and NAN frames on a Linux 802.11 interface already in monitor mode: `IFACE[?sensor=NAME&lat=..&lon=..]` (AF_PACKET; root or CAP_NET_RAW); repeatable")
+	fs.Var(&c.SensorExpect, "sensor-expect", "how long (`DURATION`) a sensor may be silent before /v1/sensors and /readyz show it as down")
 }
 
 const serveUsage = `Usage:

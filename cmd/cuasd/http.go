@@ -66,9 +66,10 @@ func (s *service) startHTTP(context.Context) error {
 	if u := s.bus.ClientURL(); u != "" {
 		fmt.Fprintf(s.out, "cuasd nats %s\n", u)
 	}
-	// "serving" means ready: the pipeline stages' goroutines were started
-	// before this component, and report within moments.
-	for deadline := time.Now().Add(5 * time.Second); s.status.Starting(lifecycle.Stage) && time.Now().Before(deadline); {
+	// "serving" means ready: the pipeline stages' and inputs' goroutines
+	// were started before this component, and report within moments (an
+	// input that cannot connect reports retrying; at most 5 s are waited).
+	for deadline := time.Now().Add(5 * time.Second); s.status.Starting(lifecycle.Stage, lifecycle.Input) && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	fmt.Fprintf(s.out, "cuasd serving %s\n", url)
@@ -123,6 +124,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Tracks:     s.store,
 		Threats:    s.gate,
 		Live:       liveTracks{s.store},
+		Sensors:    s.sensorReg,
 		Alerts:     s.alertStore(), // issue 19
 		Ledger:     s.ledger,
 		Drones:     s.drones,
@@ -149,5 +151,6 @@ func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 	}
 	r.NotReady = append(r.NotReady, s.status.NotUp(lifecycle.Stage)...)
 	r.Degraded = s.status.NotUp(lifecycle.Input, lifecycle.Output)
+	r.Degraded = append(r.Degraded, sensorsDown(s.sensorReg)...)
 	return r
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/mavudp"
+	"github.com/cuasd/cuasd/ingest/sensors/jsonudp"
 	"github.com/cuasd/cuasd/sim"
 )
 
@@ -113,7 +114,11 @@ func inputSources(cfg config, s *service) ([]ingest.Source, error) {
 	if cfg.Demo {
 		out = append(out, &ingest.Simulator{Config: sim.DefaultDemo(), Sensor: "demo"})
 	}
-	return out, nil
+	sens, err := sensorSources(cfg, s)
+	if err != nil {
+		return fail(err)
+	}
+	return append(out, sens...), nil
 }
 
 // listenError explains a failed bind: which flag, which address, and what
@@ -143,6 +148,8 @@ func listenAddr(src ingest.Source) string {
 		return string(l.Format) + "=" + l.Addr().String()
 	case *mavudp.UDP:
 		return "mavlink-udp=" + l.Addr().String()
+	case *jsonudp.Listener:
+		return "json-udp=" + l.Addr().String()
 	}
 	return ""
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/httpapi"
 	"github.com/cuasd/cuasd/ingest"
+	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/internal/dirlock"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
@@ -65,6 +66,8 @@ type service struct {
 	// start before the data directory is touched.
 	httpLn  net.Listener
 	sources []ingest.Source
+	// sensorReg is the registry of the field sensor inputs (issue 25).
+	sensorReg *sensors.Registry
 	// Checked with the listeners, used when their components start.
 	auth    *httpapi.Authenticator
 	httpTLS *tls.Config
@@ -255,7 +258,7 @@ func frameDecoders(cfg config) []worker.FrameDecoder {
 	if err != nil {
 		panic(err) // the key length was validated with the configuration
 	}
-	return []worker.FrameDecoder{&worker.ADSB{Fix: cfg.ADSBFix}, worker.NewRemoteID(), mav}
+	return []worker.FrameDecoder{&worker.ADSB{Fix: cfg.ADSBFix}, worker.NewRemoteID(), mav, worker.NewDJI()}
 }
 
 // gateStage is the continuous gate: every live track against every zone.
@@ -342,10 +345,13 @@ func (s *service) inputs() lifecycle.Component {
 		declareCounters(s.publisher, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {
+			// Registered before the goroutine runs, so that the HTTP
+			// component sees every input as starting until it reports.
+			rep := s.status.Reporter(src.Name(), lifecycle.Input)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.runInput(ctx, src)
+				s.runInput(ctx, src, rep)
 			}()
 		}
 		wg.Wait()
@@ -355,8 +361,7 @@ func (s *service) inputs() lifecycle.Component {
 
 // runInput runs one source until ctx ends; one that fails stays down,
 // reported, while the rest of the service goes on.
-func (s *service) runInput(ctx context.Context, src ingest.Source) {
-	rep := s.status.Reporter(src.Name(), lifecycle.Input)
+func (s *service) runInput(ctx context.Context, src ingest.Source, rep lifecycle.Reporter) {
 	err := src.Run(ctx, s.publisher, rep)
 	if err != nil && ctx.Err() == nil {
 		rep.Retrying(err)

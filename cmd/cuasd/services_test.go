@@ -28,6 +28,13 @@ func TestClassifier(t *testing.T) {
 	if got := c(&fusion.Track{UASID: "ZZ9X7INTRUDER01"}); got != "" && got != gate.Side(reference.SideUnknown) {
 		t.Errorf("unknown manufacturer code classified as %q", got)
 	}
+	// A DJI DroneID serial is not a CTA-2063 one; the protocol says DJI.
+	if got := c(&fusion.Track{UASID: "3NZEXAMPLEDJI003", Protocols: []string{"dji"}}); got != gate.Side(want) {
+		t.Errorf("DJI DroneID: %q, database %q", got, want)
+	}
+	if got := c(&fusion.Track{UASID: "3NZEXAMPLEDJI003", Protocols: []string{"remoteid"}}); got == gate.Side(want) {
+		t.Errorf("a non-CTA serial over Remote ID classified as DJI")
+	}
 	if got := c(&fusion.Track{}); got != "" {
 		t.Errorf("no claims classified as %q", got)
 	}

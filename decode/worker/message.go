@@ -91,6 +91,9 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 			o.TimeUnixNano = meta.RecvUnixNano
 		}
 		o.IngestUnixNano = meta.IngestUnixNano
+		if o.Signal == 0 {
+			o.Signal = meta.Signal
+		}
 	}
 	return true
 }

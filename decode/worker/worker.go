@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,8 @@ type Meta struct {
 	IngestUnixNano int64
 	// Carrier is the Cuas-Carrier header (Remote ID wrapping), if any.
 	Carrier string
+	// Signal is the Cuas-Signal header (0: none).
+	Signal float64
 }
 
 // FrameDecoder turns one raw frame into zero or more observations,
@@ -320,6 +323,11 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier)}
 	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
 	meta.IngestUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderIngestTime), 10, 64)
+	if s := h.Get(bus.HeaderSignal); s != "" {
+		if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			meta.Signal = v
+		}
+	}
 	if meta.Sensor == "" {
 		// The last subject token is the sensor.
 		s := m.Subject()

@@ -140,7 +140,23 @@ func (r *Reader) Next() (Packet, error) {
 	}
 	r.n++
 	r.Stats.Packets++
-	p := Packet{Number: r.n, Time: ci.Timestamp, LinkType: lt}
+	p := Unwrap(lt, data)
+	p.Number, p.Time = r.n, ci.Timestamp
+	if p.Medium == MediumUnsupported {
+		r.Stats.Unsupported++
+	}
+	if p.ChecksumKnown && !p.ChecksumOK {
+		r.Stats.ChecksumFailed++
+	}
+	return p, nil
+}
+
+// Unwrap removes the link-layer encapsulation of one frame of link type
+// lt (a LinkType* value), as Next does for a capture's packets: the live
+// Wi-Fi capture (ingest/sensors/wificap) reads the same radiotap frames
+// from an AF_PACKET socket. Data aliases data.
+func Unwrap(lt int, data []byte) Packet {
+	p := Packet{LinkType: lt}
 	switch lt {
 	case LinkTypeRadiotap:
 		unwrapRadiotap(data, &p)
@@ -153,13 +169,7 @@ func (r *Reader) Next() (Packet, error) {
 	case LinkTypeBluetoothLEPHDR:
 		unwrapBLEPHDR(data, &p)
 	}
-	if p.Medium == MediumUnsupported {
-		r.Stats.Unsupported++
-	}
-	if p.ChecksumKnown && !p.ChecksumOK {
-		r.Stats.ChecksumFailed++
-	}
-	return p, nil
+	return p
 }
 
 // unwrapRadiotap strips the radiotap header and, when its flags say one is

@@ -62,6 +62,10 @@ func main() {
 	mux.HandleFunc("GET "+base+"/v1/threats/stream", s.stream)
 	mux.HandleFunc("GET "+base+"/v1/geofences", s.geofences)
 	mux.HandleFunc("GET "+base+"/v1/swarm/topology", s.swarms)
+	mux.HandleFunc("GET "+base+"/v1/sensors", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"sensors": [{"id": "kit-1", "kind": "wardragon", "position": {"lat": 51.47, "lon": -0.45, "source": "reported"}, "messages": 12, "down": false, "expect_seconds": 60}], "count": 1}`))
+	})
 	mux.HandleFunc("GET "+base+"/v1/receipt/ledger", s.ledger)
 	mux.HandleFunc("GET "+base+"/v1/receipt/checkpoint", s.checkpointH)
 	mux.HandleFunc("GET "+base+"/v1/receipt/{index}", s.receipt)

@@ -10,6 +10,7 @@ import { ApiError, describeError, get, list, onTokenChange, streamURL } from "./
 const TRACKS_EVERY_MS = 2000;
 const SWARMS_EVERY_MS = 3000;
 const ZONES_EVERY_MS = 15000;
+const SENSORS_EVERY_MS = 5000;
 const BOARD_POLL_MS = 2000;
 // The stream sends a board at least every 5 s; silence for this long means
 // a dead connection that EventSource has not noticed (a half-open socket).
@@ -21,7 +22,7 @@ const FORBIDDEN_RETRY_MS = 60000;
 /**
  * Live calls back with fresh data:
  *   onBoard(ThreatBoard), onTracks([Track]), onGeofences([Geofence]),
- *   onSwarms([component]), onStatus(name, state, detail)
+ *   onSwarms([component]), onSensors([Sensor]), onStatus(name, state, detail)
  * where state is "live", "polling", "reconnecting", "down", "forbidden" or
  * "notbuilt".
  */
@@ -58,6 +59,7 @@ export class Live {
     this.poll("tracks", TRACKS_EVERY_MS, async () => this.cb.onTracks(list(await get("/v1/tracks?limit=1000"), "tracks")));
     this.poll("geofences", ZONES_EVERY_MS, async () => this.cb.onGeofences(list(await get("/v1/geofences"), "geofences", "items")));
     this.poll("swarms", SWARMS_EVERY_MS, async () => this.cb.onSwarms(list(await get("/v1/swarm/topology"), "components")));
+    this.poll("sensors", SENSORS_EVERY_MS, async () => this.cb.onSensors(list(await get("/v1/sensors"), "sensors")));
   }
 
   // poll runs fn now and every `every` ms, until it answers 501.

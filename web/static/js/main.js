@@ -93,7 +93,7 @@ function pickDefined(o, keys) {
 
 // Connection status: the board stream is what "live" means; the other
 // sources are reported when they are not healthy.
-const sourceNames = { board: "threat board", tracks: "tracks", geofences: "geofences", swarms: "swarm topology" };
+const sourceNames = { board: "threat board", tracks: "tracks", geofences: "geofences", swarms: "swarm topology", sensors: "sensors" };
 const stateNames = { notbuilt: "not in this build", forbidden: "not permitted" };
 function setStatus(name, st, detailText) {
   state.sources[name] = { state: st, detail: detailText };
@@ -170,6 +170,9 @@ const live = new Live({
   },
   onSwarms(list) {
     mapView.setSwarms(list);
+  },
+  onSensors(list) {
+    mapView.setSensors(list);
   },
   onStatus: setStatus,
 });

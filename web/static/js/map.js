@@ -34,6 +34,8 @@ const glyphs = {
   mavlink: '<path class="glyph" d="M13 1 L23 24 L13 18 L3 24 Z"/>',
   unknown: '<circle class="glyph" cx="13" cy="13" r="7"/>',
 };
+// DJI DroneID (decoded by a field sensor) is a drone too.
+glyphs.dji = glyphs.remoteid;
 
 function iconFor(t, selected) {
   const proto = (t.protocols || []).find((p) => glyphs[p]) || "unknown";
@@ -77,6 +79,7 @@ export class MapView {
     this.geofences = L.layerGroup().addTo(this.map);
     this.swarms = L.layerGroup().addTo(this.map);
     this.trails = L.layerGroup().addTo(this.map);
+    this.sensorLayer = L.layerGroup().addTo(this.map);
     this.tracks = new Map(); // id -> {marker, vector, trail, points, data}
     this.selected = null;
     this.fitted = false;
@@ -161,6 +164,24 @@ export class MapView {
           offset: [0, -4],
         })
         .addTo(this.swarms);
+    }
+  }
+
+  /**
+   * setSensors draws the field sensors that have a position (GET
+   * /v1/sensors): a ring, grey and dashed while the sensor is down.
+   */
+  setSensors(list) {
+    this.sensorLayer.clearLayers();
+    for (const s of list) {
+      const p = s.position;
+      if (!p || typeof p.lat !== "number" || typeof p.lon !== "number") continue;
+      const colour = s.down ? "#8795a1" : "#5db3ff";
+      const text = `sensor ${s.id} · ${s.kind || "?"} · ${s.down ? "down" : "up"} · ${fmt.num(s.messages ?? 0)} messages` +
+        (p.source === "reported" ? " · position reported by the sensor" : "");
+      L.circleMarker([p.lat, p.lon], { pane: "zones", radius: 7, color: colour, weight: 2, fillColor: colour, fillOpacity: 0.25, dashArray: s.down ? "3 3" : null })
+        .bindTooltip(el("span", { text }), { direction: "top", className: "sensor-label" })
+        .addTo(this.sensorLayer);
     }
   }
 

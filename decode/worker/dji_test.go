@@ -1,0 +1,46 @@
+package worker
+
+import (
+	"testing"
+
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/remoteid"
+)
+
+// TestDJI: a relayed DroneID pack becomes a dji observation keyed by the
+// serial, with the pilot as the operator; a broken pack is an error.
+func TestDJI(t *testing.T) {
+	var basic, loc, sys [remoteid.MessageSize]byte
+	if err := remoteid.EncodeBasicID(&basic, 2, &remoteid.BasicIDData{IDType: 1, UAType: 2, UASID: []byte("3NZEXAMPLEDJI003")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := remoteid.EncodeLocation(&loc, 2, &remoteid.LocationData{Status: 2, Latitude: 51.46811, Longitude: -0.46022,
+		Direction: 45, SpeedHorizontal: 7, SpeedVertical: 0, AltitudeBaro: -1000, AltitudeGeo: 60, Height: 35,
+		Timestamp: remoteid.TimestampUnknown}); err != nil {
+		t.Fatal(err)
+	}
+	if err := remoteid.EncodeSystem(&sys, 2, &remoteid.SystemData{OperatorLatitude: 51.4679, OperatorLongitude: -0.46101,
+		AreaCeiling: -1000, AreaFloor: -1000, OperatorAltitudeGeo: -1000}); err != nil {
+		t.Fatal(err)
+	}
+	pack, err := remoteid.AppendPack(nil, 2, basic, loc, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := NewDJI()
+	out, err := d.Decode(pack, Meta{Sensor: "kit"}, nil)
+	if err != nil || len(out) != 1 {
+		t.Fatalf("%v %v", out, err)
+	}
+	o := out[0]
+	if o.Protocol != decode.DJI || o.Key != "3NZEXAMPLEDJI003" || o.PositionMethod != "dji_droneid" ||
+		o.Lat != 51.46811 || !o.HasOperatorPosition || o.OperatorLat != 51.4679 || o.Sensor != "kit" {
+		t.Errorf("%+v", o)
+	}
+	if _, err := d.Decode(pack[:30], Meta{}, nil); err == nil {
+		t.Error("truncated pack accepted")
+	}
+	if decode.DJI.TrackPrefix() != "dji:" {
+		t.Errorf("prefix %q", decode.DJI.TrackPrefix())
+	}
+}

@@ -1,0 +1,39 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/ingest/sensors"
+)
+
+// TestSensorEndpoints: a configured sensor is listed with its position
+// and shown as down until heard; an unknown id is a 404 problem; both
+// answers match the OpenAPI document (checked by do).
+func TestSensorEndpoints(t *testing.T) {
+	reg := sensors.NewRegistry(time.Minute)
+	reg.Configure("kit-1", "wardragon", &sensors.Position{Lat: 51.47, Lon: -0.45}, 0)
+	h := newTestServer(t, Deps{Sensors: reg})
+	rec := do(t, h, http.MethodGet, testBase+"/v1/sensors", nil)
+	var list struct {
+		Sensors []sensors.Sensor `json:"sensors"`
+		Count   int              `json:"count"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &list); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if list.Count != 1 || list.Sensors[0].ID != "kit-1" || !list.Sensors[0].Down || list.Sensors[0].Position.Source != "configured" {
+		t.Errorf("%+v", list)
+	}
+	if rec := do(t, h, http.MethodGet, testBase+"/v1/sensors/kit-1", nil); rec.Code != 200 {
+		t.Errorf("get: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(t, h, http.MethodGet, testBase+"/v1/sensors/nope", nil); rec.Code != 404 {
+		t.Errorf("unknown: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(t, newTestServer(t, Deps{}), http.MethodGet, testBase+"/v1/sensors", nil); rec.Code != 200 {
+		t.Errorf("no registry: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -1,0 +1,72 @@
+package sensors
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Spec is the parsed value of a sensor input flag: an address and the
+// options after a '?' (sensor=NAME names the sensor; lat, lon and alt
+// place it; expect=DURATION is how long it may be silent before it counts
+// as down; see docs/SENSORS.md).
+type Spec struct {
+	Addr   string
+	Sensor string
+	// Position is the configured position, nil when not given.
+	Position *Position
+	// Expect is the sensor's own silence limit (0: the registry's).
+	Expect time.Duration
+}
+
+// ParseSpec splits "ADDR[?sensor=NAME&lat=..&lon=..&alt=..&expect=..]".
+func ParseSpec(s string) (Spec, error) {
+	addr, query, _ := strings.Cut(s, "?")
+	sp := Spec{Addr: addr}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return sp, fmt.Errorf("%q: options: %w", s, err)
+	}
+	for k := range q {
+		switch k {
+		case "sensor", "lat", "lon", "alt", "expect":
+		default:
+			return sp, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, expect)", s, k)
+		}
+	}
+	sp.Sensor = q.Get("sensor")
+	if q.Has("expect") {
+		d, err := time.ParseDuration(q.Get("expect"))
+		if err != nil || d <= 0 {
+			return sp, fmt.Errorf("%q: expect must be a positive duration such as 30s", s)
+		}
+		sp.Expect = d
+	}
+	if sp.Position, err = position(q); err != nil {
+		return sp, fmt.Errorf("%q: %w", s, err)
+	}
+	return sp, nil
+}
+
+// position reads lat, lon and alt (nil when no position is given).
+func position(q url.Values) (*Position, error) {
+	if !q.Has("lat") && !q.Has("lon") {
+		return nil, nil
+	}
+	lat, err1 := strconv.ParseFloat(q.Get("lat"), 64)
+	lon, err2 := strconv.ParseFloat(q.Get("lon"), 64)
+	if err1 != nil || err2 != nil || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+		return nil, fmt.Errorf("lat and lon must both be given, in degrees")
+	}
+	p := &Position{Lat: lat, Lon: lon}
+	if q.Has("alt") {
+		alt, err := strconv.ParseFloat(q.Get("alt"), 64)
+		if err != nil {
+			return nil, fmt.Errorf("alt: %w", err)
+		}
+		p.AltM, p.HasAlt = alt, true
+	}
+	return p, nil
+}
