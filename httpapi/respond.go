@@ -94,7 +94,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail str
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// decodeJSON reads a JSON request body into dst. It insists on an
+// decodeJSON reads a JSON object request body into dst. It insists on an
 // application/json Content-Type (415), at most maxBytes of body (413; 0
 // means DefaultMaxBody), well-formed JSON with no unknown fields, correct
 // types and nothing after the object (400 naming the field). On failure it
@@ -123,6 +123,16 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 	if d := jsonDepth(raw); d > MaxJSONDepth {
 		writeProblem(w, r, http.StatusBadRequest,
 			fmt.Sprintf("JSON nested %d levels deep; at most %d are accepted", d, MaxJSONDepth))
+		return false
+	}
+	// Every request body is an object. encoding/json decodes null into a
+	// struct as a no-op, so without this check `null` would act on a zero
+	// request (PUT /v1/allowlist with null emptied the list).
+	// Malformed bodies are left to the decoder, which names the offset.
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && jsonValueKind(t[0]) != "" {
+		writeProblem(w, r, http.StatusBadRequest,
+			fmt.Sprintf("request body must be a JSON object, got %s", jsonValueKind(t[0])),
+			FieldError{Field: "(body)", Message: "must be a JSON object"})
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -214,6 +224,24 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return deepest
+}
+
+// jsonValueKind names the JSON type, other than an object, of a value
+// starting with c; "" for an object or malformed JSON.
+func jsonValueKind(c byte) string {
+	switch c {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return "a number"
+	}
+	return ""
 }
 
 // jsonKind turns a Go kind into the JSON type a caller should send.
