@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/go-chi/chi/v5"
-
 	"github.com/cuasd/cuasd/gate"
 )
 
@@ -66,7 +64,10 @@ func handleGeofenceGet(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		g, ok, err := d.Zones.Geofence(r.Context(), id)
 		switch {
 		case err != nil:
@@ -87,7 +88,10 @@ func handleGeofencePut(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		var g gate.Geofence
 		if !decodeJSON(w, r, &g, zonesMaxBody) {
 			return
@@ -127,7 +131,10 @@ func handleGeofenceDelete(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		existed, err := d.Zones.DeleteGeofence(r.Context(), id)
 		switch {
 		case err != nil:

@@ -2,9 +2,16 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"math"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/ingest"
 )
 
@@ -56,5 +63,108 @@ func TestWriteRoutesRejectNonObjectBodies(t *testing.T) {
 			}
 			assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
 		}
+	}
+}
+
+// TestIngestRecvTimeBounds: a receive time far in the future used to be
+// accepted and made a track last_seen in 2262 (issue 23, item 7).
+func TestIngestRecvTimeBounds(t *testing.T) {
+	h := hardServer(t)
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		ns   int64
+		want int
+	}{
+		{"now", now.UnixNano(), http.StatusAccepted},
+		{"default", 0, http.StatusAccepted},
+		{"a minute ahead", now.Add(time.Minute).UnixNano(), http.StatusAccepted},
+		{"an hour old", now.Add(-time.Hour).UnixNano(), http.StatusAccepted},
+		{"year 2262", math.MaxInt64, http.StatusUnprocessableEntity},
+		{"an hour ahead", now.Add(time.Hour).UnixNano(), http.StatusUnprocessableEntity},
+		{"two days old", now.Add(-48 * time.Hour).UnixNano(), http.StatusUnprocessableEntity},
+	} {
+		body := fmt.Sprintf(`{"frames":["8D406B902015A678D4D220AA4BDA"],"recv_time_unix_ns":%d}`, c.ns)
+		rec := do(t, h, "POST", testBase+"/v1/ingest/adsb", body)
+		if rec.Code != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, rec.Body, c.want)
+		}
+		if c.want == http.StatusUnprocessableEntity && !strings.Contains(rec.Body.String(), "recv_time_unix_ns") {
+			t.Errorf("%s: the problem does not name the field: %s", c.name, rec.Body)
+		}
+	}
+}
+
+// TestThreatsUnknownGeofence: filtering the board by a geofence that does
+// not exist used to answer 200 with an empty list (issue 23, item 7).
+func TestThreatsUnknownGeofence(t *testing.T) {
+	b, s := testBoard(t)
+	z := newFakeZones()
+	z.fences["z"] = gate.Geofence{ID: "z", Center: []float64{52, 4}, RadiusM: 500}
+	h := newTestServer(t, Deps{Threats: b, Tracks: s, Zones: z})
+	rec := do(t, h, "GET", testBase+"/v1/threats/active?geofence=z", nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"geofence":"z"`) {
+		t.Fatalf("known geofence: %d %s", rec.Code, rec.Body)
+	}
+	for _, path := range []string{"/v1/threats/active?geofence=nope", "/v1/threats/stream?geofence=nope"} {
+		// The request's context is already over, so a stream that wrongly
+		// starts ends at once instead of hanging the test.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		req := httptest.NewRequestWithContext(ctx, "GET", testBase+path, nil)
+		rec = httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		checkOpenAPI(t, req, rec)
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `nope`) {
+			t.Errorf("%s: %d %s, want 404 naming the zone", path, rec.Code, rec.Body)
+		}
+	}
+}
+
+// TestPathIDsAreDecoded: /v1/drones/{id} (and the geofence routes) used to
+// look up and echo the still percent-encoded path segment (issue 23,
+// item 7).
+func TestPathIDsAreDecoded(t *testing.T) {
+	h := refServer(t)
+	rec := do(t, h, "GET", testBase+"/v1/drones/%67eneral-atomics-mq-9-reaper", nil)
+	if rec.Code != http.StatusOK {
+		t.Errorf("escaped known id: %d %s", rec.Code, rec.Body)
+	}
+	rec = do(t, h, "GET", testBase+"/v1/drones/no%20such", nil)
+	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `no such`) || strings.Contains(rec.Body.String(), "%20") {
+		t.Errorf("escaped unknown id: %d %s, want the decoded id in the 404", rec.Code, rec.Body)
+	}
+	z := newFakeZones()
+	z.fences["z-1"] = gate.Geofence{ID: "z-1", Center: []float64{52, 4}, RadiusM: 500}
+	rec = do(t, newTestServer(t, Deps{Zones: z}), "GET", testBase+"/v1/geofences/z%2D1", nil)
+	if rec.Code != http.StatusOK {
+		t.Errorf("escaped geofence id: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestHugeRequestLineIsProblem: a request line over the header limit used
+// to get net/http's plain-text 431 (issue 23, item 7).
+func TestHugeRequestLineIsProblem(t *testing.T) {
+	srv := httptest.NewUnstartedServer(hardServer(t))
+	srv.Config.MaxHeaderBytes = ServerMaxHeaderBytes
+	srv.Start()
+	defer srv.Close()
+	for name, mod := range map[string]func(*http.Request){
+		"long query": func(r *http.Request) { r.URL.RawQuery = "q=" + strings.Repeat("a", 100<<10) },
+		"big header": func(r *http.Request) { r.Header.Set("X-Big", strings.Repeat("b", 100<<10)) },
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+testBase+"/v1/geofences", nil)
+		mod(req)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("%s: %d, want 431", name, resp.StatusCode)
+			continue
+		}
+		assertProblem(t, resp.Header.Get("Content-Type"), body, http.StatusRequestHeaderFieldsTooLarge)
 	}
 }

@@ -38,19 +38,20 @@ const problemTypeBase = "https://github.com/cuasd/cuasd/blob/main/docs/ERRORS.md
 
 // problemSlugs gives each status we answer with a stable, documented type.
 var problemSlugs = map[int]string{
-	http.StatusBadRequest:            "invalid-request",
-	http.StatusUnauthorized:          "unauthorized",
-	http.StatusForbidden:             "forbidden",
-	http.StatusNotFound:              "not-found",
-	http.StatusMethodNotAllowed:      "method-not-allowed",
-	http.StatusConflict:              "conflict",
-	http.StatusRequestEntityTooLarge: "too-large",
-	http.StatusUnsupportedMediaType:  "unsupported-media-type",
-	http.StatusUnprocessableEntity:   "undecodable",
-	http.StatusTooManyRequests:       "rate-limited",
-	http.StatusInternalServerError:   "internal",
-	http.StatusNotImplemented:        "not-implemented",
-	http.StatusServiceUnavailable:    "unavailable",
+	http.StatusBadRequest:                  "invalid-request",
+	http.StatusUnauthorized:                "unauthorized",
+	http.StatusForbidden:                   "forbidden",
+	http.StatusNotFound:                    "not-found",
+	http.StatusMethodNotAllowed:            "method-not-allowed",
+	http.StatusConflict:                    "conflict",
+	http.StatusRequestEntityTooLarge:       "too-large",
+	http.StatusUnsupportedMediaType:        "unsupported-media-type",
+	http.StatusUnprocessableEntity:         "undecodable",
+	http.StatusTooManyRequests:             "rate-limited",
+	http.StatusRequestHeaderFieldsTooLarge: "headers-too-large",
+	http.StatusInternalServerError:         "internal",
+	http.StatusNotImplemented:              "not-implemented",
+	http.StatusServiceUnavailable:          "unavailable",
 }
 
 // writeJSON writes v as a JSON body with the given status.

@@ -99,8 +99,30 @@ func handleThreatsActive(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the threat board")
 			return
 		}
+		if !knownGeofence(w, r, d, bq.geofence) {
+			return
+		}
 		writeJSON(w, http.StatusOK, bq.page(d.Threats.Snapshot(), true))
 	}
+}
+
+// knownGeofence answers 404 when the geofence filter names a zone the
+// store does not hold: an empty list would read as "nothing near it".
+func knownGeofence(w http.ResponseWriter, r *http.Request, d Deps, id string) bool {
+	if id == "" || d.Zones == nil {
+		return true
+	}
+	_, ok, err := d.Zones.Geofence(r.Context(), id)
+	switch {
+	case err != nil:
+		zoneStoreProblem(w, r, d, err, "")
+		return false
+	case !ok:
+		writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no geofence %q; list them at /v1/geofences", clip(id)),
+			FieldError{Field: "geofence", Message: "unknown geofence"})
+		return false
+	}
+	return true
 }
 
 // handleThreatsStream serves GET /v1/threats/stream as Server-Sent Events:
@@ -113,6 +135,9 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 		}
 		if d.Threats == nil {
 			unavailable(w, r, "the threat board")
+			return
+		}
+		if !knownGeofence(w, r, d, bq.geofence) {
 			return
 		}
 		rc := http.NewResponseController(w)

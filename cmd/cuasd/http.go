@@ -47,7 +47,7 @@ func (s *service) startHTTP(context.Context) error {
 		// write deadline forward before every event.
 		WriteTimeout:   time.Minute,
 		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: httpapi.ServerMaxHeaderBytes, // httpapi answers over httpapi.MaxHeaderBytes with a 431 problem
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		TLSConfig:      tlsCfg,
 	}
