@@ -116,7 +116,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 			fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
 		return false
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	raw, err := readBody(http.MaxBytesReader(w, r.Body, maxBytes), r.ContentLength)
 	if err != nil {
 		writeDecodeError(w, r, err, maxBytes)
 		return false
@@ -153,6 +153,18 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 		return false
 	}
 	return true
+}
+
+// readBody reads the whole body into one buffer of the declared length
+// when there is one (io.ReadAll would grow it by doubling: twice the
+// memory for a large request).
+func readBody(rd io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(rd)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead)) // room for the EOF read
+	_, err := buf.ReadFrom(rd)
+	return buf.Bytes(), err
 }
 
 func writeDecodeError(w http.ResponseWriter, r *http.Request, err error, maxBytes int64) {
