@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -11,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/ingest"
 )
 
@@ -166,5 +170,32 @@ func TestHugeRequestLineIsProblem(t *testing.T) {
 			continue
 		}
 		assertProblem(t, resp.Header.Get("Content-Type"), body, http.StatusRequestHeaderFieldsTooLarge)
+	}
+}
+
+// TestThreatsActiveMarksStaleBoard: a board that fell minutes behind used
+// to be served as if current (issue 23, item 5).
+func TestThreatsActiveMarksStaleBoard(t *testing.T) {
+	now := time.Now()
+	clock := func() time.Time { return now }
+	s := fusion.NewStore(fusion.Config{TTL: time.Minute})
+	o := decode.Observation{Protocol: decode.RemoteID, Key: "U1", UASID: "U1", TimeUnixNano: now.UnixNano(),
+		HasPosition: true, Lat: 52, Lon: 4, Sensor: "s"}
+	s.Apply(&o)
+	b := board.New(board.Config{Store: s, Now: clock}, nil)
+	b.Sweep(context.Background())
+	h := newTestServer(t, Deps{Threats: b})
+	var out struct {
+		Stale bool    `json:"stale"`
+		LagS  float64 `json:"lag_s"`
+	}
+	rec := do(t, h, "GET", testBase+"/v1/threats/active", nil)
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || out.Stale || !strings.Contains(rec.Body.String(), `"stale":false`) {
+		t.Fatalf("fresh board: %d %s", rec.Code, rec.Body)
+	}
+	now = now.Add(3 * time.Minute)
+	rec = do(t, h, "GET", testBase+"/v1/threats/active", nil)
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || !out.Stale || out.LagS != 180 {
+		t.Errorf("3 min old board: %d %s, want stale with lag_s 180", rec.Code, rec.Body)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -27,8 +28,12 @@ type boardJSON struct {
 	Total      int             `json:"total"`
 	NextCursor string          `json:"next_cursor,omitempty"`
 	Generated  time.Time       `json:"generated_at"`
-	Geofences  int             `json:"geofences"`
-	Statement  string          `json:"statement"`
+	// Stale is true when the board is older than its threshold: the gate
+	// is falling behind and the entries may no longer be current.
+	Stale     bool    `json:"stale"`
+	LagS      float64 `json:"lag_s"`
+	Geofences int     `json:"geofences"`
+	Statement string  `json:"statement"`
 }
 
 // boardQuery is the parsed filter of the board endpoints.
@@ -88,6 +93,20 @@ func (bq *boardQuery) page(s *board.Snapshot, withAxes bool) boardJSON {
 	return out
 }
 
+// staleReporter is the part of a board that knows how old it is
+// (*board.Gate).
+type staleReporter interface {
+	Staleness() (lag time.Duration, stale bool)
+}
+
+// markStale fills in the board's age.
+func markStale(out *boardJSON, b ThreatBoard) {
+	if sr, ok := b.(staleReporter); ok {
+		lag, stale := sr.Staleness()
+		out.Stale, out.LagS = stale, math.Round(lag.Seconds()*1000)/1000
+	}
+}
+
 // handleThreatsActive serves GET /v1/threats/active.
 func handleThreatsActive(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -102,7 +121,9 @@ func handleThreatsActive(d Deps) http.HandlerFunc {
 		if !knownGeofence(w, r, d, bq.geofence) {
 			return
 		}
-		writeJSON(w, http.StatusOK, bq.page(d.Threats.Snapshot(), true))
+		out := bq.page(d.Threats.Snapshot(), true)
+		markStale(&out, d.Threats)
+		writeJSON(w, http.StatusOK, out)
 	}
 }
 
@@ -148,7 +169,9 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 		ch, cancel := d.Threats.Subscribe()
 		defer cancel()
 		send := func() bool {
-			b, _ := json.Marshal(bq.page(d.Threats.Snapshot(), true))
+			out := bq.page(d.Threats.Snapshot(), true)
+			markStale(&out, d.Threats)
+			b, _ := json.Marshal(out)
 			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			if _, err := fmt.Fprintf(w, "retry: 2000\nevent: board\ndata: %s\n\n", b); err != nil {
 				return false

@@ -132,7 +132,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 
 // readiness is /readyz: not ready while NATS, its streams, the reference
 // data or a pipeline stage is down; degraded (still serving) while an
-// input or output is down.
+// input or output is down or the threat board is stale.
 func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 	r := httpapi.Readiness{NotReady: s.bus.Ready(ctx), Components: s.status.Snapshot()}
 	if s.drones == nil || s.drones.Len() == 0 {
@@ -140,5 +140,11 @@ func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 	}
 	r.NotReady = append(r.NotReady, s.status.NotUp(lifecycle.Stage)...)
 	r.Degraded = s.status.NotUp(lifecycle.Input, lifecycle.Output)
+	if s.gate != nil {
+		if lag, stale := s.gate.Staleness(); stale {
+			r.Degraded = append(r.Degraded, fmt.Sprintf("gate: the threat board is %s old (stale after %s): sweeps are falling behind",
+				lag.Round(time.Millisecond), s.gate.StaleAfter()))
+		}
+	}
 	return r
 }

@@ -44,6 +44,12 @@ type Config struct {
 	Policy gate.Policy
 	// Interval between evaluation sweeps (default 500 ms).
 	Interval time.Duration
+	// StaleAfter is the board age (time since the last sweep began) past
+	// which the board calls itself stale (default DefaultStaleAfter or
+	// four intervals, whichever is longer). An unchanged picture is
+	// re-swept every 2 s, so a healthy board is never older than that
+	// plus one sweep.
+	StaleAfter time.Duration
 	// Swarm is the proximity rule of swarm detection.
 	Swarm   swarm.Options
 	Version string
@@ -101,7 +107,12 @@ type Gate struct {
 	evaluations prometheus.Counter
 	receipts    *prometheus.CounterVec
 	sweep       prometheus.Histogram
+	lastSweep   prometheus.Gauge
+	overruns    prometheus.Counter
 }
+
+// DefaultStaleAfter is the default of Config.StaleAfter.
+const DefaultStaleAfter = 5 * time.Second
 
 type decisionState struct {
 	decision gate.Decision
@@ -139,6 +150,9 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 	if cfg.Policy == (gate.Policy{}) {
 		cfg.Policy = gate.DefaultPolicy()
 	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = max(DefaultStaleAfter, 4*cfg.Interval)
+	}
 	b := &Gate{
 		cfg: cfg, subs: map[chan struct{}]struct{}{}, state: map[string]*decisionState{},
 		queue: make(chan receiptJob, 4096),
@@ -153,15 +167,56 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}),
 	}
-	if reg != nil {
-		reg.MustRegister(b.evaluations, b.receipts, b.sweep)
-	}
+	b.registerSweepMetrics(reg)
 	b.snap.Store(&Snapshot{Generated: cfg.Now()})
 	if cfg.Events != nil {
 		b.ann = newAnnouncer(cfg.Events, cfg.Instance, cfg.Owns, cfg.Log, reg)
 	}
 	return b
 }
+
+// registerSweepMetrics creates the sweep's health metrics and registers
+// them with the others: duration, lag and overruns are what show a gate
+// falling behind while the board still answers.
+func (b *Gate) registerSweepMetrics(reg prometheus.Registerer) {
+	b.lastSweep = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "cuasd_gate_sweep_last_seconds", Help: "Duration of the latest sweep of the continuous gate.",
+	})
+	b.overruns = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "cuasd_gate_sweep_overruns_total", Help: "Sweeps that took longer than the evaluation interval.",
+	})
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cuasd_gate_sweep_lag_seconds",
+		Help: "Age of the threat board: time since the latest published sweep began.",
+	}, func() float64 { return b.Lag().Seconds() })
+	stale := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cuasd_gate_board_stale", Help: "1 while the threat board is older than its stale threshold.",
+	}, func() float64 {
+		if b.Stale() {
+			return 1
+		}
+		return 0
+	})
+	if reg != nil {
+		reg.MustRegister(b.evaluations, b.receipts, b.sweep, b.lastSweep, b.overruns, lag, stale)
+	}
+}
+
+// Lag is the age of the board: how long ago the latest published sweep
+// began.
+func (b *Gate) Lag() time.Duration { return max(0, b.cfg.Now().Sub(b.Snapshot().Generated)) }
+
+// Stale reports whether the board is older than Config.StaleAfter.
+func (b *Gate) Stale() bool { return b.Lag() > b.cfg.StaleAfter }
+
+// Staleness is Lag and Stale at once, for the API's answer.
+func (b *Gate) Staleness() (time.Duration, bool) {
+	lag := b.Lag()
+	return lag, lag > b.cfg.StaleAfter
+}
+
+// StaleAfter is the threshold Stale uses.
+func (b *Gate) StaleAfter() time.Duration { return b.cfg.StaleAfter }
 
 // Snapshot returns the current board.
 func (b *Gate) Snapshot() *Snapshot { return b.snap.Load() }
@@ -246,7 +301,12 @@ func (b *Gate) Sweep(ctx context.Context) {
 	prev := b.Snapshot()
 	snap := &Snapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)}
 	b.snap.Store(snap)
-	b.sweep.Observe(time.Since(start).Seconds())
+	took := time.Since(start)
+	b.sweep.Observe(took.Seconds())
+	b.lastSweep.Set(took.Seconds())
+	if took > b.cfg.Interval {
+		b.overruns.Inc()
+	}
 	b.notify()
 	if b.ann != nil {
 		b.ann.sweep(now, tracks, snap, geofences)
