@@ -199,3 +199,90 @@ func TestThreatsActiveMarksStaleBoard(t *testing.T) {
 		t.Errorf("3 min old board: %d %s, want stale with lag_s 180", rec.Code, rec.Body)
 	}
 }
+
+// gateCirclePolygon is a closed ring of n+1 positions around (lat, lon).
+func gateCirclePolygon(lat, lon float64, n int) map[string]any {
+	ring := make([][]float64, 0, n+1)
+	for i := range n {
+		p := gate.Destination(gate.Point{Lat: lat, Lon: lon}, 2000, float64(i)*360/float64(n))
+		ring = append(ring, []float64{p.Lon, p.Lat})
+	}
+	ring = append(ring, ring[0])
+	return map[string]any{"polygon": map[string]any{"type": "Polygon", "coordinates": [][][]float64{ring}}}
+}
+
+// TestGeofenceLimits: a 9,999-vertex polygon used to be stored (and then
+// broke every receipt near it), a self-intersecting polygon was accepted,
+// and the number of zones was unbounded (issue 23, item 4).
+func TestGeofenceLimits(t *testing.T) {
+	z := newFakeZones()
+	h := newTestServer(t, Deps{Zones: z})
+	if rec := do(t, h, "PUT", gateFencePath+"/ok", gateCirclePolygon(52, 4, 999)); rec.Code != http.StatusCreated {
+		t.Fatalf("1,000 positions: %d %.300s", rec.Code, rec.Body)
+	}
+	rec := do(t, h, "PUT", gateFencePath+"/big", gateCirclePolygon(52, 4, 9998))
+	if rec.Code != http.StatusUnprocessableEntity || !strings.Contains(rec.Body.String(), "9999 positions") {
+		t.Errorf("9,999 positions: %d %.300s, want 422", rec.Code, rec.Body)
+	}
+	bowTie := `{"polygon":{"type":"Polygon","coordinates":[[[4,52],[4.01,52.01],[4.01,52],[4,52.01],[4,52]]]}}`
+	rec = do(t, h, "PUT", gateFencePath+"/bowtie", bowTie)
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "intersects itself") {
+		t.Errorf("bow tie: %d %.300s, want 400", rec.Code, rec.Body)
+	}
+	for i := len(z.fences); i < MaxZones; i++ {
+		z.fences[fmt.Sprintf("c%03d", i)] = gate.Geofence{ID: fmt.Sprintf("c%03d", i), Center: []float64{52, 4}, RadiusM: 100}
+	}
+	circle := `{"center":[52,4],"radius_m":100}`
+	if rec = do(t, h, "PUT", gateFencePath+"/one-too-many", circle); rec.Code != http.StatusUnprocessableEntity {
+		t.Errorf("zone %d: %d %.300s, want 422", MaxZones+1, rec.Code, rec.Body)
+	}
+	if rec = do(t, h, "PUT", gateFencePath+"/c001", circle); rec.Code != http.StatusOK {
+		t.Errorf("replacing a zone at the limit: %d %.300s", rec.Code, rec.Body)
+	}
+}
+
+// TestGeofencesPaged: GET /v1/geofences answered every zone at once (77 MB
+// with large polygons); now a page of at most limit (issue 23, item 4).
+func TestGeofencesPaged(t *testing.T) {
+	z := newFakeZones()
+	for i := range 250 {
+		id := fmt.Sprintf("z%03d", i)
+		z.fences[id] = gate.Geofence{ID: id, Center: []float64{52, 4}, RadiusM: 100}
+	}
+	h := newTestServer(t, Deps{Zones: z})
+	var ids []string
+	cursor, pages := "", 0
+	for {
+		path := gateFencePath
+		if cursor != "" {
+			path += "?cursor=" + cursor
+		}
+		rec := do(t, h, "GET", path, nil)
+		var page struct {
+			Geofences    []gate.Geofence
+			Count, Total int
+			NextCursor   string `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil || rec.Code != 200 {
+			t.Fatalf("%d %.300s", rec.Code, rec.Body)
+		}
+		if page.Count > 100 || page.Total != 250 {
+			t.Fatalf("page of %d of %d", page.Count, page.Total)
+		}
+		for _, g := range page.Geofences {
+			ids = append(ids, g.ID)
+		}
+		pages++
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(ids) != 250 || pages != 3 || ids[0] != "z000" || ids[249] != "z249" {
+		t.Errorf("%d ids over %d pages", len(ids), pages)
+	}
+	for _, bad := range []string{"?limit=0", "?limit=1001", "?cursor=!!!", "?page=2"} {
+		if rec := do(t, h, "GET", gateFencePath+bad, nil); rec.Code != http.StatusBadRequest {
+			t.Errorf("%s: %d", bad, rec.Code)
+		}
+	}
+}
