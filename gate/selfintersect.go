@@ -22,29 +22,8 @@ func SelfIntersection(p *Polygon) (a, b string, found bool) {
 	if len(p.Coordinates) == 0 || len(p.Coordinates[0]) == 0 {
 		return "", "", false
 	}
-	lon0 := p.Coordinates[0][0][0]
-	type edge struct {
-		ring, i, n     int // ring, edge number, edges in the ring
-		x1, y1, x2, y2 float64
-		pos            int // index of the first position in the ring
-	}
-	var edges []edge
-	for r, ring := range p.Coordinates {
-		// A repeated position is not an edge: keep the positions that
-		// differ from their predecessor, so that neighbours stay adjacent.
-		keep := make([]int, 0, len(ring))
-		for i := range ring {
-			if i == 0 || ring[i][0] != ring[i-1][0] || ring[i][1] != ring[i-1][1] {
-				keep = append(keep, i)
-			}
-		}
-		n := len(keep) - 1
-		for k := 0; k < n; k++ {
-			i, j := keep[k], keep[k+1]
-			edges = append(edges, edge{r, k, n, unwrap(ring[i][0], lon0), ring[i][1], unwrap(ring[j][0], lon0), ring[j][1], i})
-		}
-	}
-	slices.SortFunc(edges, func(u, v edge) int { return cmp.Compare(min(u.x1, u.x2), min(v.x1, v.x2)) })
+	edges := polygonEdges(p)
+	slices.SortFunc(edges, func(u, v polyEdge) int { return cmp.Compare(min(u.x1, u.x2), min(v.x1, v.x2)) })
 	for k := range edges {
 		u := &edges[k]
 		uMax := max(u.x1, u.x2)
@@ -63,6 +42,36 @@ func SelfIntersection(p *Polygon) (a, b string, found bool) {
 		}
 	}
 	return "", "", false
+}
+
+// polyEdge is one edge of a ring in the unwrapped plane.
+type polyEdge struct {
+	ring, i, n     int // ring, edge number, edges in the ring
+	x1, y1, x2, y2 float64
+	pos            int // index of the edge's first position in the ring
+}
+
+// polygonEdges lists the edges of every ring, longitudes unwrapped around
+// the first position.
+func polygonEdges(p *Polygon) []polyEdge {
+	lon0 := p.Coordinates[0][0][0]
+	var edges []polyEdge
+	for r, ring := range p.Coordinates {
+		// A repeated position is not an edge: keep the positions that
+		// differ from their predecessor, so that neighbours stay adjacent.
+		keep := make([]int, 0, len(ring))
+		for i := range ring {
+			if i == 0 || ring[i][0] != ring[i-1][0] || ring[i][1] != ring[i-1][1] {
+				keep = append(keep, i)
+			}
+		}
+		n := len(keep) - 1
+		for k := 0; k < n; k++ {
+			i, j := keep[k], keep[k+1]
+			edges = append(edges, polyEdge{r, k, n, unwrap(ring[i][0], lon0), ring[i][1], unwrap(ring[j][0], lon0), ring[j][1], i})
+		}
+	}
+	return edges
 }
 
 // adjacent reports whether edges i and j of a closed ring of n edges share
