@@ -249,3 +249,42 @@ func TestSeedValidation(t *testing.T) {
 		t.Errorf("fields %v, want %v", fields, want)
 	}
 }
+
+// TestVersionsOutliveTheirZone: every version of a geofence is kept under
+// its digest, so a decision record naming (id, digest) stays verifiable
+// after the zone is replaced or deleted (issue 23, item 4).
+func TestVersionsOutliveTheirZone(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	s := open(t, connect(t, ns), Config{Geofences: []gate.Geofence{airport()}})
+	seeded := airport()
+	v0 := seeded.Digest()
+	p := prison()
+	if _, err := s.PutGeofence(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	v1 := p.Digest()
+	p.RadiusM *= 2
+	if _, err := s.PutGeofence(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteGeofence(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		digest string
+		id     string
+		radius float64
+	}{{v0, seeded.ID, seeded.RadiusM}, {v1, p.ID, p.RadiusM / 2}, {p.Digest(), p.ID, p.RadiusM}} {
+		g, ok, err := s.Version(ctx, want.digest)
+		if err != nil || !ok || g.ID != want.id || g.RadiusM != want.radius || g.Digest() != want.digest {
+			t.Errorf("version %s: %+v %v %v", want.digest, g, ok, err)
+		}
+	}
+	if _, ok, _ := s.Version(ctx, "00"); ok {
+		t.Error("a malformed digest was found")
+	}
+	if got, _ := s.Geofences(ctx); !slices.Equal(ids(got), []string{"egll"}) {
+		t.Errorf("versions leaked into the geofences: %v", ids(got))
+	}
+}

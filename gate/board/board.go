@@ -574,7 +574,7 @@ func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time
 		ServiceVersion string         `json:"service_version"`
 		Time           string         `json:"time"`
 		Track          map[string]any `json:"track"`
-		Geofence       gate.Geofence  `json:"geofence"`
+		Geofence       zoneRef        `json:"geofence"`
 		Previous       string         `json:"previous_decision"`
 		Result         gate.Result    `json:"result"`
 		HumanDecision  bool           `json:"human_decision_required"`
@@ -587,8 +587,23 @@ func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time
 			"heading_deg": t.HeadingDeg, "sensors": t.Sensors, "last_seen": t.LastSeen, "warnings": t.Warnings,
 			"swarm_size": strconv.Itoa(e.SwarmSize), "side": string(e.Side),
 		},
-		Geofence: e.Geofence, Previous: prev.String(), Result: e.Result, HumanDecision: true,
+		Geofence: refOf(&e.Geofence), Previous: prev.String(), Result: e.Result, HumanDecision: true,
 	})
+}
+
+// zoneRef names the zone of a decision record by id and content digest
+// rather than embedding it: a polygon can be large (a record must stay
+// under the ledger's 64 KiB), and fusion/zones keeps every version under
+// its digest, so the record stays verifiable against the exact zone.
+type zoneRef struct {
+	ID     string     `json:"id"`
+	Name   string     `json:"name,omitempty"`
+	Class  gate.Class `json:"class,omitempty"`
+	SHA256 string     `json:"sha256"`
+}
+
+func refOf(g *gate.Geofence) zoneRef {
+	return zoneRef{ID: g.ID, Name: g.Name, Class: g.Class, SHA256: g.Digest()}
 }
 
 // zoneBox is a geofence's bounding box widened by the distance beyond which
