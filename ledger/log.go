@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -92,6 +93,11 @@ type Log struct {
 	failed  error // set when the store's state is unknown: appends stop
 
 	cache batchCache
+
+	// marker records the stored batch count in the data directory
+	// (CheckStore); marked is the count last written.
+	marker string
+	marked atomic.Uint64
 }
 
 // keyUse is a KeyInfo and the time of the last entry the key signed.
@@ -174,6 +180,11 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	if err != nil {
 		return nil, err
 	}
+	marker := markerPath(opts.DataDir, st.name)
+	marked, err := checkMarker(marker, st)
+	if err != nil {
+		return nil, err
+	}
 	l := &Log{
 		origin:     "cuasd/" + opts.Instance,
 		store:      st,
@@ -185,7 +196,9 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		reqs:       make(chan *appendReq, 2*opts.MaxBatchEntries),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
+		marker:     marker,
 	}
+	l.marked.Store(marked)
 	lastVKey, err := l.rebuild(ctx)
 	if err != nil {
 		return nil, err
@@ -620,6 +633,9 @@ func hexAll(hs [][]byte) []string {
 func (l *Log) Close() error {
 	l.closeOnce.Do(func() { close(l.quit) })
 	<-l.done
+	if js, ok := l.store.(*jsStore); ok {
+		return l.mark(js.acked.Load())
+	}
 	return nil
 }
 
