@@ -2,14 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/gate/board"
+	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
@@ -27,5 +34,92 @@ func TestReadinessDegradedWhenBoardStale(t *testing.T) {
 	r := s.readiness(context.Background())
 	if len(r.Degraded) != 1 || !strings.Contains(r.Degraded[0], "gate: the threat board is 1m0s old") {
 		t.Errorf("stale board: degraded %q", r.Degraded)
+	}
+}
+
+// waitFor polls cond every 100 ms until it holds or 30 s pass (a bound on
+// a hang, not a timed assertion).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("gave up waiting for %s", what)
+}
+
+// TestMissingJetStreamResources: with an admin credential, deleting the
+// ledger's stream went unnoticed (/readyz stayed ready) and deleted
+// pipeline streams, consumers and buckets stayed gone (issue 23, item 1).
+// Now the ledger is reported (readyz, metric) and never recreated, and the
+// others come back.
+func TestMissingJetStreamResources(t *testing.T) {
+	old := integrityInterval
+	integrityInterval = 200 * time.Millisecond
+	defer func() { integrityInterval = old }()
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	if err := writeFile(users, "- user: ops\n  password: correct-horse-battery\n  role: admin\n"); err != nil {
+		t.Fatal(err)
+	}
+	base, url, stop := startServeNATS(t, "--nats-users", users)
+	defer stop()
+	root := strings.TrimSuffix(base, "/api/cuas")
+	nc, err := nats.Connect(url, nats.UserInfo("ops", "correct-horse-battery"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := t.Context()
+	if resp, body := get(t, base+"/readyz"); resp.StatusCode != 200 {
+		t.Fatalf("before: %d %s", resp.StatusCode, body)
+	}
+
+	// Non-ledger resources are recreated.
+	for _, del := range []struct {
+		name string
+		rm   func() error
+		back func() error
+	}{
+		{"stream CUAS_DEAD", func() error { return js.DeleteStream(ctx, bus.StreamDead) },
+			func() error { _, err := js.Stream(ctx, bus.StreamDead); return err }},
+		{"consumer cuas-decode-adsb", func() error { return js.DeleteConsumer(ctx, bus.StreamRaw, "cuas-decode-adsb") },
+			func() error { _, err := js.Consumer(ctx, bus.StreamRaw, "cuas-decode-adsb"); return err }},
+		{"bucket CUAS_ZONES", func() error { return js.DeleteKeyValue(ctx, bus.BucketZones) },
+			func() error { _, err := js.KeyValue(ctx, bus.BucketZones); return err }},
+		{"bucket CUAS_FUSION_OWNERS", func() error { return js.DeleteKeyValue(ctx, fusion.OwnersBucket) },
+			func() error { _, err := js.KeyValue(ctx, fusion.OwnersBucket); return err }},
+	} {
+		if err := del.rm(); err != nil {
+			t.Fatalf("delete %s: %v", del.name, err)
+		}
+		waitFor(t, del.name+" to be recreated", func() bool { return del.back() == nil })
+		waitFor(t, "the recreation of "+del.name+" to be counted", func() bool {
+			_, m := get(t, root+"/metrics")
+			return strings.Contains(string(m), `cuasd_jetstream_recreated_total{resource="`+del.name+`"} 1`)
+		})
+	}
+	waitFor(t, "ready again", func() bool { resp, _ := get(t, base+"/readyz"); return resp.StatusCode == 200 })
+
+	// The ledger is reported and stays gone.
+	if err := js.DeleteStream(ctx, ledger.StreamName); err != nil {
+		t.Fatal(err)
+	}
+	var body []byte
+	waitFor(t, "/readyz to name the ledger", func() bool {
+		var resp *http.Response
+		resp, body = get(t, base+"/readyz")
+		return resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(string(body), "CUAS_LEDGER is missing")
+	})
+	if _, m := get(t, root+"/metrics"); !strings.Contains(string(m), "cuasd_ledger_intact 0") {
+		t.Error("cuasd_ledger_intact is not 0")
+	}
+	time.Sleep(5 * integrityInterval) // several repair rounds
+	if _, err := js.Stream(ctx, ledger.StreamName); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("the ledger stream was recreated: %v", err)
+	}
+	if resp, _ := get(t, base+"/readyz"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("readyz %d after the ledger was deleted", resp.StatusCode)
 	}
 }

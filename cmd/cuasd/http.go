@@ -139,6 +139,9 @@ func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 		r.NotReady = append(r.NotReady, "drone database not loaded")
 	}
 	r.NotReady = append(r.NotReady, s.status.NotUp(lifecycle.Stage)...)
+	if s.integrity != nil {
+		r.NotReady = append(r.NotReady, s.integrity.NotReady(ctx)...)
+	}
 	r.Degraded = s.status.NotUp(lifecycle.Input, lifecycle.Output)
 	if s.gate != nil {
 		if lag, stale := s.gate.Staleness(); stale {

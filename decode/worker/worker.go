@@ -114,17 +114,24 @@ func NewWorker(js jetstream.JetStream, dec FrameDecoder, m *Metrics, log *slog.L
 // ConsumerName is the durable consumer shared by every instance.
 func ConsumerName(protocol string) string { return "cuas-decode-" + protocol }
 
-// Run consumes until ctx ends.
-func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, bus.StreamRaw, jetstream.ConsumerConfig{
-		Durable:       ConsumerName(w.proto),
-		Description:   "cuasd decoder workers for " + w.proto + " (shared by every instance)",
-		FilterSubject: bus.RawPrefix + "." + w.proto + ".>",
+// ConsumerConfig is the durable consumer of a protocol's decoder
+// workers on bus.StreamRaw; cuasd recreates it from this when it goes
+// missing.
+func ConsumerConfig(protocol string) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       ConsumerName(protocol),
+		Description:   "cuasd decoder workers for " + protocol + " (shared by every instance)",
+		FilterSubject: bus.RawPrefix + "." + protocol + ".>",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
 		MaxAckPending: 20000,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	}
+}
+
+// Run consumes until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, bus.StreamRaw, ConsumerConfig(w.proto))
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,7 @@ func (s *Snapshot) Geofence(id string) (gate.Geofence, bool) {
 // Store is the replicated zone store. Its methods are safe for concurrent
 // use.
 type Store struct {
+	js  jetstream.JetStream
 	kv  jetstream.KeyValue
 	log *slog.Logger
 	cfg Config
@@ -122,17 +123,11 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, erro
 	if err := validateSeeds(&cfg); err != nil {
 		return nil, err
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      cfg.Bucket,
-		Description: "cuasd geofences and allow-list",
-		History:     10,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-	})
+	kv, err := js.CreateOrUpdateKeyValue(ctx, bucketConfig(&cfg))
 	if err != nil {
 		return nil, &Error{Op: "open bucket", Key: cfg.Bucket, Err: err}
 	}
-	s := &Store{kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
+	s := &Store{js: js, kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
 	s.snap.Store(&Snapshot{Geofences: []gate.Geofence{}, Allow: gate.NewAllowIndex(gate.AllowList{})})
 
 	for _, g := range cfg.Geofences {
@@ -335,6 +330,45 @@ func (s *Store) PutGeofence(ctx context.Context, g gate.Geofence) (created bool,
 	}
 	s.apply(key, rev, jetstream.KeyValuePut, b)
 	return created, nil
+}
+
+func bucketConfig(cfg *Config) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "cuasd geofences and allow-list",
+		History:     10,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	}
+}
+
+// Missing reports whether the bucket no longer exists (deleted behind the
+// store's back).
+func (s *Store) Missing(ctx context.Context) (bool, error) {
+	_, err := s.js.KeyValue(ctx, s.cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Recreate creates the bucket again and writes back what this instance
+// holds: every geofence (with its version) and the allow-list, so a
+// deleted bucket loses nothing another write had not already replaced.
+func (s *Store) Recreate(ctx context.Context) error {
+	if _, err := s.js.CreateOrUpdateKeyValue(ctx, bucketConfig(&s.cfg)); err != nil {
+		return &Error{Op: "recreate bucket", Key: s.cfg.Bucket, Err: err}
+	}
+	snap := s.Snapshot()
+	for _, g := range snap.Geofences {
+		if err := s.keepVersion(ctx, &g); err != nil {
+			return err
+		}
+		if err := s.create(ctx, geofencePrefix+g.ID, g); err != nil {
+			return err
+		}
+	}
+	return s.create(ctx, allowKey, snap.AllowList)
 }
 
 // keepVersion stores g under its digest unless that version is stored.
