@@ -105,6 +105,9 @@ func handleIngest(d Deps) http.HandlerFunc {
 		if err != nil {
 			var bp interface{ Backpressure() bool }
 			w.Header().Set("Retry-After", "1")
+			if storeFull(w, r, err, fmt.Sprintf("%d of %d frames stored", res.Accepted+res.Duplicates, n)) {
+				return
+			}
 			if errors.As(err, &bp) && bp.Backpressure() {
 				writeProblem(w, r, http.StatusTooManyRequests,
 					fmt.Sprintf("the pipeline is saturated (%d of %d frames stored); retry the request, stored frames are de-duplicated", res.Accepted+res.Duplicates, n))
@@ -118,6 +121,21 @@ func handleIngest(d Deps) http.HandlerFunc {
 			"accepted": res.Accepted, "duplicates": res.Duplicates, "subject": res.Subject,
 		})
 	}
+}
+
+// storeFull answers 503 with Retry-After when JetStream refused frames for
+// lack of space (a stream at its cap, discard-new, or the store
+// exhausted): unlike saturation (429), space returns only as old frames
+// age out or an operator makes room. It reports whether it answered.
+func storeFull(w http.ResponseWriter, r *http.Request, err error, stored string) bool {
+	var sf interface{ StoreFull() bool }
+	if !errors.As(err, &sf) || !sf.StoreFull() {
+		return false
+	}
+	w.Header().Set("Retry-After", "30")
+	writeProblem(w, r, http.StatusServiceUnavailable,
+		"the raw-frame store is full ("+stored+"); frames are refused, not dropped: retry later, stored frames are de-duplicated")
+	return true
 }
 
 // Bounds of a stated receive time: a frame from the future would make a
