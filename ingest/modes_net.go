@@ -36,6 +36,7 @@ type ModeSListener struct {
 	ln      net.Listener
 	active  atomic.Int64
 	refused atomic.Uint64
+	skipped atomic.Uint64
 }
 
 // ListenModeS binds addr now, so that an address in use is a start-up
@@ -56,6 +57,13 @@ func (l *ModeSListener) Addr() net.Addr { return l.ln.Addr() }
 
 // Refused counts connections closed because MaxConns were being served.
 func (l *ModeSListener) Refused() uint64 { return l.refused.Load() }
+
+// Active is the number of connections being served.
+func (l *ModeSListener) Active() int { return int(l.active.Load()) }
+
+// Skipped counts the bytes of finished connections that were not part of
+// a frame (noise, a wrong format, a hostile client).
+func (l *ModeSListener) Skipped() uint64 { return l.skipped.Load() }
 
 // Close releases the listener without running it.
 func (l *ModeSListener) Close() error { return l.ln.Close() }
@@ -107,6 +115,7 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	s := &ModeSStream{Format: l.Format, Sensor: bus.Token(sensor), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
 	err := s.Run(cctx, conn)
+	l.skipped.Add(uint64(s.Skipped))
 	l.Log.Info("Mode S receiver disconnected", "format", l.Format, "peer", peer,
 		"skipped_bytes", s.Skipped, "mode_ac", s.ModeAC, "err", errString(err))
 }
