@@ -370,7 +370,8 @@ func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Ge
 	var res gate.Result
 	for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
 		g := &geofences[z]
-		in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
+		bx := &boxes[z]
+		in.Behaviour.DwellNearS = gate.DwellNearWithin(samples, g, 0.5*bx.scale, bx.centre, bx.scale)
 		gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
 		b.evaluations.Inc()
 		if !e.HasGeofence || better(&res, &e.Result) {
@@ -609,7 +610,13 @@ func refOf(g *gate.Geofence) zoneRef {
 // zoneBox is a geofence's bounding box widened by the distance beyond which
 // it cannot be the most severe zone for a track: max(20 km, 20 × the zone's
 // proximity scale), in degrees.
-type zoneBox struct{ s, w, n, e float64 }
+type zoneBox struct {
+	s, w, n, e float64
+	// centre and scale are the zone's Centre and ScaleM, computed once a
+	// sweep: for a polygon each costs a pass over its positions.
+	centre gate.Point
+	scale  float64
+}
 
 func zoneBoxes(zs []gate.Geofence) []zoneBox {
 	out := make([]zoneBox, len(zs))
@@ -622,7 +629,7 @@ func zoneBoxes(zs []gate.Geofence) []zoneBox {
 		if c := math.Cos(math.Min(lat+dLat, 89.9) * math.Pi / 180); c > 0 {
 			dLon = math.Min(360, dLat/c)
 		}
-		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon}
+		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon, zs[i].Centre(), zs[i].ScaleM()}
 	}
 	return out
 }
