@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -256,33 +257,40 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 		// holds up to bus.MaxFramesPerMessage frames and a labelled
 		// counter's look-up costs about as much as decoding one.
 		decoded := 0
-		w.scratch, err = bus.EachFrame(framing, m.Data(), w.scratch, func(k int, frame []byte) error {
-			if frame == nil {
-				dead = append(dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
-				return nil
-			}
-			n := len(obs)
-			var derr error
-			obs, derr = w.dec.Decode(frame, meta, obs)
-			if derr != nil {
-				obs = obs[:n]
-				dead = append(dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(derr), detail: derr.Error()})
-				return nil
-			}
-			for j := n; j < len(obs); j++ {
-				o := &obs[j]
-				o.Protocol = w.dec.Protocol()
-				if o.Sensor == "" {
-					o.Sensor = meta.Sensor
+		// A receive time far ahead of the storage time would make a track
+		// last_seen years in the future (issue 23): the message is a dead
+		// letter, kept with its reason, rather than decoded.
+		if bad := futureRecv(meta, md); bad != "" {
+			dead = append(dead, deadLetter{idx: -1, frame: m.Data(), reason: "recv_time", detail: bad})
+		} else {
+			w.scratch, err = bus.EachFrame(framing, m.Data(), w.scratch, func(k int, frame []byte) error {
+				if frame == nil {
+					dead = append(dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
+					return nil
 				}
-				if o.TimeUnixNano == 0 {
-					o.TimeUnixNano = meta.RecvUnixNano
+				n := len(obs)
+				var derr error
+				obs, derr = w.dec.Decode(frame, meta, obs)
+				if derr != nil {
+					obs = obs[:n]
+					dead = append(dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(derr), detail: derr.Error()})
+					return nil
 				}
-				o.IngestUnixNano = meta.IngestUnixNano
-			}
-			decoded++
-			return nil
-		})
+				for j := n; j < len(obs); j++ {
+					o := &obs[j]
+					o.Protocol = w.dec.Protocol()
+					if o.Sensor == "" {
+						o.Sensor = meta.Sensor
+					}
+					if o.TimeUnixNano == 0 {
+						o.TimeUnixNano = meta.RecvUnixNano
+					}
+					o.IngestUnixNano = meta.IngestUnixNano
+				}
+				decoded++
+				return nil
+			})
+		}
 		if decoded > 0 {
 			w.m.decoded.WithLabelValues(w.proto).Add(float64(decoded))
 		}
@@ -332,6 +340,20 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 		}
 	}
 	return work
+}
+
+// MaxRecvAhead is how far a receiver's stated receive time may be ahead
+// of JetStream's storage time (clock skew between a receiver and the
+// server).
+const MaxRecvAhead = 5 * time.Minute
+
+// futureRecv says why meta's receive time is unacceptable, or "".
+func futureRecv(meta Meta, md *jetstream.MsgMetadata) string {
+	if md == nil || meta.RecvUnixNano <= md.Timestamp.Add(MaxRecvAhead).UnixNano() {
+		return ""
+	}
+	ahead := time.Duration(meta.RecvUnixNano - md.Timestamp.UnixNano())
+	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
 }
 
 type deadLetter struct {
