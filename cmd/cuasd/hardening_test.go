@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -121,5 +125,43 @@ func TestMissingJetStreamResources(t *testing.T) {
 	}
 	if resp, _ := get(t, base+"/readyz"); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("readyz %d after the ledger was deleted", resp.StatusCode)
+	}
+}
+
+// TestSecondServeOnOneDataDir: two servers on one --data-dir both started
+// and wrote duplicate receipt indexes (issue 23, item 2). The second now
+// exits at once, naming the holder's pid, and the first keeps serving.
+func TestSecondServeOnOneDataDir(t *testing.T) {
+	dir := t.TempDir()
+	base, stop := startServe(t, "--data-dir", dir)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := run(ctx, []string{"serve", "--data-dir", dir, "--http-addr", "127.0.0.1:0", "--nats-listen", "off", "--log-level", "error"},
+		func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second serve on one data directory: %v, want an error naming pid %d", err, os.Getpid())
+	}
+	if resp, body := get(t, base+"/readyz"); resp.StatusCode != 200 {
+		t.Errorf("the first server after the second's attempt: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestListenerInUseTouchesNoDataDir: an address in use is found before
+// anything is created in the data directory (issue 23, item 2).
+func TestListenerInUseTouchesNoDataDir(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	err = run(context.Background(), []string{"serve", "--data-dir", dir, "--http-addr", busy.Addr().String(), "--nats-listen", "off", "--log-level", "error"},
+		func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--http-addr") {
+		t.Fatalf("serve on a busy address: %v", err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the data directory was created although the listener could not bind: %v", err)
 	}
 }
