@@ -280,13 +280,13 @@ func (b *Gate) Sweep(ctx context.Context) {
 		geofences, allow = zs.Geofences, zs.Allow
 	}
 	swarmOf := b.swarms(tracks)
-	boxes := zoneBoxes(geofences)
+	idx := newZoneIndex(zoneBoxes(geofences))
 	entries := make([]Entry, 0, len(tracks))
 	for i := range tracks {
 		if !tracks[i].HasPosition {
 			continue
 		}
-		e := b.evaluate(&tracks[i], swarmOf[i], geofences, boxes, allow, now)
+		e := b.evaluate(&tracks[i], swarmOf[i], geofences, idx, allow, now)
 		e.ReceiptIndex = b.track(ctx, &e, now)
 		entries = append(entries, e)
 	}
@@ -359,7 +359,7 @@ func (b *Gate) swarms(tracks []fusion.Track) []swarmMembership {
 // evaluate scores one positioned track against the zones that can matter
 // to it and returns its board entry (most severe zone first: a breach,
 // then the higher Λ).
-func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, boxes []zoneBox, allow *gate.AllowIndex, now time.Time) Entry {
+func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, idx *zoneIndex, allow *gate.AllowIndex, now time.Time) Entry {
 	samples := samplesOf(t)
 	in := b.input(t, samples, now)
 	if allow != nil && in.HasIdentity {
@@ -368,9 +368,9 @@ func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Ge
 	in.SwarmSize, in.HasSwarm = sw.size, true
 	e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
 	var res gate.Result
-	for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
+	for _, z := range idx.candidates(t.Lat, t.Lon) {
 		g := &geofences[z]
-		bx := &boxes[z]
+		bx := &idx.boxes[z]
 		in.Behaviour.DwellNearS = gate.DwellNearWithin(samples, g, 0.5*bx.scale, bx.centre, bx.scale)
 		gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
 		b.evaluations.Inc()
@@ -616,6 +616,7 @@ type zoneBox struct {
 	// sweep: for a polygon each costs a pass over its positions.
 	centre gate.Point
 	scale  float64
+	cv     [3]float64 // centre as a unit vector
 }
 
 func zoneBoxes(zs []gate.Geofence) []zoneBox {
@@ -629,33 +630,54 @@ func zoneBoxes(zs []gate.Geofence) []zoneBox {
 		if c := math.Cos(math.Min(lat+dLat, 89.9) * math.Pi / 180); c > 0 {
 			dLon = math.Min(360, dLat/c)
 		}
-		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon, zs[i].Centre(), zs[i].ScaleM()}
+		c := zs[i].Centre()
+		x, y, z := unitVec(c.Lat, c.Lon)
+		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon, c, zs[i].ScaleM(), [3]float64{x, y, z}}
 	}
 	return out
 }
 
-// candidateZones is the spatial prefilter of the continuous gate: the
-// zones whose widened box holds the track, or, when none does, the zone
-// with the nearest centre (every track is still scored against one zone).
-// A linear scan of boxes costs a few comparisons per zone, against about a
-// microsecond per full evaluation.
+// candidateZones is the spatial prefilter of the continuous gate by a
+// linear scan: the zones whose widened box holds the track, or, when none
+// does, the zone with the nearest centre (every track is still scored
+// against one zone). The sweep uses zoneIndex, which answers the same
+// without visiting every zone; this is its reference.
 func candidateZones(boxes []zoneBox, zs []gate.Geofence, lat, lon float64) []int {
 	var out []int
-	for i, b := range boxes {
-		inLon := (b.w <= lon && lon <= b.e) || b.e-b.w >= 360 || (b.w < -180 && lon >= b.w+360) || (b.e > 180 && lon <= b.e-360)
-		if lat >= b.s && lat <= b.n && inLon {
+	for i := range boxes {
+		if boxes[i].contains(lat, lon) {
 			out = append(out, i)
 		}
 	}
 	if len(out) > 0 || len(zs) == 0 {
 		return out
 	}
-	best, bestD := 0, math.Inf(1)
-	p := gate.Point{Lat: lat, Lon: lon}
-	for i := range zs {
-		if d := gate.Distance(p, zs[i].Centre()); d < bestD {
-			best, bestD = i, d
+	return []int{nearestCentre(boxes, lat, lon)}
+}
+
+// contains reports whether the widened box holds (lat, lon).
+func (b *zoneBox) contains(lat, lon float64) bool {
+	inLon := (b.w <= lon && lon <= b.e) || b.e-b.w >= 360 || (b.w < -180 && lon >= b.w+360) || (b.e > 180 && lon <= b.e-360)
+	return lat >= b.s && lat <= b.n && inLon
+}
+
+// nearestCentre is the index of the box whose zone centre is nearest:
+// the largest dot product of unit vectors, three multiplications a zone
+// instead of a haversine (a track far from every zone visits them all).
+func nearestCentre(boxes []zoneBox, lat, lon float64) int {
+	px, py, pz := unitVec(lat, lon)
+	best, bestDot := 0, math.Inf(-1)
+	for i := range boxes {
+		c := &boxes[i].cv
+		if d := px*c[0] + py*c[1] + pz*c[2]; d > bestDot {
+			best, bestDot = i, d
 		}
 	}
-	return []int{best}
+	return best
+}
+
+func unitVec(lat, lon float64) (x, y, z float64) {
+	sφ, cφ := math.Sincos(lat * math.Pi / 180)
+	sλ, cλ := math.Sincos(lon * math.Pi / 180)
+	return cφ * cλ, cφ * sλ, sφ
 }
