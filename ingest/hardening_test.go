@@ -189,3 +189,42 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 }
 
 var _ lifecycle.Reporter = nopReporter{}
+
+// TestModeSListenerClosesIdleConnections: a connection that sends nothing
+// held one of the 256 slots for ever; it is now closed after IdleTimeout,
+// and a receiver that sends is not.
+func TestModeSListenerClosesIdleConnections(t *testing.T) {
+	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.IdleTimeout = 300 * time.Millisecond
+	sink := &recSink{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = l.Run(ctx, sink, nopReporter{}) }()
+	idle, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	busy, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	frames := validFrames(100)
+	k := 0
+	waitUntil(t, "the idle connection to be closed", func() bool {
+		_, _ = busy.Write(beastEncode(frames[k%len(frames)])) // the busy receiver keeps talking
+		k++
+		return l.Idled() == 1
+	})
+	if l.Active() != 1 {
+		t.Errorf("%d connections served after the idle one was closed, want the busy one", l.Active())
+	}
+	_ = idle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := idle.Read(make([]byte, 1)); err == nil {
+		t.Error("the idle connection is still open")
+	}
+}
