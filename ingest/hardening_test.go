@@ -198,7 +198,7 @@ func TestModeSListenerClosesIdleConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.IdleTimeout = 300 * time.Millisecond
+	l.IdleTimeout = time.Second
 	sink := &recSink{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
