@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -163,5 +165,86 @@ func TestListenerInUseTouchesNoDataDir(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the data directory was created although the listener could not bind: %v", err)
+	}
+}
+
+// TestGarbageOnEveryListener sends 1 MB of random bytes to every listener
+// of a running cuasd (HTTP, NATS, Beast, AVR over TCP; MAVLink over UDP),
+// then a valid stream to each adapter (issue 23, also-check): the service
+// stays ready, the valid frames become tracks, and the garbage the
+// decoders saw is counted as rejected.
+func TestGarbageOnEveryListener(t *testing.T) {
+	base, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0", "--avr-listen", "127.0.0.1:0",
+		"--mavlink-udp", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--track-ttl", "10m")
+	defer stop()
+	addrs := map[string]string{}
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter "); ok {
+			k, v, _ := strings.Cut(a, "=")
+			addrs[k] = v
+		}
+		if u, ok := strings.CutPrefix(l, "cuasd nats nats://"); ok {
+			addrs["nats"] = u
+		}
+	}
+	root := strings.TrimSuffix(base, "/api/cuas")
+	addrs["http"] = strings.TrimPrefix(root, "http://")
+	garbage := make([]byte, 1<<20)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := range garbage {
+		garbage[i] = byte(rng.Uint32())
+	}
+	for _, k := range []string{"http", "nats", "beast", "avr"} {
+		if addrs[k] == "" {
+			t.Fatalf("no %s address in %q", k, lines)
+		}
+		c, err := net.Dial("tcp", addrs[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = c.Write(garbage) // a server may close the connection part way: that is its answer
+		c.Close()
+	}
+	udp, err := net.Dial("udp", addrs["mavlink-udp"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	for off := 0; off < len(garbage); off += 1024 {
+		_, _ = udp.Write(garbage[off : off+1024])
+		if off%(32<<10) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+
+	// Valid streams: 406B90 over Beast, 4840D6 over AVR, a MAVLink
+	// vehicle over UDP (repeated: a random datagram may have begun a frame).
+	beast, err := net.Dial("tcp", addrs["beast"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer beast.Close()
+	avr, err := net.Dial("tcp", addrs["avr"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer avr.Close()
+	id, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	beastRec := append([]byte{0x1a, '3', 0, 0, 0, 0, 0, 1, 0x80}, id...)
+	gpi, _ := hex.DecodeString("fd1c000075ffbe21000040e201004a52401c43f41705b8720700fc6200000b028aff0c0084692c9d")
+	waitFor(t, "tracks from every adapter after the garbage", func() bool {
+		_, _ = beast.Write(beastRec)
+		_, _ = avr.Write([]byte("*8D4840D6202CC371C32CE0576098;\n"))
+		_, _ = udp.Write(gpi)
+		_, body := get(t, base+"/v1/tracks")
+		s := string(body)
+		return strings.Contains(s, `"adsb:406B90"`) && strings.Contains(s, `"adsb:4840D6"`) && strings.Contains(s, `"mav:`)
+	})
+	if resp, body := get(t, base+"/readyz"); resp.StatusCode != 200 {
+		t.Errorf("readyz after the garbage: %d %s", resp.StatusCode, body)
+	}
+	_, m := get(t, root+"/metrics")
+	if !strings.Contains(string(m), `cuasd_frames_rejected_total{protocol="adsb"`) {
+		t.Error("no rejected ADS-B frames counted after 1 MB of garbage on the Beast listener")
 	}
 }
