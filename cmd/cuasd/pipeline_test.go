@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -274,8 +277,9 @@ func TestIngestBackpressure(t *testing.T) {
 	if err := writeFile(users, "- user: ops\n  password: correct-horse-battery\n  role: admin\n"); err != nil {
 		t.Fatal(err)
 	}
-	base, url, stop := startServeNATS(t, "--raw-max-bytes", "64KiB", "--nats-users", users)
+	base, url, stop := startServeNATS(t, "--raw-max-bytes", "64KiB", "--nats-users", users, "--beast-listen", "127.0.0.1:0")
 	defer stop()
+	root := strings.TrimSuffix(base, "/api/cuas")
 	post := func(i int) (int, string, string, int) {
 		frames := make([]string, 100)
 		for k := range frames {
@@ -326,6 +330,22 @@ func TestIngestBackpressure(t *testing.T) {
 	if accepted == 0 || int(info.State.Msgs) < accepted {
 		t.Errorf("%d frames answered 202, %d in %s", accepted, info.State.Msgs, bus.StreamRaw)
 	}
+	// A receiver on the Beast listener meanwhile: its frames are counted
+	// as dropped, not lost silently.
+	bc, err := net.Dial("tcp", beastListenAddr(t, root))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bc.Close()
+	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	dropped := regexp.MustCompile(`cuasd_frames_dropped_total\{adapter="beast-listen",protocol="adsb",reason="[a-z_]+"\} [1-9]`)
+	waitMetric(t, root, "Beast frames counted as dropped while the store is full", func(m string) bool {
+		for k := range 100 {
+			rec := append([]byte{0x1a, '3', 0, 0, 0, 0, byte(k), 1, 0x80}, frame...)
+			_, _ = bc.Write(rec)
+		}
+		return dropped.MatchString(m)
+	})
 	// The operator makes room: ingest resumes.
 	cfg := info.Config
 	cfg.MaxBytes = 64 << 20
@@ -334,5 +354,37 @@ func TestIngestBackpressure(t *testing.T) {
 	}
 	if code, _, body, _ := post(99); code != 202 {
 		t.Errorf("after making room: %d %s", code, body)
+	}
+	beastOK := regexp.MustCompile(`cuasd_frames_received_total\{adapter="beast-listen",protocol="adsb"\} [1-9]`)
+	waitMetric(t, root, "Beast frames accepted after making room", func(m string) bool {
+		rec := append([]byte{0x1a, '3', 0, 0, 0, 1, 0, 1, 0x80}, frame...)
+		_, _ = bc.Write(rec)
+		return beastOK.MatchString(m)
+	})
+}
+
+// beastListenAddr is the Beast listener's address, as /readyz names the
+// component ("beast-listen ADDR").
+func beastListenAddr(t *testing.T, root string) string {
+	t.Helper()
+	_, body := get(t, root+"/api/cuas/readyz")
+	m := regexp.MustCompile(`beast-listen (127\.0\.0\.1:[0-9]+)`).FindStringSubmatch(string(body))
+	if m == nil {
+		t.Fatalf("no beast listener in /readyz: %s", body)
+	}
+	return m[1]
+}
+
+// waitMetric polls /metrics until ok holds (30 s bound a hang).
+func waitMetric(t *testing.T, root, what string, ok func(string) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, m := get(t, root+"/metrics")
+		if ok(string(m)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
 	}
 }
