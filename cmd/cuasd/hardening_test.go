@@ -248,3 +248,27 @@ func TestGarbageOnEveryListener(t *testing.T) {
 		t.Error("no rejected ADS-B frames counted after 1 MB of garbage on the Beast listener")
 	}
 }
+
+// TestNATSMonitor: --nats-monitor serves the embedded server's monitoring
+// endpoints on loopback (nats-surveyor, the Prometheus NATS exporter), and
+// refuses a non-loopback address without --insecure-open (issue 23,
+// item 1; already on main, untested).
+func TestNATSMonitor(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, stop := startServe(t, "--nats-monitor", addr)
+	defer stop()
+	resp, body := get(t, "http://"+addr+"/varz")
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"jetstream"`) {
+		t.Errorf("/varz: %d %.200s", resp.StatusCode, body)
+	}
+	err = run(context.Background(), []string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off",
+		"--nats-monitor", "0.0.0.0:0", "--log-level", "error"}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "refusing to serve NATS monitoring") {
+		t.Errorf("a non-loopback monitor without --insecure-open: %v", err)
+	}
+}
