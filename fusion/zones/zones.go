@@ -359,6 +359,11 @@ func (s *Store) Recreate(ctx context.Context) error {
 	if _, err := s.js.CreateOrUpdateKeyValue(ctx, bucketConfig(&s.cfg)); err != nil {
 		return &Error{Op: "recreate bucket", Key: s.cfg.Bucket, Err: err}
 	}
+	// A new bucket numbers its revisions from 1 again: forget the old
+	// ones, or every later write would look older than what is applied.
+	s.mu.Lock()
+	s.revs, s.top = map[string]uint64{}, 0
+	s.mu.Unlock()
 	snap := s.Snapshot()
 	for _, g := range snap.Geofences {
 		if err := s.keepVersion(ctx, &g); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
 )
 
@@ -259,12 +260,16 @@ func TestVersionsOutliveTheirZone(t *testing.T) {
 	s := open(t, connect(t, ns), Config{Geofences: []gate.Geofence{airport()}})
 	seeded := airport()
 	v0 := seeded.Digest()
-	p := prison()
+	p := airport()
+	p.ID, p.RadiusM = "c1", 100
 	if _, err := s.PutGeofence(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	v1 := p.Digest()
 	p.RadiusM *= 2
+	if p.Digest() == v1 {
+		t.Fatal("a changed zone has the same digest")
+	}
 	if _, err := s.PutGeofence(ctx, p); err != nil {
 		t.Fatal(err)
 	}
@@ -286,5 +291,44 @@ func TestVersionsOutliveTheirZone(t *testing.T) {
 	}
 	if got, _ := s.Geofences(ctx); !slices.Equal(ids(got), []string{"egll"}) {
 		t.Errorf("versions leaked into the geofences: %v", ids(got))
+	}
+}
+
+// TestRecreateAfterBucketDeleted: a bucket deleted behind the store's back
+// is recreated with what the store holds, and later writes apply (issue
+// 23, item 1).
+func TestRecreateAfterBucketDeleted(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	js := connect(t, ns)
+	s := open(t, js, Config{Geofences: []gate.Geofence{airport()}})
+	if _, err := s.PutGeofence(ctx, prison()); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteKeyValue(ctx, bus.BucketZones); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := s.Missing(ctx); !gone || err != nil {
+		t.Fatalf("Missing after deletion: %v %v", gone, err)
+	}
+	if err := s.Recreate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bus.BucketZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"egll", prison().ID} {
+		if _, err := kv.Get(ctx, "geofence."+id); err != nil {
+			t.Errorf("geofence %s not written back: %v", id, err)
+		}
+	}
+	g := airport()
+	g.ID, g.RadiusM = "new", 300
+	if _, err := s.PutGeofence(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Geofences(ctx); !slices.Contains(ids(got), "new") {
+		t.Errorf("a write after the recreation did not apply: %v", ids(got))
 	}
 }
