@@ -305,6 +305,14 @@ func TestRecreateAfterBucketDeleted(t *testing.T) {
 	if _, err := s.PutGeofence(ctx, prison()); err != nil {
 		t.Fatal(err)
 	}
+	// Many revisions in the old bucket: more than the new one will reach.
+	for r := range 20 {
+		g := airport()
+		g.RadiusM = float64(1000 + r)
+		if _, err := s.PutGeofence(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := js.DeleteKeyValue(ctx, bus.BucketZones); err != nil {
 		t.Fatal(err)
 	}
@@ -324,11 +332,11 @@ func TestRecreateAfterBucketDeleted(t *testing.T) {
 		}
 	}
 	g := airport()
-	g.ID, g.RadiusM = "new", 300
+	g.RadiusM = 300
 	if _, err := s.PutGeofence(ctx, g); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := s.Geofences(ctx); !slices.Contains(ids(got), "new") {
-		t.Errorf("a write after the recreation did not apply: %v", ids(got))
+	if got, _, _ := s.Geofence(ctx, "egll"); got.RadiusM != 300 {
+		t.Errorf("a write after the recreation did not apply: radius %g, want 300", got.RadiusM)
 	}
 }
