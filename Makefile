@@ -4,7 +4,7 @@ BIN     := bin/cuasd
 PKGS    := ./...
 RUNARGS ?= --demo
 
-.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor clean
+.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor clean bench-compare
 
 all: build
 
@@ -23,10 +23,11 @@ test: vet unit fuzz-short e2e
 vet:
 	$(GO) vet $(PKGS)
 
-# gofmt, go vet, staticcheck (pinned, from the module proxy) and the
+# go.mod tidy, gofmt, go vet, staticcheck (pinned, from the module proxy) and the
 # function-size check of internal/codecheck (60 lines, complexity 15).
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.7.0
 lint: vet
+	$(GO) mod tidy -diff
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) test -count=1 ./internal/codecheck/
@@ -55,7 +56,7 @@ bench:
 # The whole pipeline under load on an embedded instance: sustained frames/s
 # (batched and one frame per message) and frame-to-track latency.
 bench-pipeline:
-	CUAS_BENCH_PIPELINE=1 $(GO) test -count=1 -v -timeout 20m -run TestPipelineThroughputAndLatency ./internal/pipelinebench
+	CUAS_BENCH_PIPELINE=1 $(GO) test -count=1 -v -timeout 20m -run 'TestPipelineThroughputAndLatency|TestIntakeThroughput' ./internal/pipelinebench
 
 # Three nats-server processes as a JetStream cluster, two cuasd instances,
 # faults injected mid-stream (see deploy/ and docs/OPERATIONS.md).
@@ -73,3 +74,8 @@ web-vendor:
 
 clean:
 	rm -rf bin
+
+# The same real Beast capture (repeated) into cuasd and Debian's
+# dump1090-mutability in one run: wall rate, frames per CPU-second, ratio.
+bench-compare:
+	CUAS_BENCH_COMPARE=1 $(GO) test -count=1 -v -timeout 20m -run TestCompareWithDump1090 ./internal/pipelinebench

@@ -303,9 +303,23 @@ func StreamConfigs(l Limits) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardOld,
 			MaxAge:      l.DeadMaxAge,
 			MaxBytes:    l.DeadMaxBytes,
+			Duplicates:  deadDuplicates(l),
 			Replicas:    r,
 		},
 	}
+}
+
+// deadDuplicates is CUAS_DEAD's de-duplication window: an hour (within the
+// stream's age). Every instance decodes every raw frame, and on a restart
+// replays the last track TTL of them, so each dead letter is published
+// several times under one id; dead letters are rare, so remembering their
+// ids for an hour is cheap, and it covers any track TTL up to an hour.
+func deadDuplicates(l Limits) time.Duration {
+	d := time.Hour
+	if l.DeadMaxAge > 0 && l.DeadMaxAge < d {
+		d = l.DeadMaxAge
+	}
+	return d
 }
 
 // Ready returns why the bus is not ready (empty when it is): the connection

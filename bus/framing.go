@@ -35,60 +35,67 @@ func EachFrame(framing string, body []byte, scratch []byte, fn func(i int, frame
 	case "", FramingRaw:
 		return scratch, fn(0, body)
 	case FramingLP:
-		i := 0
-		for len(body) > 0 {
-			if len(body) < 2 {
-				return scratch, fmt.Errorf("%w: %d trailing byte(s) after frame %d", ErrFraming, len(body), i)
-			}
-			n := int(binary.BigEndian.Uint16(body))
-			if n == 0 || n > len(body)-2 {
-				return scratch, fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-2)
-			}
-			if i >= MaxFramesPerMessage {
-				return scratch, fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
-			}
-			if err := fn(i, body[2:2+n]); err != nil {
-				return scratch, err
-			}
-			body = body[2+n:]
-			i++
-		}
-		return scratch, nil
+		return scratch, eachLP(body, fn)
 	case FramingHexLines:
-		i := 0
-		for len(body) > 0 {
-			line, rest := body, []byte(nil)
-			if j := bytes.IndexByte(body, '\n'); j >= 0 {
-				line, rest = body[:j], body[j+1:]
-			}
-			body = rest
-			line = trimSpace(line)
-			if len(line) == 0 {
-				continue
-			}
-			if i >= MaxFramesPerMessage {
-				return scratch, fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
-			}
-			if cap(scratch) < len(line)/2 {
-				scratch = make([]byte, len(line)/2, len(line))
-			}
-			scratch = scratch[:len(line)/2]
-			if len(line)%2 != 0 {
-				if err := fn(i, nil); err != nil {
-					return scratch, err
-				}
-			} else if _, err := hex.Decode(scratch, line); err != nil {
-				if err := fn(i, nil); err != nil {
-					return scratch, err
-				}
-			} else if err := fn(i, scratch); err != nil {
-				return scratch, err
-			}
-			i++
-		}
-		return scratch, nil
+		return eachHexLine(body, scratch, fn)
 	}
 	return scratch, fmt.Errorf("%w: unknown framing %q", ErrFraming, framing)
+}
+
+// eachLP iterates over a length-prefixed batch.
+func eachLP(body []byte, fn func(i int, frame []byte) error) error {
+	for i := 0; len(body) > 0; i++ {
+		if len(body) < 2 {
+			return fmt.Errorf("%w: %d trailing byte(s) after frame %d", ErrFraming, len(body), i)
+		}
+		n := int(binary.BigEndian.Uint16(body))
+		if n == 0 || n > len(body)-2 {
+			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-2)
+		}
+		if i >= MaxFramesPerMessage {
+			return fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
+		}
+		if err := fn(i, body[2:2+n]); err != nil {
+			return err
+		}
+		body = body[2+n:]
+	}
+	return nil
+}
+
+// eachHexLine iterates over hex lines, decoding each into scratch; a line
+// that is not hex is passed to fn as a nil frame.
+func eachHexLine(body, scratch []byte, fn func(i int, frame []byte) error) ([]byte, error) {
+	i := 0
+	for len(body) > 0 {
+		line, rest := body, []byte(nil)
+		if j := bytes.IndexByte(body, '\n'); j >= 0 {
+			line, rest = body[:j], body[j+1:]
+		}
+		body = rest
+		line = trimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if i >= MaxFramesPerMessage {
+			return scratch, fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
+		}
+		if cap(scratch) < len(line)/2 {
+			scratch = make([]byte, len(line)/2, len(line))
+		}
+		scratch = scratch[:len(line)/2]
+		frame := scratch
+		if len(line)%2 != 0 {
+			frame = nil
+		} else if _, err := hex.Decode(scratch, line); err != nil {
+			frame = nil
+		}
+		if err := fn(i, frame); err != nil {
+			return scratch, err
+		}
+		i++
+	}
+	return scratch, nil
 }
 
 func trimSpace(b []byte) []byte {

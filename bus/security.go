@@ -95,7 +95,7 @@ func Permissions(r Role) *server.Permissions {
 	switch r {
 	case RoleSensor:
 		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{RawPrefix + ".>"}},
+			Publish:   &server.SubjectPermission{Allow: []string{RawPrefix + ".>", IntakePrefix + ".>"}},
 			Subscribe: &server.SubjectPermission{Allow: inbox},
 		}
 	case RoleReader:
@@ -105,7 +105,7 @@ func Permissions(r Role) *server.Permissions {
 		}
 	case anonymousRole:
 		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{RawPrefix + ".>"}},
+			Publish:   &server.SubjectPermission{Allow: []string{RawPrefix + ".>", IntakePrefix + ".>"}},
 			Subscribe: eventsOnly(),
 		}
 	}

@@ -7,6 +7,9 @@ import (
 
 // Subjects. Tokens in braces are filled by the helpers below.
 //
+//	cuas.in.{protocol}.{sensor}      one frame per core NATS message
+//	                                 (the single-frame intake, batched
+//	                                 by cuasd into cuas.raw)
 //	cuas.raw.{protocol}.{sensor}     raw frames from receivers       → stream CUAS_RAW
 //	cuas.obs.{protocol}.p{NN}        normalised observations, batched
 //	                                 per track-key partition          → stream CUAS_OBS
@@ -21,9 +24,10 @@ import (
 //	cuas.alert.>                     alerts (package output/alert)
 //	cuas.sensor.{id}                 sensor status reports (input feeds)
 const (
-	RawPrefix  = "cuas.raw"
-	ObsPrefix  = "cuas.obs"
-	DeadPrefix = "cuas.dead"
+	IntakePrefix = "cuas.in"
+	RawPrefix    = "cuas.raw"
+	ObsPrefix    = "cuas.obs"
+	DeadPrefix   = "cuas.dead"
 
 	TrackPrefix  = "cuas.track"
 	ThreatPrefix = "cuas.threat"
@@ -37,7 +41,7 @@ const (
 // (raw frames, observation batches, dead letters, ledger batches): NATS
 // clients other than cuasd and admins may not read them. A new internal
 // subject must be listed here.
-var InternalPrefixes = []string{RawPrefix, ObsPrefix, DeadPrefix, "cuas.ledger"}
+var InternalPrefixes = []string{IntakePrefix, RawPrefix, ObsPrefix, DeadPrefix, "cuas.ledger"}
 
 // EventSubjects are the subjects of every JSON event, as wildcards: what
 // an event consumer (an output, `nats sub`) subscribes to.
@@ -91,9 +95,19 @@ const (
 	// HeaderIngestTime is when cuasd accepted the frame (Unix ns); pipeline
 	// latency is measured from it.
 	HeaderIngestTime = "Cuas-Ingest-Ns"
+	// HeaderSeq is a sensor's sequence number of a single frame sent to the
+	// intake (decimal, per sensor, increasing): a retry with the same
+	// number is stored once.
+	HeaderSeq = "Cuas-Seq"
 	// HeaderMsgID is NATS's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
 )
+
+// IntakeSubject is the subject a sensor publishes single frames of protocol
+// to, one per core NATS message (see ingest.Intake).
+func IntakeSubject(protocol, sensor string) string {
+	return IntakePrefix + "." + protocol + "." + Token(sensor)
+}
 
 // RawSubject is the subject a receiver publishes raw frames of protocol to.
 func RawSubject(protocol, sensor string) string {
@@ -178,4 +192,18 @@ func DefaultLimits() Limits {
 		DuplicateWindow: 2 * time.Minute,
 		Replicas:        1,
 	}
+}
+
+// Alerts (issue 19, package output/alert): every state of an alert is
+// published once per sink on cuas.alert.{sink}.{zone} into the stream
+// CUAS_ALERTS, which each sink reads through its durable consumer; the KV
+// bucket CUAS_ALERTS keeps each alert's delivery status.
+const (
+	StreamAlerts = "CUAS_ALERTS"
+	BucketAlerts = "CUAS_ALERTS"
+)
+
+// AlertSubject is the subject of an alert message for one sink.
+func AlertSubject(sink, zone string) string {
+	return AlertPrefix + "." + Token(sink) + "." + Token(zone)
 }

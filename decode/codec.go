@@ -15,10 +15,18 @@ import (
 //	f64 oplat | f64 oplon | f64 hacc | f64 vacc | u32 cprlat | u32 cprlon | u8 sysid | u8 compid |
 //	strings (u16 length + bytes): protocol key sensor icao uasid operatorid
 //	callsign category poskind altkind emergency squawk transmitter |
-//	u16 nwarnings, each a string
+//	u16 nwarnings, each a string |
+//	u64 Comm-B MB field, only when the flag flCommB is set (version 4)
 //
-// A batch is a sequence of records each preceded by a u32 length.
-const codecVersion = 3
+// Flag bits 16-17 hold the CategoryKind.
+//
+// A batch is a sequence of records each preceded by a u32 length. Version 3
+// records (before Comm-B) are still read, so that observations stored by
+// an older cuasd replay after an upgrade.
+const codecVersion = 4
+
+// codecVersionNoCommB is the previous version, identical without Comm-B.
+const codecVersionNoCommB = 3
 
 const (
 	flHasPos = 1 << iota
@@ -29,6 +37,14 @@ const (
 	flCPROdd
 	flCPRSurface
 	flModeS
+	flCommB
+)
+
+// The category kind travels in bits 16-17 of the flags (within version 4:
+// a record without them has no kind).
+const (
+	flCatShift = 16
+	flCatMask  = 3 << flCatShift
 )
 
 // ErrCodec reports a malformed observation record.
@@ -50,6 +66,8 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.CPROdd, flCPROdd)
 	set(o.CPRSurface, flCPRSurface)
 	set(o.ModeSReply, flModeS)
+	set(o.HasCommB, flCommB)
+	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
 	b = binary.LittleEndian.AppendUint64(b, uint64(o.TimeUnixNano))
@@ -71,6 +89,9 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 		}
 		b = appendStr(b, w)
 	}
+	if o.HasCommB {
+		b = binary.LittleEndian.AppendUint64(b, o.CommB)
+	}
 	return b
 }
 
@@ -86,10 +107,14 @@ func appendStr(b []byte, s string) []byte {
 // replacing its contents.
 func (o *Observation) UnmarshalBinary(b []byte) error {
 	r := reader{b: b}
-	if r.u8() != codecVersion {
+	v := r.u8()
+	if v != codecVersion && v != codecVersionNoCommB {
 		return ErrCodec
 	}
 	fl := r.u32()
+	if v == codecVersionNoCommB {
+		fl &^= flCommB
+	}
 	*o = Observation{
 		TimeUnixNano:   int64(r.u64()),
 		IngestUnixNano: int64(r.u64()),
@@ -102,6 +127,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.CPROdd = fl&flCPROdd != 0
 	o.CPRSurface = fl&flCPRSurface != 0
 	o.ModeSReply = fl&flModeS != 0
+	o.CategoryKind = CategoryKind((fl & flCatMask) >> flCatShift)
 	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon, &o.HAccuracyM, &o.VAccuracyM} {
 		*f = math.Float64frombits(r.u64())
 	}
@@ -117,6 +143,9 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 		for i := 0; i < n && !r.bad; i++ {
 			o.Warnings = append(o.Warnings, r.str())
 		}
+	}
+	if fl&flCommB != 0 {
+		o.HasCommB, o.CommB = true, r.u64()
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec

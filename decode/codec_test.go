@@ -8,17 +8,19 @@ import (
 func sampleObs() Observation {
 	return Observation{
 		Protocol: ADSB, Key: "406B90", Sensor: "rx1", TimeUnixNano: 1700000000123456789, IngestUnixNano: 42,
-		ICAO: "406B90", Callsign: "EZY85MH", Category: "A3", HasPosition: true, Lat: 52.2572, Lon: 3.91937,
+		ICAO: "406B90", Callsign: "EZY85MH", Category: "A3", CategoryKind: CategoryEmitter, HasPosition: true, Lat: 52.2572, Lon: 3.91937,
 		PositionMethod: "cpr_global", HasAltitude: true, AltM: 11277.6, AltKind: "baro", HasVelocity: true,
 		SpeedMps: 81.9, HeadingDeg: 182.88, VRateMps: -4.7, HasCPR: true, CPROdd: true, CPRLat: 93000, CPRLon: 51372,
 		Squawk: "7700", Emergency: "general", Warnings: []string{"a", "bb"}, SystemID: 1, ComponentID: 2,
 		HasOperatorPosition: true, OperatorLat: -1, OperatorLon: 2, UASID: "1596F", OperatorID: "FIN87", ModeSReply: true,
-		Transmitter: "AA:BB:CC:DD:EE:FF",
+		Transmitter: "AA:BB:CC:DD:EE:FF", HasCommB: true, CommB: 0xFFBAA11E200472,
 	}
 }
 
 func TestCodecRoundTrip(t *testing.T) {
-	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"}} {
+	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"},
+		{Protocol: MAVLink, Category: "MAV_TYPE_QUADROTOR", CategoryKind: CategoryMAVType},
+		{Protocol: RemoteID, Category: "Helicopter (or Multirotor)", CategoryKind: CategoryUAType}} {
 		var out Observation
 		if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil {
 			t.Fatal(err)
@@ -29,6 +31,31 @@ func TestCodecRoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(in, out) {
 			t.Errorf("round trip:\n in  %+v\n out %+v", in, out)
 		}
+	}
+}
+
+// TestCodecReadsVersion3: records written before Comm-B (version 3: the
+// same layout without the trailing MB field) still decode, with a stray
+// Comm-B flag bit ignored rather than read as a field that is not there.
+func TestCodecReadsVersion3(t *testing.T) {
+	in := sampleObs()
+	in.HasCommB, in.CommB = false, 0
+	b := in.AppendBinary(nil)
+	if b[0] != 4 {
+		t.Fatalf("version byte %d, want 4", b[0])
+	}
+	b[0] = 3
+	var out Observation
+	if err := out.UnmarshalBinary(b); err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("version 3 record: %v\n in  %+v\n out %+v", err, in, out)
+	}
+	b[1+1] |= flCommB >> 8 // the flags are little endian from byte 1
+	if err := out.UnmarshalBinary(b); err != nil || out.HasCommB {
+		t.Fatalf("version 3 record with the Comm-B bit: %v, HasCommB %v", err, out.HasCommB)
+	}
+	b[0] = 2
+	if err := out.UnmarshalBinary(b); err == nil {
+		t.Fatal("version 2 accepted")
 	}
 }
 

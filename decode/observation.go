@@ -34,6 +34,8 @@ type Observation struct {
 	// emitter category ("A1".."D7"), the Remote ID UA type name, or the
 	// MAVLink MAV_TYPE name.
 	Category string `json:"category,omitempty"`
+	// CategoryKind says which of those Category is.
+	CategoryKind CategoryKind `json:"category_kind,omitempty"`
 	// Transmitter is the carrier's transmitter address (Remote ID over
 	// Wi-Fi or Bluetooth), which ties a UA's separate messages together.
 	Transmitter string `json:"transmitter,omitempty"`
@@ -81,6 +83,12 @@ type Observation struct {
 	// whose address was recovered from its parity: it may only update an
 	// aircraft seen recently, since any corrupted reply yields some address.
 	ModeSReply bool `json:"mode_s_reply,omitempty"`
+	// CommB is the undecoded 56-bit MB field of a Comm-B reply (DF20/21),
+	// when HasCommB. Like CPR it is resolved by fusion: which register it
+	// holds is inferred, and the inference is checked against the
+	// aircraft's known ADS-B state, which only fusion has.
+	HasCommB bool   `json:"has_comm_b,omitempty"`
+	CommB    uint64 `json:"comm_b,omitempty"`
 
 	// IngestUnixNano is when cuasd first accepted the frame (pipeline
 	// latency is measured from it; TimeUnixNano may be a replayed past).

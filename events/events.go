@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/gate"
 )
 
@@ -100,23 +101,26 @@ type Track struct {
 	TrackID string `json:"track_id"`
 	// ID is the same as TrackID. Deprecated: use track_id; id is kept for
 	// one release for clients of /v1/tracks.
-	ID          string   `json:"id,omitempty"`
-	Protocols   []string `json:"protocols"`
-	ICAO        string   `json:"icao,omitempty"`
-	UASID       string   `json:"uas_id,omitempty"`
-	OperatorID  string   `json:"operator_id,omitempty"`
-	Callsign    string   `json:"callsign,omitempty"`
-	Category    string   `json:"category,omitempty"`
-	Lat         *float64 `json:"lat,omitempty"`
-	Lon         *float64 `json:"lon,omitempty"`
-	PosMethod   string   `json:"position_method,omitempty"`
-	AltM        *float64 `json:"alt_m,omitempty"`
-	AltKind     string   `json:"alt_kind,omitempty"`
-	SpeedMps    *float64 `json:"speed_mps,omitempty"`
-	HeadingDeg  *float64 `json:"heading_deg,omitempty"`
-	VRateMps    *float64 `json:"vertical_rate_mps,omitempty"`
-	OperatorLat *float64 `json:"operator_lat,omitempty"`
-	OperatorLon *float64 `json:"operator_lon,omitempty"`
+	ID         string   `json:"id,omitempty"`
+	Protocols  []string `json:"protocols"`
+	ICAO       string   `json:"icao,omitempty"`
+	UASID      string   `json:"uas_id,omitempty"`
+	OperatorID string   `json:"operator_id,omitempty"`
+	Callsign   string   `json:"callsign,omitempty"`
+	Category   string   `json:"category,omitempty"`
+	// CategoryKind says which scheme Category is in: "adsb_emitter" (A0–D7),
+	// "ua_type" (ASTM F3411 UA type) or "mav_type" (MAVLink MAV_TYPE).
+	CategoryKind decode.CategoryKind `json:"category_kind,omitempty"`
+	Lat          *float64            `json:"lat,omitempty"`
+	Lon          *float64            `json:"lon,omitempty"`
+	PosMethod    string              `json:"position_method,omitempty"`
+	AltM         *float64            `json:"alt_m,omitempty"`
+	AltKind      string              `json:"alt_kind,omitempty"`
+	SpeedMps     *float64            `json:"speed_mps,omitempty"`
+	HeadingDeg   *float64            `json:"heading_deg,omitempty"`
+	VRateMps     *float64            `json:"vertical_rate_mps,omitempty"`
+	OperatorLat  *float64            `json:"operator_lat,omitempty"`
+	OperatorLon  *float64            `json:"operator_lon,omitempty"`
 	// HAccuracyM and VAccuracyM are the source's stated 95% position
 	// accuracy (Remote ID accuracy codes, ADS-B NACp, MAVLink eph/epv).
 	HAccuracyM   *float64  `json:"h_accuracy_m,omitempty"`
@@ -129,6 +133,25 @@ type Track struct {
 	Observations uint64    `json:"observations"`
 	Warnings     []string  `json:"warnings,omitempty"`
 	History      []Point   `json:"history,omitempty"`
+	// AirData is what the aircraft's Mode S Comm-B replies (DF20/21) said.
+	AirData *AirData `json:"air_data,omitempty"`
+}
+
+// AirData is the Mode S enhanced-surveillance part of an aircraft track,
+// from its Comm-B replies (registers 4,0, 4,4, 4,5, 5,0 and 6,0) in SI
+// units; each value is the latest received, absent when never received.
+type AirData struct {
+	SelectedAltM       *float64  `json:"selected_alt_m,omitempty"`
+	BaroSettingHPa     *float64  `json:"baro_setting_hpa,omitempty"`
+	IASMps             *float64  `json:"ias_mps,omitempty"`
+	TASMps             *float64  `json:"tas_mps,omitempty"`
+	Mach               *float64  `json:"mach,omitempty"`
+	MagneticHeadingDeg *float64  `json:"magnetic_heading_deg,omitempty"`
+	RollDeg            *float64  `json:"roll_deg,omitempty"`
+	WindSpeedMps       *float64  `json:"wind_speed_mps,omitempty"`
+	WindFromDeg        *float64  `json:"wind_from_deg,omitempty"`
+	TemperatureC       *float64  `json:"temperature_c,omitempty"`
+	Updated            time.Time `json:"updated"`
 }
 
 // Point is one entry of a track's recent positions.

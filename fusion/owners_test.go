@@ -7,31 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/internal/natstest"
 )
 
 func embeddedJS(t *testing.T) jetstream.JetStream {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect("", nats.InProcessServer(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
-	return js
+	return natstest.Start(t).JS
 }
 
 // TestOwnersShareAndTakeOver: two instances split the partitions without

@@ -3,7 +3,6 @@ package fusion
 import (
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -131,46 +130,93 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 		s.clocks[o.Sensor] = recv
 	}
 	ak := aliasKey{string(o.Protocol), o.Key}
+	t := s.trackFor(o, ak, now)
+	if t == nil {
+		return Update{}, false
+	}
+	up := Update{TrackID: t.id, NewTrack: t.nObs == 0}
+	t.touch(o, recv, now)
+	if cur, ok := s.alias[ak]; !ok || cur != t.id {
+		s.alias[ak] = t.id
+	}
+	if o.UASID != "" && o.UASID != t.uasID {
+		t.uasID = o.UASID
+		s.alias[aliasKey{"uas", o.UASID}] = t.id
+	}
+	t.mergeClaims(o)
+	t.mergeMeasurements(o)
+	if o.HasCommB && o.ModeSReply && o.Protocol == decode.ADSB {
+		applyCommB(t, o, recv)
+	}
+	switch {
+	case o.HasPosition:
+		up.PositionNew = s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod)
+	case o.HasCPR:
+		up.PositionNew = s.resolveCPR(t, o, recv)
+	}
+	s.version++
+	return up, true
+}
+
+// trackFor finds the track an observation belongs to (by its key, or its
+// UAS id), or makes one; nil when the observation may not make a track.
+func (s *Store) trackFor(o *decode.Observation, ak aliasKey, now int64) *track {
 	id, ok := s.alias[ak]
 	if !ok && o.UASID != "" {
 		id, ok = s.alias[aliasKey{"uas", o.UASID}]
 	}
 	if !ok && o.UASID != "" && o.Transmitter != "" {
-		// Remote ID: frames heard before the Basic ID made a track keyed
-		// by the transmitter address; now that the UAS id is known, that
-		// track becomes the UAS id's instead of leaving a twin behind.
-		if mid, mok := s.alias[aliasKey{string(o.Protocol), "mac:" + o.Transmitter}]; mok {
-			if mt := s.tracks[mid]; mt != nil && mt.uasID == "" {
-				delete(s.tracks, mid)
-				mt.id = trackPrefix(o.Protocol) + o.Key
-				s.tracks[mt.id] = mt
-				for k, v := range s.alias {
-					if v == mid {
-						s.alias[k] = mt.id
-					}
-				}
-				id, ok = mt.id, true
-			}
-		}
+		id, ok = s.rekeyTransmitter(o)
 	}
 	t := s.tracks[id]
 	if ok && t != nil && s.expiredLocked(t, now) {
 		s.removeLocked(t)
 		t = nil
 	}
-	if t == nil {
-		if o.ModeSReply {
-			// A Mode S reply's address comes from its parity: any corrupted
-			// reply yields *some* address, so it may only update an aircraft
-			// that announced itself with a CRC-checked squitter.
-			s.drop("mode_s_unknown_aircraft")
-			return Update{}, false
-		}
-		key := trackPrefix(o.Protocol) + o.Key
-		t = &track{id: key, firstSeen: recv}
-		s.tracks[key] = t
+	if t != nil {
+		return t
 	}
-	up := Update{TrackID: t.id, NewTrack: t.nObs == 0}
+	if o.ModeSReply {
+		// A Mode S reply's address comes from its parity: any corrupted
+		// reply yields *some* address, so it may only update an aircraft
+		// that announced itself with a CRC-checked squitter.
+		s.drop("mode_s_unknown_aircraft")
+		return nil
+	}
+	key := trackPrefix(o.Protocol) + o.Key
+	t = &track{id: key, firstSeen: o.TimeUnixNano}
+	if t.firstSeen == 0 {
+		t.firstSeen = now
+	}
+	s.tracks[key] = t
+	return t
+}
+
+// rekeyTransmitter: Remote ID frames heard before the Basic ID made a track
+// keyed by the transmitter address; now that the UAS id is known, that
+// track becomes the UAS id's instead of leaving a twin behind.
+func (s *Store) rekeyTransmitter(o *decode.Observation) (string, bool) {
+	mid, ok := s.alias[aliasKey{string(o.Protocol), "mac:" + o.Transmitter}]
+	if !ok {
+		return "", false
+	}
+	mt := s.tracks[mid]
+	if mt == nil || mt.uasID != "" {
+		return "", false
+	}
+	delete(s.tracks, mid)
+	mt.id = trackPrefix(o.Protocol) + o.Key
+	s.tracks[mt.id] = mt
+	for k, v := range s.alias {
+		if v == mid {
+			s.alias[k] = mt.id
+		}
+	}
+	return mt.id, true
+}
+
+// touch counts the observation: protocols, times, sensors.
+func (t *track) touch(o *decode.Observation, recv, now int64) {
 	t.protocols |= maskOf(o.Protocol)
 	t.nObs++
 	if recv > t.lastSeen {
@@ -183,27 +229,32 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	t.lastSensor = o.Sensor
 	t.lastProto = o.Protocol
 	t.addSensor(o.Sensor)
-	if cur, ok := s.alias[ak]; !ok || cur != t.id {
-		s.alias[ak] = t.id
-	}
+}
+
+// mergeClaims takes the identity claims the observation makes; an absent
+// claim keeps the track's.
+func (t *track) mergeClaims(o *decode.Observation) {
 	setStr := func(dst *string, v string) {
 		if v != "" {
 			*dst = v
 		}
 	}
 	setStr(&t.icao, o.ICAO)
-	if o.UASID != "" && o.UASID != t.uasID {
-		t.uasID = o.UASID
-		s.alias[aliasKey{"uas", o.UASID}] = t.id
-	}
 	setStr(&t.operatorID, o.OperatorID)
 	setStr(&t.callsign, o.Callsign)
-	setStr(&t.category, o.Category)
+	if o.Category != "" {
+		t.category, t.categoryKind = o.Category, o.CategoryKind
+	}
 	setStr(&t.squawk, o.Squawk)
 	setStr(&t.emergency, o.Emergency)
 	if o.SystemID != 0 {
 		t.systemID, t.componentID = o.SystemID, o.ComponentID
 	}
+}
+
+// mergeMeasurements takes altitude, velocity, accuracy, the operator's
+// position and the decoder's warnings.
+func (t *track) mergeMeasurements(o *decode.Observation) {
 	if o.HasAltitude {
 		t.hasAlt, t.alt, t.altKind = true, o.AltM, o.AltKind
 	}
@@ -222,18 +273,6 @@ func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	for _, w := range o.Warnings {
 		t.addWarning(w)
 	}
-	switch {
-	case o.HasPosition:
-		if s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod) {
-			up.PositionNew = true
-		}
-	case o.HasCPR:
-		if s.resolveCPR(t, o, recv) {
-			up.PositionNew = true
-		}
-	}
-	s.version++
-	return up, true
 }
 
 // acceptPosition applies the plausibility check and records a position.
@@ -258,7 +297,10 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 				t.cpr = &cprState{}
 			}
 			t.cpr.rejected++
-			t.addWarning("implausible position jump rejected (" + strconv.FormatFloat(d/1000, 'f', 1, 64) + " km)")
+			// One fixed text (no formatting on this path, which a spoofer
+			// can drive at the frame rate), so repeated jumps are one
+			// warning and do not evict the track's other warnings.
+			t.addWarning("implausible position jump rejected (faster than the plausible maximum speed)")
 			return false
 		}
 	}
@@ -286,39 +328,41 @@ func (s *Store) resolveCPR(t *track, o *decode.Observation, recv int64) bool {
 		c.even, c.evenT, c.hasEven = *o, recv, true
 		c.even.Warnings = nil
 	}
-	cur := adsb.CPR{Lat: o.CPRLat, Lon: o.CPRLon, Odd: o.CPROdd}
 	window := s.cfg.CPRPairWindow.Nanoseconds()
 	if c.hasEven && c.hasOdd && abs64(c.evenT-c.oddT) <= window && c.even.CPRSurface == c.odd.CPRSurface {
-		even := adsb.CPR{Lat: c.even.CPRLat, Lon: c.even.CPRLon}
-		odd := adsb.CPR{Lat: c.odd.CPRLat, Lon: c.odd.CPRLon, Odd: true}
-		var lat, lon float64
-		var err error
-		if o.CPRSurface {
-			if c.hasFix {
-				lat, lon, err = adsb.CPRGlobalSurface(even, odd, o.CPROdd, c.fixLat, c.fixLon)
-			} else {
-				err = errNoRef
-			}
-		} else {
-			lat, lon, err = adsb.CPRGlobalAirborne(even, odd, o.CPROdd)
-		}
-		if err == nil && s.acceptFix(t, recv, lat, lon, "cpr_global") {
+		if lat, lon, err := c.global(o); err == nil && s.acceptFix(t, recv, lat, lon, "cpr_global") {
 			return true
 		}
 	}
 	if c.hasFix && recv-c.fixT <= s.cfg.LocalRefMaxAge.Nanoseconds() {
-		var lat, lon float64
-		var err error
-		if o.CPRSurface {
-			lat, lon, err = adsb.CPRLocalSurface(cur, c.fixLat, c.fixLon)
-		} else {
-			lat, lon, err = adsb.CPRLocalAirborne(cur, c.fixLat, c.fixLon)
-		}
-		if err == nil && s.acceptFix(t, recv, lat, lon, "cpr_local") {
+		if lat, lon, err := c.local(o); err == nil && s.acceptFix(t, recv, lat, lon, "cpr_local") {
 			return true
 		}
 	}
 	return false
+}
+
+// global decodes the even/odd pair, the newest (o) deciding; a surface
+// pair needs the last fix as reference.
+func (c *cprState) global(o *decode.Observation) (lat, lon float64, err error) {
+	even := adsb.CPR{Lat: c.even.CPRLat, Lon: c.even.CPRLon}
+	odd := adsb.CPR{Lat: c.odd.CPRLat, Lon: c.odd.CPRLon, Odd: true}
+	if !o.CPRSurface {
+		return adsb.CPRGlobalAirborne(even, odd, o.CPROdd)
+	}
+	if !c.hasFix {
+		return 0, 0, errNoRef
+	}
+	return adsb.CPRGlobalSurface(even, odd, o.CPROdd, c.fixLat, c.fixLon)
+}
+
+// local decodes o alone against the last fix.
+func (c *cprState) local(o *decode.Observation) (lat, lon float64, err error) {
+	cur := adsb.CPR{Lat: o.CPRLat, Lon: o.CPRLon, Odd: o.CPROdd}
+	if o.CPRSurface {
+		return adsb.CPRLocalSurface(cur, c.fixLat, c.fixLon)
+	}
+	return adsb.CPRLocalAirborne(cur, c.fixLat, c.fixLon)
 }
 
 func (s *Store) acceptFix(t *track, recv int64, lat, lon float64, method string) bool {

@@ -74,6 +74,7 @@ type track struct {
 	protocols protoMask
 
 	icao, uasID, operatorID, callsign, category string
+	categoryKind                                decode.CategoryKind
 	squawk, emergency, altKind, posMethod       string
 	systemID, componentID                       uint8
 
@@ -102,6 +103,7 @@ type track struct {
 	histI int // next write index
 
 	cpr *cprState
+	air *AirData // Comm-B claims, only for aircraft that sent any
 
 	// protoPos is the last position each protocol claimed (index: 0 ADS-B,
 	// 1 Remote ID, 2 MAVLink), for the cross-protocol disagreement check.
@@ -209,9 +211,11 @@ type Track struct {
 	OperatorID string
 	Callsign   string
 	Category   string
-	Squawk     string
-	Emergency  string
-	SystemID   uint8
+	// CategoryKind says which scheme Category is in.
+	CategoryKind decode.CategoryKind
+	Squawk       string
+	Emergency    string
+	SystemID     uint8
 
 	HasPosition    bool
 	Lat, Lon       float64
@@ -243,6 +247,8 @@ type Track struct {
 	// only one protocol reports).
 	DisagreementM float64
 	History       []Point
+	// Air is what the aircraft's Comm-B replies said (nil: nothing).
+	Air *AirData
 }
 
 // SwarmTrack is the track as an input of swarm detection: what the board
@@ -255,7 +261,7 @@ func (t *Track) SwarmTrack() swarm.Track {
 func (t *track) snapshot(withHistory bool) Track {
 	s := Track{
 		ID: t.id, Protocols: t.protocols.list(), ICAO: t.icao, UASID: t.uasID, OperatorID: t.operatorID,
-		Callsign: t.callsign, Category: t.category, Squawk: t.squawk, Emergency: t.emergency, SystemID: t.systemID,
+		Callsign: t.callsign, Category: t.category, CategoryKind: t.categoryKind, Squawk: t.squawk, Emergency: t.emergency, SystemID: t.systemID,
 		HasPosition: t.hasPos, Lat: t.lat, Lon: t.lon, PositionMethod: t.posMethod,
 		HasAltitude: t.hasAlt, AltM: t.alt, AltKind: t.altKind,
 		HasVelocity: t.hasVel, SpeedMps: t.speed, HeadingDeg: t.heading, VRateMps: t.vr,
@@ -269,6 +275,10 @@ func (t *track) snapshot(withHistory bool) Track {
 		s.RejectedPositions = t.cpr.rejected
 	}
 	s.DisagreementM = t.disagreementM(2e9)
+	if t.air != nil {
+		a := *t.air
+		s.Air = &a
+	}
 	if withHistory {
 		s.History = t.history(historyLen)
 	} else if t.histN > 0 {

@@ -14,7 +14,7 @@ import (
 func (t *Track) View(withHistory bool) events.Track {
 	j := events.Track{
 		TrackID: t.ID, ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
-		Callsign: t.Callsign, Category: t.Category, Squawk: t.Squawk, Emergency: t.Emergency,
+		Callsign: t.Callsign, Category: t.Category, CategoryKind: t.CategoryKind, Squawk: t.Squawk, Emergency: t.Emergency,
 		Sensors: t.Sensors, FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, Observations: t.Observations,
 		Warnings: t.Warnings,
 	}
@@ -42,6 +42,9 @@ func (t *Track) View(withHistory bool) events.Track {
 	if t.VAccuracyM > 0 {
 		j.VAccuracyM = Ptr(Round(t.VAccuracyM, 1))
 	}
+	if t.Air != nil {
+		j.AirData = t.Air.view()
+	}
 	if withHistory {
 		for _, p := range t.History {
 			pj := events.Point{T: time.Unix(0, p.T).UTC(), Lat: Round(p.Lat, 6), Lon: Round(p.Lon, 6)}
@@ -63,3 +66,20 @@ func Round(v float64, places int) float64 {
 
 // Ptr returns a pointer to v, for the optional fields of views.
 func Ptr[T any](v T) *T { return &v }
+
+// view rounds the Comm-B values to what their registers resolve.
+func (a *AirData) view() *events.AirData {
+	opt := func(ok bool, v float64, places int) *float64 {
+		if !ok {
+			return nil
+		}
+		return Ptr(Round(v, places))
+	}
+	return &events.AirData{
+		SelectedAltM: opt(a.HasSelectedAltitude, a.SelectedAltM, 1), BaroSettingHPa: opt(a.HasBaroSetting, a.BaroSettingHPa, 1),
+		IASMps: opt(a.HasIAS, a.IASMps, 2), TASMps: opt(a.HasTAS, a.TASMps, 2), Mach: opt(a.HasMach, a.Mach, 3),
+		MagneticHeadingDeg: opt(a.HasMagneticHeading, a.MagneticHeadingDeg, 1), RollDeg: opt(a.HasRoll, a.RollDeg, 1),
+		WindSpeedMps: opt(a.HasWind, a.WindSpeedMps, 2), WindFromDeg: opt(a.HasWind, a.WindFromDeg, 1),
+		TemperatureC: opt(a.HasTemperature, a.TemperatureC, 2), Updated: time.Unix(0, a.Updated).UTC(),
+	}
+}

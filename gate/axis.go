@@ -159,160 +159,204 @@ func (a *Axis) getStr(name string) string {
 // Evidence explains the axis value in one sentence. A value that stands
 // for a missing input starts with "unknown".
 func (a *Axis) Evidence() string {
-	def := axisDefs[a.ID]
 	if !a.Known {
-		return def.unknown
+		return axisDefs[a.ID].unknown
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
-	switch a.ID {
-	case AxisProximity:
-		d, _ := a.get("distance_to_boundary_m")
-		var s string
-		switch {
-		case d < 0:
-			s = "inside the zone, " + f(-d) + " m from its edge"
-		case d == 0:
-			s = "on the zone's boundary (counts as inside)"
-		default:
-			s = f(d) + " m outside the zone's edge"
-		}
-		if v, ok := a.get("vertical_outside_m"); ok && v > 0 {
-			s += ", and " + f(v) + " m outside its altitude band"
-		}
-		return s
-	case AxisClosure:
-		t, hasT := a.get("time_to_breach_s")
-		c, hasC := a.get("closing_speed_mps")
-		h, _ := a.get("horizon_s")
-		switch {
-		case hasT && t == 0:
-			return "breach in progress: inside the protected volume"
-		case hasT:
-			return fmt.Sprintf("closing at %s m/s: breach predicted in %s s (horizon %s s)", f(c), f(t), f(h))
-		case a.flags&closVertDiverging != 0:
-			return "outside the zone's altitude band and not converging on it: no breach predicted"
-		case hasC:
-			return "not closing (" + f(c) + " m/s toward the zone): no breach predicted"
-		}
-		return "not closing: no breach predicted"
-	case AxisAltitude:
-		alt, _ := a.get("alt_m")
-		out, _ := a.get("vertical_outside_m")
-		_, hasFloor := a.get("floor_m")
-		_, hasCeil := a.get("ceiling_m")
-		if hasFloor || hasCeil {
-			if out == 0 {
-				return "at " + f(alt) + " m, inside the zone's altitude band"
-			}
-			return "at " + f(alt) + " m, " + f(out) + " m outside the zone's altitude band"
-		}
-		if alt <= lowAltitudeM {
-			return "at " + f(alt) + " m, within the low-altitude drone profile (400 ft, 122 m)"
-		}
-		return "at " + f(alt) + " m, above the low-altitude drone profile (400 ft, 122 m)"
-	case AxisSpeed:
-		v, _ := a.get("speed_mps")
-		kt := f(v / knot)
-		if v > part107LimitMps {
-			return f(v) + " m/s (" + kt + " kt), beyond Part 107's 87 kt"
-		}
-		return f(v) + " m/s (" + kt + " kt), within Part 107's 87 kt"
-	case AxisClassification:
-		return "drone-database side: " + a.getStr("side")
-	case AxisBehaviour:
-		names := [...]string{"loiter", "circling", "erratic", "dwell"}
-		var b strings.Builder
-		best, bestV := "", -1.0
-		for _, n := range names {
-			v, _ := a.get(n)
-			if b.Len() > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(n + " " + strconv.FormatFloat(v, 'f', 2, 64))
-			if v > bestV {
-				best, bestV = n, v
-			}
-		}
-		if bestV <= 0 {
-			return b.String() + ": no loitering, circling, erratic or dwelling pattern"
-		}
-		return b.String() + ": strongest pattern " + best
-	case AxisSwarm:
-		n, _ := a.get("swarm_size")
-		if n <= 1 {
-			return "not linked to other tracks"
-		}
-		return fmt.Sprintf("member of a proximity group of %d tracks", int(n))
-	case AxisZoneSensitivity:
-		class := a.getStr("class")
-		if s, ok := a.get("sensitivity"); ok {
-			return "configured sensitivity " + strconv.FormatFloat(s, 'f', 2, 64) + " (class " + class + ")"
-		}
-		return "class " + class + ", default sensitivity " + strconv.FormatFloat(a.Value, 'f', 2, 64)
-	case AxisIdentity:
-		n, _ := a.get("claims")
-		switch allow := a.getStr("allow_list"); {
-		case allow == "listed":
-			return "allow-listed (the matching identity is a broadcast claim, unauthenticated)"
-		case n == 0:
-			return "anonymous: no identity claims, allow-list " + allow
-		default:
-			return fmt.Sprintf("%d identity claim(s), unauthenticated; allow-list %s", int(n), allow)
-		}
-	case AxisCompliance:
-		var faults []string
-		if p, _ := a.Input("remote_id"); p.Num == 0 {
-			faults = append(faults, "no Remote ID broadcast")
-		}
-		if p, _ := a.Input("operator_location"); p.Num == 0 {
-			faults = append(faults, "no operator location")
-		}
-		if h, ok := a.get("height_agl_m"); ok && h > lowAltitudeM {
-			faults = append(faults, "above 400 ft AGL")
-		}
-		if p, _ := a.Input("emergency"); p.Num != 0 {
-			faults = append(faults, "emergency declared")
-		}
-		if len(faults) == 0 {
-			return "compliant: Remote ID with operator location, no emergency"
-		}
-		return strings.Join(faults, "; ")
-	case AxisSignalIntegrity:
-		var ind []string
-		if a.flags&indWarnings != 0 {
-			w, _ := a.get("decoder_warnings")
-			ind = append(ind, fmt.Sprintf("%d decoder warning(s)", int(w)))
-		}
-		if a.flags&indJumps != 0 {
-			j, _ := a.get("position_jumps")
-			ind = append(ind, fmt.Sprintf("%d position jump(s) in the history", int(j)))
-		}
-		if a.flags&indSpeed != 0 {
-			v, _ := a.get("speed_mps")
-			ind = append(ind, "implausible speed "+f(v)+" m/s")
-		}
-		if a.flags&indCross != 0 {
-			d, _ := a.get("cross_protocol_disagreement_m")
-			ind = append(ind, "protocols disagree on position by "+f(d)+" m")
-		}
-		if a.flags&indDrift != 0 {
-			c, _ := a.get("clock_drift_s")
-			ind = append(ind, "timestamp drift "+f(c)+" s")
-		}
-		if len(ind) == 0 {
-			return "no spoofing indicator among the checks made"
-		}
-		return strings.Join(ind, "; ")
-	case AxisCorroboration:
-		s, _ := a.get("sensors")
-		p, _ := a.get("protocols")
-		return fmt.Sprintf("%d independent sensor(s), %d protocol(s)", int(s), int(p))
-	case AxisFreshness:
-		age, _ := a.get("evidence_age_s")
-		h, _ := a.get("half_life_s")
-		return "newest evidence " + f(age) + " s old (half-life " + f(h) + " s)"
+	if int(a.ID) < len(evidenceOf) && evidenceOf[a.ID] != nil {
+		return evidenceOf[a.ID](a)
 	}
 	return ""
+}
+
+// evidenceOf is each axis's explanation of a known value.
+var evidenceOf = [...]func(*Axis) string{
+	AxisProximity:       (*Axis).proximityEvidence,
+	AxisClosure:         (*Axis).closureEvidence,
+	AxisAltitude:        (*Axis).altitudeEvidence,
+	AxisSpeed:           (*Axis).speedEvidence,
+	AxisClassification:  (*Axis).classificationEvidence,
+	AxisBehaviour:       (*Axis).behaviourEvidence,
+	AxisSwarm:           (*Axis).swarmEvidence,
+	AxisZoneSensitivity: (*Axis).zoneSensitivityEvidence,
+	AxisIdentity:        (*Axis).identityEvidence,
+	AxisCompliance:      (*Axis).complianceEvidence,
+	AxisSignalIntegrity: (*Axis).signalIntegrityEvidence,
+	AxisCorroboration:   (*Axis).corroborationEvidence,
+	AxisFreshness:       (*Axis).freshnessEvidence,
+}
+
+func oneDecimal(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+func (a *Axis) proximityEvidence() string {
+	d, _ := a.get("distance_to_boundary_m")
+	var s string
+	switch {
+	case d < 0:
+		s = "inside the zone, " + oneDecimal(-d) + " m from its edge"
+	case d == 0:
+		s = "on the zone's boundary (counts as inside)"
+	default:
+		s = oneDecimal(d) + " m outside the zone's edge"
+	}
+	if v, ok := a.get("vertical_outside_m"); ok && v > 0 {
+		s += ", and " + oneDecimal(v) + " m outside its altitude band"
+	}
+	return s
+}
+
+func (a *Axis) closureEvidence() string {
+	t, hasT := a.get("time_to_breach_s")
+	c, hasC := a.get("closing_speed_mps")
+	h, _ := a.get("horizon_s")
+	switch {
+	case hasT && t == 0:
+		return "breach in progress: inside the protected volume"
+	case hasT:
+		return fmt.Sprintf("closing at %s m/s: breach predicted in %s s (horizon %s s)", oneDecimal(c), oneDecimal(t), oneDecimal(h))
+	case a.flags&closVertDiverging != 0:
+		return "outside the zone's altitude band and not converging on it: no breach predicted"
+	case hasC:
+		return "not closing (" + oneDecimal(c) + " m/s toward the zone): no breach predicted"
+	}
+	return "not closing: no breach predicted"
+}
+
+func (a *Axis) altitudeEvidence() string {
+	alt, _ := a.get("alt_m")
+	out, _ := a.get("vertical_outside_m")
+	_, hasFloor := a.get("floor_m")
+	_, hasCeil := a.get("ceiling_m")
+	if hasFloor || hasCeil {
+		if out == 0 {
+			return "at " + oneDecimal(alt) + " m, inside the zone's altitude band"
+		}
+		return "at " + oneDecimal(alt) + " m, " + oneDecimal(out) + " m outside the zone's altitude band"
+	}
+	if alt <= lowAltitudeM {
+		return "at " + oneDecimal(alt) + " m, within the low-altitude drone profile (400 ft, 122 m)"
+	}
+	return "at " + oneDecimal(alt) + " m, above the low-altitude drone profile (400 ft, 122 m)"
+}
+
+func (a *Axis) speedEvidence() string {
+	v, _ := a.get("speed_mps")
+	kt := oneDecimal(v / knot)
+	if v > part107LimitMps {
+		return oneDecimal(v) + " m/s (" + kt + " kt), beyond Part 107's 87 kt"
+	}
+	return oneDecimal(v) + " m/s (" + kt + " kt), within Part 107's 87 kt"
+}
+
+func (a *Axis) classificationEvidence() string {
+	return "drone-database side: " + a.getStr("side")
+}
+
+func (a *Axis) behaviourEvidence() string {
+	names := [...]string{"loiter", "circling", "erratic", "dwell"}
+	var b strings.Builder
+	best, bestV := "", -1.0
+	for _, n := range names {
+		v, _ := a.get(n)
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n + " " + strconv.FormatFloat(v, 'f', 2, 64))
+		if v > bestV {
+			best, bestV = n, v
+		}
+	}
+	if bestV <= 0 {
+		return b.String() + ": no loitering, circling, erratic or dwelling pattern"
+	}
+	return b.String() + ": strongest pattern " + best
+}
+
+func (a *Axis) swarmEvidence() string {
+	n, _ := a.get("swarm_size")
+	if n <= 1 {
+		return "not linked to other tracks"
+	}
+	return fmt.Sprintf("member of a proximity group of %d tracks", int(n))
+}
+
+func (a *Axis) zoneSensitivityEvidence() string {
+	class := a.getStr("class")
+	if s, ok := a.get("sensitivity"); ok {
+		return "configured sensitivity " + strconv.FormatFloat(s, 'f', 2, 64) + " (class " + class + ")"
+	}
+	return "class " + class + ", default sensitivity " + strconv.FormatFloat(a.Value, 'f', 2, 64)
+}
+
+func (a *Axis) identityEvidence() string {
+	n, _ := a.get("claims")
+	switch allow := a.getStr("allow_list"); {
+	case allow == "listed":
+		return "allow-listed (the matching identity is a broadcast claim, unauthenticated)"
+	case n == 0:
+		return "anonymous: no identity claims, allow-list " + allow
+	default:
+		return fmt.Sprintf("%d identity claim(s), unauthenticated; allow-list %s", int(n), allow)
+	}
+}
+
+func (a *Axis) complianceEvidence() string {
+	var faults []string
+	if p, _ := a.Input("remote_id"); p.Num == 0 {
+		faults = append(faults, "no Remote ID broadcast")
+	}
+	if p, _ := a.Input("operator_location"); p.Num == 0 {
+		faults = append(faults, "no operator location")
+	}
+	if h, ok := a.get("height_agl_m"); ok && h > lowAltitudeM {
+		faults = append(faults, "above 400 ft AGL")
+	}
+	if p, _ := a.Input("emergency"); p.Num != 0 {
+		faults = append(faults, "emergency declared")
+	}
+	if len(faults) == 0 {
+		return "compliant: Remote ID with operator location, no emergency"
+	}
+	return strings.Join(faults, "; ")
+}
+
+func (a *Axis) signalIntegrityEvidence() string {
+	var ind []string
+	if a.flags&indWarnings != 0 {
+		w, _ := a.get("decoder_warnings")
+		ind = append(ind, fmt.Sprintf("%d decoder warning(s)", int(w)))
+	}
+	if a.flags&indJumps != 0 {
+		j, _ := a.get("position_jumps")
+		ind = append(ind, fmt.Sprintf("%d position jump(s) in the history", int(j)))
+	}
+	if a.flags&indSpeed != 0 {
+		v, _ := a.get("speed_mps")
+		ind = append(ind, "implausible speed "+oneDecimal(v)+" m/s")
+	}
+	if a.flags&indCross != 0 {
+		d, _ := a.get("cross_protocol_disagreement_m")
+		ind = append(ind, "protocols disagree on position by "+oneDecimal(d)+" m")
+	}
+	if a.flags&indDrift != 0 {
+		c, _ := a.get("clock_drift_s")
+		ind = append(ind, "timestamp drift "+oneDecimal(c)+" s")
+	}
+	if len(ind) == 0 {
+		return "no spoofing indicator among the checks made"
+	}
+	return strings.Join(ind, "; ")
+}
+
+func (a *Axis) corroborationEvidence() string {
+	s, _ := a.get("sensors")
+	p, _ := a.get("protocols")
+	return fmt.Sprintf("%d independent sensor(s), %d protocol(s)", int(s), int(p))
+}
+
+func (a *Axis) freshnessEvidence() string {
+	age, _ := a.get("evidence_age_s")
+	h, _ := a.get("half_life_s")
+	return "newest evidence " + oneDecimal(age) + " s old (half-life " + oneDecimal(h) + " s)"
 }
 
 // The spoofing indicators of the signal-integrity axis.

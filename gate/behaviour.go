@@ -72,14 +72,8 @@ func Features(samples []Sample) Behaviour {
 	cφ0 := math.Cos(first.Lat * deg)
 	var mx, my, m2 float64
 
-	var (
-		prev        vec
-		prevE       vec // east and north at the previous sample
-		prevN       vec
-		prevHeading float64
-		haveHeading bool
-		absTurn     float64
-	)
+	var w turnWalk
+	var prev vec
 	for i, s := range samples {
 		sφ, cφ := math.Sincos(s.Lat * deg)
 		sλ, cλ := math.Sincos(s.Lon * deg)
@@ -95,36 +89,57 @@ func Features(samples []Sample) Behaviour {
 		if i > 0 {
 			d := EarthRadiusM * angle(prev, v)
 			b.PathM += d
-			dt := float64(s.UnixNano-samples[i-1].UnixNano) / 1e9
-			switch {
-			case dt > 0:
-				sp := d / dt
-				b.MaxImpliedSpeedMps = math.Max(b.MaxImpliedSpeedMps, sp)
-				if sp > JumpSpeedMps {
-					b.Jumps++
-				}
-			case dt == 0 && d > JumpMinM:
-				b.Jumps++
-			}
-			if d >= TurnMinSegmentM {
-				// Initial bearing of the step, from the tangent plane at
-				// its start.
-				h := math.Atan2(v.dot(prevE), v.dot(prevN)) * rad
-				if haveHeading {
-					t := angleDiff(h, prevHeading)
-					b.NetTurnDeg += t
-					absTurn += math.Abs(t)
-				}
-				prevHeading, haveHeading = h, true
-			}
+			b.countStep(d, float64(s.UnixNano-samples[i-1].UnixNano)/1e9)
+			w.step(&b, v, d)
 		}
-		prev, prevE, prevN = v, vec{-sλ, cλ, 0}, vec{-sφ * cλ, -sφ * sλ, cφ}
+		prev = v
+		w.prevE, w.prevN = vec{-sλ, cλ, 0}, vec{-sφ * cλ, -sφ * sλ, cφ}
 	}
+	absTurn := w.absTurn
 	if b.DurationS > 0 {
 		b.AbsTurnRateDegS = absTurn / b.DurationS
 	}
 	b.GyrationM = math.Sqrt(math.Max(0, m2) / float64(len(samples)))
 	return b
+}
+
+// countStep adds one step of d metres in dt seconds to the implied speed
+// and the jumps.
+func (b *Behaviour) countStep(d, dt float64) {
+	switch {
+	case dt > 0:
+		sp := d / dt
+		b.MaxImpliedSpeedMps = math.Max(b.MaxImpliedSpeedMps, sp)
+		if sp > JumpSpeedMps {
+			b.Jumps++
+		}
+	case dt == 0 && d > JumpMinM:
+		b.Jumps++
+	}
+}
+
+// turnWalk follows the heading of a path from step to step.
+type turnWalk struct {
+	prevE, prevN vec // east and north at the previous sample
+	prevHeading  float64
+	haveHeading  bool
+	absTurn      float64
+}
+
+// step adds the turn into the step of d metres ending at v. Steps shorter
+// than TurnMinSegmentM have no heading that counts.
+func (w *turnWalk) step(b *Behaviour, v vec, d float64) {
+	if d < TurnMinSegmentM {
+		return
+	}
+	// Initial bearing of the step, from the tangent plane at its start.
+	h := math.Atan2(v.dot(w.prevE), v.dot(w.prevN)) * rad
+	if w.haveHeading {
+		t := angleDiff(h, w.prevHeading)
+		b.NetTurnDeg += t
+		w.absTurn += math.Abs(t)
+	}
+	w.prevHeading, w.haveHeading = h, true
 }
 
 // DwellBufferM is the distance from a zone's edge within which time counts

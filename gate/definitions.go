@@ -6,7 +6,7 @@ const Statement = "Λ is a decision aid and a conjecture, not a proof of safety.
 	"including intercept-recommended, is decision support only and requires a human decision; the gate " +
 	"never issues an engagement order."
 
-// Doctrine is the doctrine version label of this rule set (SPEC.md).
+// Doctrine is the doctrine version label of this rule set (docs/INTERFACE.md).
 const Doctrine = "v11"
 
 type axisDef struct {

@@ -89,20 +89,7 @@ func EvaluateInto(r *Result, in *Input, zone *Geofence, policy *Policy) {
 	pol := policy.withDefaults()
 	*r = Result{HumanDecisionRequired: true}
 	p := in.Position()
-	var c Point
-	var scale float64
-	if zone.IsCircle() {
-		c, scale = zone.Centre(), zone.RadiusM
-		r.DistanceM = Distance(c, p)
-		r.DistanceToBoundaryM = snap(r.DistanceM - zone.RadiusM)
-	} else {
-		cv := zone.centroid()
-		c = Point{Lat: math.Atan2(cv.z, math.Hypot(cv.x, cv.y)) * rad, Lon: math.Atan2(cv.y, cv.x) * rad}
-		scale = zone.scaleFrom(cv)
-		r.DistanceM = Distance(c, p)
-		r.DistanceToBoundaryM = snap(zone.polygonSignedDistance(p))
-	}
-	r.BearingDeg = Bearing(c, p)
+	c, scale := geometry(r, zone, p)
 	db := r.DistanceToBoundaryM
 
 	// Vertical position against the band: known when there is no band
@@ -134,12 +121,35 @@ func EvaluateInto(r *Result, in *Input, zone *Geofence, policy *Policy) {
 	integrity(&axes[AxisSignalIntegrity], in, &pol)
 	corroboration(&axes[AxisCorroboration], in)
 	freshness(&axes[AxisFreshness], in, &pol)
+	score(r, &pol)
+	applyCaps(r, in, &pol)
+}
 
-	score := 0.0
-	for i := range axes {
-		score += axes[i].Weight * axes[i].Value
+// geometry sets the distances and bearing of position p to zone in r, and
+// returns the zone's centre (a polygon's centroid) and its proximity scale.
+func geometry(r *Result, zone *Geofence, p Point) (c Point, scale float64) {
+	if zone.IsCircle() {
+		c, scale = zone.Centre(), zone.RadiusM
+		r.DistanceM = Distance(c, p)
+		r.DistanceToBoundaryM = snap(r.DistanceM - zone.RadiusM)
+	} else {
+		cv := zone.centroid()
+		c = Point{Lat: math.Atan2(cv.z, math.Hypot(cv.x, cv.y)) * rad, Lon: math.Atan2(cv.y, cv.x) * rad}
+		scale = zone.scaleFrom(cv)
+		r.DistanceM = Distance(c, p)
+		r.DistanceToBoundaryM = snap(zone.polygonSignedDistance(p))
 	}
-	r.Lambda.Score = clamp01(score)
+	r.BearingDeg = Bearing(c, p)
+	return c, scale
+}
+
+// score is Λ, the weighted sum of the axes, and its band.
+func score(r *Result, pol *Policy) {
+	sum := 0.0
+	for i := range r.Lambda.Axes {
+		sum += r.Lambda.Axes[i].Weight * r.Lambda.Axes[i].Value
+	}
+	r.Lambda.Score = clamp01(sum)
 	switch {
 	case r.Lambda.Score >= pol.InterceptAt:
 		r.Lambda.Band = InterceptRecommended
@@ -148,7 +158,6 @@ func EvaluateInto(r *Result, in *Input, zone *Geofence, policy *Policy) {
 	default:
 		r.Lambda.Band = Monitor
 	}
-	applyCaps(r, in, &pol)
 }
 
 // applyCaps records every governance rule whose condition holds and lowers
@@ -206,55 +215,28 @@ func proximity(a *Axis, db, vOut float64, vKnown bool, scale float64, pol *Polic
 	a.num("scale_m", s)
 }
 
+// The states of a track's approach to a zone, horizontally and vertically.
+const (
+	approachUnknown = iota
+	approachConverging
+	approachDiverging
+)
+
 func closure(r *Result, a *Axis, in *Input, zone *Geofence, c, p Point, db, vOut float64, pol *Policy) {
 	a.numIf("speed_mps", in.SpeedMps, in.HasSpeed)
 	a.numIf("heading_deg", in.HeadingDeg, in.HasHeading)
 	a.numIf("vertical_rate_mps", in.VRateMps, in.HasVRate)
-
-	// Horizontal: time to reach the edge along the radial closing speed
-	// toward the centre (the centroid of a polygon, an approximation).
-	const (
-		unknown = iota
-		converging
-		diverging
-	)
-	hState, th := unknown, 0.0
-	vc, hasVC := 0.0, false
-	if in.HasSpeed && in.HasHeading {
-		vc = in.SpeedMps * math.Cos((in.HeadingDeg-Bearing(p, c))*deg)
-		hasVC = true
-	}
-	switch {
-	case db <= 0:
-		hState = converging
-	case hasVC && vc > 0:
-		hState, th = converging, db/vc
-	case hasVC:
-		hState = diverging
-	}
-	// Vertical: time to reach the band.
-	vState, tv := converging, 0.0
-	if vOut > 0 {
-		switch {
-		case !in.HasVRate:
-			vState = unknown
-		case zone.FloorM != nil && in.AltM < *zone.FloorM && in.VRateMps > 0:
-			tv = vOut / in.VRateMps
-		case zone.CeilingM != nil && in.AltM > *zone.CeilingM && in.VRateMps < 0:
-			tv = vOut / -in.VRateMps
-		default:
-			vState = diverging
-		}
-	}
+	hState, th, vc, hasVC := horizontalApproach(in, c, p, db)
+	vState, tv := verticalApproach(in, zone, vOut)
 	a.numIf("closing_speed_mps", vc, hasVC)
 	switch {
-	case hState == diverging || vState == diverging:
+	case hState == approachDiverging || vState == approachDiverging:
 		a.Known, a.Value = true, 0
-		if vState == diverging {
+		if vState == approachDiverging {
 			a.flags |= closVertDiverging
 		}
 		a.missing("time_to_breach_s")
-	case hState == unknown || vState == unknown:
+	case hState == approachUnknown || vState == approachUnknown:
 		a.Value = axisDefs[AxisClosure].def
 		a.missing("time_to_breach_s")
 	default:
@@ -268,6 +250,42 @@ func closure(r *Result, a *Axis, in *Input, zone *Geofence, c, p Point, db, vOut
 		r.PredictedBreach = true
 	}
 	a.num("horizon_s", pol.BreachHorizonS)
+}
+
+// horizontalApproach is the time to reach the zone's edge (db away) along
+// the radial closing speed vc toward its centre c (the centroid of a
+// polygon, an approximation), from position p.
+func horizontalApproach(in *Input, c, p Point, db float64) (state int, t, vc float64, hasVC bool) {
+	if in.HasSpeed && in.HasHeading {
+		vc = in.SpeedMps * math.Cos((in.HeadingDeg-Bearing(p, c))*deg)
+		hasVC = true
+	}
+	switch {
+	case db <= 0:
+		return approachConverging, 0, vc, hasVC
+	case hasVC && vc > 0:
+		return approachConverging, db / vc, vc, hasVC
+	case hasVC:
+		return approachDiverging, 0, vc, hasVC
+	}
+	return approachUnknown, 0, vc, hasVC
+}
+
+// verticalApproach is the time to reach the zone's altitude band, vOut
+// metres away (0: inside it).
+func verticalApproach(in *Input, zone *Geofence, vOut float64) (state int, t float64) {
+	if vOut <= 0 {
+		return approachConverging, 0
+	}
+	switch {
+	case !in.HasVRate:
+		return approachUnknown, 0
+	case zone.FloorM != nil && in.AltM < *zone.FloorM && in.VRateMps > 0:
+		return approachConverging, vOut / in.VRateMps
+	case zone.CeilingM != nil && in.AltM > *zone.CeilingM && in.VRateMps < 0:
+		return approachConverging, vOut / -in.VRateMps
+	}
+	return approachDiverging, 0
 }
 
 func altitude(a *Axis, in *Input, zone *Geofence, vOut float64) {

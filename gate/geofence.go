@@ -72,7 +72,7 @@ type Geofence struct {
 	Class Class `json:"class,omitempty" yaml:"class,omitempty"`
 	// Sensitivity in [0, 1] overrides the class default.
 	Sensitivity *float64 `json:"sensitivity,omitempty" yaml:"sensitivity,omitempty"`
-	// Center is [lat, lon] in degrees (SPEC.md's order, not GeoJSON's).
+	// Center is [lat, lon] in degrees (the interface contract's order, docs/INTERFACE.md, not GeoJSON's).
 	Center []float64 `json:"center,omitempty" yaml:"center,omitempty"`
 	// RadiusM is the circle's radius in metres, in (0, MaxRadiusM].
 	RadiusM float64 `json:"radius_m,omitempty" yaml:"radius_m,omitempty"`

@@ -16,7 +16,9 @@ const adsbMaxBody = 128 << 10
 // handleADSBDecode serves POST /v1/ads-b/decode: one frame (hex), a batch
 // (frames, each answered in order, a bad one with its own error), or an
 // even/odd CPR pair with the frame received last (newest), optionally
-// with a reference position and single-bit correction (fix). The request
+// with a reference position and single-bit correction (fix); Comm-B
+// replies (DF20/21) are read against a known state and, with meteo, the
+// meteorological registers too. The request
 // rules and the JSON are package adsbjson's, shared with `cuasd decode
 // adsb`. A request of the wrong shape is a 400; a frame or pair that cannot
 // be decoded is a 422 saying why.

@@ -162,3 +162,38 @@ func TestADSBDecodeTransport(t *testing.T) {
 		t.Errorf("oversized body: %d", rec.Code)
 	}
 }
+
+// TestADSBDecodeCommB posts pyModeS's Comm-B vectors (tests/test_bds_commb.py
+// @ a49921bb, lines 50-821; expected values in decode/adsb/commb_test.go)
+// as one batch with the meteorological registers and a known state; every
+// register's object must validate against the OpenAPI document.
+func TestADSBDecodeCommB(t *testing.T) {
+	frames := []string{"A800178D10010080F50000D5893C", "A0000638FA81C10000000081A92F", "A000083E202CC371C31DE0AA1CCF",
+		"A000029C85E42F313000007047D3", "A0001692185BD5CF400000DFC696", "A00004190001FB80000000000000",
+		"A000139381951536E024D4CCF6B5", "A00004128F39F91A7E27C46ADC21", "A0000000FFBAA11E2004724B6A3D"}
+	rec := adsbPost(t, map[string]any{"frames": frames, "meteo": true, "known": map[string]any{"altitude": 35000}})
+	if rec.Code != http.StatusOK {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	msgs := decodeBody(t, rec)["messages"].([]any)
+	want := []string{"1,0", "1,7", "2,0", "4,0", "4,4", "4,5", "5,0", "6,0", "5,0"}
+	for i, w := range want {
+		m := msgs[i].(map[string]any)
+		cb, _ := m["comm_b"].(map[string]any)
+		if key := "bds" + strings.ReplaceAll(w, ",", ""); cb[key] == nil {
+			t.Errorf("%s: no %s in %v", frames[i], key, m)
+		}
+		if i != 4 && i != 5 && m["bds"] != w { // 4,4 and 4,5 share their payloads with other registers
+			t.Errorf("%s: bds %v, want %s", frames[i], m["bds"], w)
+		}
+	}
+	// At FL350 the ambiguous payload's 6,0 reading (336 kt IAS, Mach 0.48)
+	// is inconsistent: rejected.
+	if cb := msgs[8].(map[string]any)["comm_b"].(map[string]any); cb["rejected"] == nil {
+		t.Errorf("ambiguous payload at FL350: %v", cb)
+	}
+	rec = adsbPost(t, map[string]any{"hex": frames[0], "known": map[string]any{"groundspeed": -1}})
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "known.groundspeed") {
+		t.Errorf("negative known ground speed: %d %s", rec.Code, rec.Body)
+	}
+}

@@ -21,7 +21,7 @@ import (
 // of gate.MaxPolygonPoints positions fits.
 const evaluateMaxBody = 1 << 20
 
-// evaluateRequest is the body of POST /v1/counter-uas/evaluate: SPEC.md's
+// evaluateRequest is the body of POST /v1/counter-uas/evaluate: the interface contract's
 // track and geofence, with optional fields that feed more of the 13 axes.
 // Pointers tell a missing field from a zero.
 type evaluateRequest struct {

@@ -7,14 +7,10 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/fusion/zones"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/natstest"
 )
 
 // The JetStream store is the production ZoneStore.
@@ -139,21 +135,7 @@ func TestZonesUnavailable(t *testing.T) {
 // gateRealZones opens the JetStream store on an embedded server.
 func gateRealZones(t *testing.T) ZoneStore {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(ns.Shutdown)
-	nc, err := nats.Connect("", nats.InProcessServer(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := jetstream.New(nc)
+	js := natstest.Start(t).JS
 	s, err := zones.Open(context.Background(), js, zones.Config{Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)

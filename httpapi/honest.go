@@ -3,7 +3,7 @@ package httpapi
 import "net/http"
 
 // Honesty is the disclosure of GET /v1/honest: exactly the seven string
-// fields of SPEC.md section 2. Every sentence must be true of this service
+// fields of the interface contract (docs/INTERFACE.md). Every sentence must be true of this service
 // as built; tests pin the facts each one states.
 type Honesty struct {
 	Doctrine      string `json:"doctrine"`

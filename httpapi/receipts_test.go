@@ -12,14 +12,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/transparency-dev/merkle/proof"
 	"github.com/transparency-dev/merkle/rfc6962"
 
+	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/ledger"
 )
 
@@ -28,31 +25,13 @@ import (
 func newTestLedger(t *testing.T, unsigned bool) *ledger.Log {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := server.NewServer(&server.Options{JetStream: true, StoreDir: filepath.Join(dir, "js"),
-		Port: -1, NoSigs: true, NoLog: true, SyncAlways: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	nc, err := nats.Connect("", nats.InProcessServer(s))
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, _ := jetstream.New(nc)
+	js := natstest.Start(t, natstest.InDir(filepath.Join(dir, "js")), natstest.SyncAlways()).JS
 	l, err := ledger.Open(context.Background(), js, ledger.Options{Instance: "httptest", DataDir: dir, Unsigned: unsigned,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		l.Close()
-		nc.Close()
-		s.Shutdown()
-		s.WaitForShutdown()
-	})
+	t.Cleanup(func() { l.Close() })
 	return l
 }
 

@@ -79,6 +79,8 @@ func routes(d Deps) http.Handler {
 			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
 			r.Get("/tracks", reader(handleTracksList(d)))
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
+			r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
+			r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
 
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
@@ -107,7 +109,7 @@ func routes(d Deps) http.Handler {
 			http.Redirect(w, req, base+"/", http.StatusFound)
 		})
 	}
-	// Compatibility aliases of SPEC.md section 4.
+	// Compatibility aliases of the interface contract (docs/INTERFACE.md).
 	r.Get("/api/vessels/healthz", handleHealthz())
 	r.HandleFunc("/api/vessels/v1/cuas-redirect", func(w http.ResponseWriter, req *http.Request) {
 		http.Redirect(w, req, base+"/", http.StatusPermanentRedirect)

@@ -36,6 +36,8 @@ type Deps struct {
 	Threats   ThreatBoard
 	Publisher RawPublisher
 	Live      LiveTracks
+	// Alerts serves GET /v1/alerts (issue 19); nil when not configured.
+	Alerts AlertStore
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte

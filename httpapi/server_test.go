@@ -211,6 +211,7 @@ func TestEverySpecPathIsDocumentedAndRouted(t *testing.T) {
 		{"get", "/v1/swarm/topology"}, {"post", "/v1/swarm/topology"}, {"get", "/v1/threats/active"},
 		{"post", "/v1/receipt/emit"}, {"get", "/v1/receipt/ledger"}, {"get", "/v1/lambda"},
 		{"get", "/v1/research"}, {"get", "/v1/samples"}, {"get", "/v1/mcp/tools"}, {"get", "/openapi.json"},
+		{"get", "/v1/alerts"}, {"get", "/v1/alerts/{id}"},
 	}
 	h := newTestServer(t, Deps{})
 	for _, s := range spec {

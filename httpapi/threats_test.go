@@ -137,3 +137,29 @@ func TestThreatsStream(t *testing.T) {
 		t.Fatalf("%d events", events)
 	}
 }
+
+// TestTrackAirData: an aircraft's Comm-B reply (pyModeS's 6,0 vector,
+// tests/test_bds_commb.py line 735 @ a49921bb: 42.7° magnetic, 252 kt IAS,
+// Mach 0.42) shows as the track's air_data, valid against the OpenAPI
+// document, once the aircraft is known from a squitter.
+func TestTrackAirData(t *testing.T) {
+	s := fusion.NewStore(fusion.Config{TTL: time.Minute})
+	now := time.Now().UnixNano()
+	sq := decode.Observation{Protocol: decode.ADSB, Key: "48507F", ICAO: "48507F", TimeUnixNano: now, Sensor: "s",
+		HasAltitude: true, AltM: 5450 * 0.3048, AltKind: "baro", HasVelocity: true, SpeedMps: 260 * 0.514444, HeadingDeg: 40}
+	s.Apply(&sq)
+	reply := decode.Observation{Protocol: decode.ADSB, Key: "48507F", ICAO: "48507F", TimeUnixNano: now + 1, Sensor: "s",
+		ModeSReply: true, HasCommB: true, CommB: 0x8F39F91A7E27C4}
+	s.Apply(&reply)
+	h := newTestServer(t, Deps{Tracks: s})
+	rec := do(t, h, "GET", testBase+"/v1/tracks/adsb:48507F", nil)
+	var out struct {
+		AirData map[string]any `json:"air_data"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	if out.AirData["magnetic_heading_deg"] != 42.7 || out.AirData["mach"] != 0.42 || out.AirData["ias_mps"] != 129.64 {
+		t.Errorf("air_data %v", out.AirData)
+	}
+}

@@ -61,15 +61,14 @@ type batch struct {
 // Run reads r until EOF or ctx ends, publishing every Mode S frame.
 func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 	q := make(chan batch, queueLen)
+	// Published batches' buffers come back for reuse: PublishBatch returns
+	// only once JetStream holds a copy.
+	free := make(chan []byte, 8)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for b := range q {
-			if _, err := s.Pub.PublishBatch(ctx, s.Adapter, "adsb", s.Sensor, b.body, b.n, b.recv, ""); err != nil {
-				s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", b.n, "err", err)
-			}
-		}
+		s.publishLoop(ctx, q, free)
 	}()
 	var cur batch
 	flush := func() {
@@ -89,11 +88,17 @@ func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 	add := func(frame []byte) {
 		if cur.n == 0 {
 			cur.recv = time.Now().UnixNano()
-			cur.body = make([]byte, 0, 16*batchMax)
+			select {
+			case cur.body = <-free:
+			default:
+				cur.body = make([]byte, 0, 16*batchMax)
+			}
 		}
 		cur.body = bus.AppendLP(cur.body, frame)
 		cur.n++
-		if cur.n >= batchMax || time.Duration(time.Now().UnixNano()-cur.recv) > batchDelay {
+		// The clock is read every 64 frames, not per frame; a quiet link
+		// is flushed by the read deadline (setFlushDeadline) instead.
+		if cur.n >= batchMax || (cur.n&63 == 0 && time.Duration(time.Now().UnixNano()-cur.recv) > batchDelay) {
 			flush()
 		}
 	}
@@ -110,6 +115,20 @@ func (s *ModeSStream) Run(ctx context.Context, r io.Reader) error {
 	close(q)
 	wg.Wait()
 	return err
+}
+
+// publishLoop publishes the batches of q in order and hands their buffers
+// back through free.
+func (s *ModeSStream) publishLoop(ctx context.Context, q <-chan batch, free chan<- []byte) {
+	for b := range q {
+		if _, err := s.Pub.PublishBatch(ctx, s.Adapter, "adsb", s.Sensor, b.body, b.n, b.recv, ""); err != nil {
+			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", b.n, "err", err)
+		}
+		select {
+		case free <- b.body[:0]:
+		default:
+		}
+	}
 }
 
 // deadliner is implemented by net.Conn: a read deadline lets a quiet

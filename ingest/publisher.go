@@ -119,7 +119,15 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 	futures := make([]jetstream.PubAckFuture, 0, len(frames))
 	for i := range frames {
 		f := &frames[i]
-		msg := rawMsg(subj, protocol, sensor, f.Data, f.RecvUnixNano, now, ingestNs, f.ID)
+		id := f.ID
+		if id == "" {
+			recv := f.RecvUnixNano
+			if recv == 0 {
+				recv = now
+			}
+			id = MsgID(protocol, sensor, recv, f.Data)
+		}
+		msg := rawMsg(subj, sensor, f.Data, f.RecvUnixNano, now, ingestNs, id)
 		if f.Signal != 0 && f.Signal == f.Signal {
 			msg.Header.Set(bus.HeaderSignal, strconv.FormatFloat(f.Signal, 'f', 1, 64))
 		}
@@ -138,7 +146,11 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 
 // PublishBatch publishes many frames as one lp-framed message (see
 // bus.FramingLP): the efficient path for high-rate adapters. All frames
-// share recvUnixNano; id, when not empty, is the de-duplication id.
+// share recvUnixNano; id, when not empty, is the de-duplication id. A
+// batch without an id is not de-duplicated: the adapters that publish
+// batches (TCP receivers, the simulator, the single-frame intake) never
+// publish one twice, and hashing every batch for an id cost about 2% of
+// the pipeline's CPU.
 func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
 	subj := bus.RawSubject(protocol, sensor)
 	res := Result{Subject: subj}
@@ -148,7 +160,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor 
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	now := time.Now().UnixNano()
-	msg := rawMsg(subj, protocol, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
+	msg := rawMsg(subj, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
 	msg.Header.Set(bus.HeaderFraming, bus.FramingLP)
 	fut, err := p.js.PublishMsgAsync(msg)
 	if err != nil {
@@ -160,23 +172,20 @@ func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor 
 
 // rawMsg is a raw-frame message on subj with the headers every raw message
 // carries: receive time (recv, 0 meaning now), ingest time (now, and
-// ingestNs its decimal text, formatted once per publish), sensor and the
-// de-duplication id (id, or when empty the reception's MsgID).
-func rawMsg(subj, protocol, sensor string, data []byte, recv, now int64, ingestNs, id string) *nats.Msg {
+// ingestNs its decimal text, formatted once per publish), sensor and, when
+// id is not empty, the de-duplication id.
+func rawMsg(subj, sensor string, data []byte, recv, now int64, ingestNs, id string) *nats.Msg {
 	recvNs := ingestNs
-	if recv == 0 {
-		recv = now
-	} else {
+	if recv != 0 && recv != now {
 		recvNs = strconv.FormatInt(recv, 10)
-	}
-	if id == "" {
-		id = MsgID(protocol, sensor, recv, data)
 	}
 	msg := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
 	msg.Header.Set(bus.HeaderRecvTime, recvNs)
 	msg.Header.Set(bus.HeaderIngestTime, ingestNs)
 	msg.Header.Set(bus.HeaderSensor, sensor)
-	msg.Header.Set(bus.HeaderMsgID, id)
+	if id != "" {
+		msg.Header.Set(bus.HeaderMsgID, id)
+	}
 	return msg
 }
 

@@ -32,7 +32,8 @@ type Sink interface {
 	// cuas.raw.{protocol}.{sensor}.
 	PublishFrames(ctx context.Context, adapter, protocol, sensor string, frames []Frame) (Result, error)
 	// PublishBatch publishes n length-prefixed frames (bus.FramingLP) as
-	// one raw message.
+	// one raw message. It must not keep batch after it returns: the caller
+	// reuses the buffer.
 	PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recvUnixNano int64, id string) (Result, error)
 	// Dropped counts frames a source discarded before publishing.
 	Dropped(protocol, adapter, reason string, n int)

@@ -12,7 +12,7 @@
 //   - Keys: Ed25519, from a PKCS#8 PEM file or generated into the data
 //     directory (mode 0600) at first start; keyid = hex SHA-256 of the
 //     PKIX-encoded public key. An --unsigned placeholder mode keeps the
-//     SPEC.md behaviour and says so (SigningMode).
+//     interface contract's placeholder behaviour (docs/INTERFACE.md) and says so (SigningMode).
 //   - The log: RFC 6962 hashing and proofs via github.com/transparency-dev/merkle;
 //     entries stored in the JetStream stream CUAS_LEDGER (CUAS_LEDGER_<instance>
 //     for a named instance; file storage, deletes and purges denied), one

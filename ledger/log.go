@@ -46,7 +46,7 @@ type Options struct {
 	// SigningKeyFile is an Ed25519 private key in PKCS#8 PEM
 	// (--signing-key).
 	SigningKeyFile string
-	// Unsigned keeps the SPEC.md placeholder: envelopes carry an empty
+	// Unsigned keeps the interface contract's placeholder (docs/INTERFACE.md): envelopes carry an empty
 	// signature with keyid UnsignedKeyID and checkpoints are unsigned. The
 	// Merkle log is as real as in signed mode.
 	Unsigned bool

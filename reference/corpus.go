@@ -82,48 +82,66 @@ func loadCorpus() {
 	if corpusErr = strictJSON("", researchJSON, &r); corpusErr != nil {
 		return
 	}
-	seen := map[string]bool{}
-	for _, d := range r.Documents {
-		u, err := url.Parse(d.URL)
-		switch {
-		case !slugRE.MatchString(d.ID) || seen[d.ID]:
-			corpusErr = &Error{Field: "research.id", Value: d.ID, Msg: "ids are unique slugs"}
-		case d.Title == "" || d.Publisher == "" || d.Relevance == "":
-			corpusErr = &Error{Field: "research." + d.ID, Msg: "title, publisher and relevance are required"}
-		case d.Year != nil && (*d.Year < 1900 || *d.Year > 2100):
-			corpusErr = &Error{Field: "research." + d.ID + ".year", Msg: fmt.Sprintf("implausible year %d", *d.Year)}
-		case err != nil || u.Scheme != "https" || u.Host == "":
-			corpusErr = &Error{Field: "research." + d.ID + ".url", Msg: "an absolute https URL is required"}
-		case !slices.Contains(ResearchKinds, d.Kind):
-			corpusErr = &Error{Field: "research." + d.ID + ".kind", Value: d.Kind, Msg: "unknown kind", Allowed: ResearchKinds}
-		}
-		if corpusErr != nil {
-			return
-		}
-		seen[d.ID] = true
+	if corpusErr = checkResearch(r.Documents); corpusErr != nil {
+		return
 	}
 	research = r.Documents
-
 	var s samplesFile
 	if corpusErr = strictJSON("", samplesJSON, &s); corpusErr != nil {
 		return
 	}
-	seen = map[string]bool{}
-	for _, x := range s.Samples {
+	if corpusErr = checkSamples(s.Samples); corpusErr != nil {
+		return
+	}
+	samples = s.Samples
+}
+
+// checkResearch checks each research document: a unique slug, the
+// required fields, a plausible year, an https URL, a known kind.
+func checkResearch(docs []Document) error {
+	seen := map[string]bool{}
+	for _, d := range docs {
+		if err := checkDocument(d, seen); err != nil {
+			return err
+		}
+		seen[d.ID] = true
+	}
+	return nil
+}
+
+func checkDocument(d Document, seen map[string]bool) error {
+	u, err := url.Parse(d.URL)
+	switch {
+	case !slugRE.MatchString(d.ID) || seen[d.ID]:
+		return &Error{Field: "research.id", Value: d.ID, Msg: "ids are unique slugs"}
+	case d.Title == "" || d.Publisher == "" || d.Relevance == "":
+		return &Error{Field: "research." + d.ID, Msg: "title, publisher and relevance are required"}
+	case d.Year != nil && (*d.Year < 1900 || *d.Year > 2100):
+		return &Error{Field: "research." + d.ID + ".year", Msg: fmt.Sprintf("implausible year %d", *d.Year)}
+	case err != nil || u.Scheme != "https" || u.Host == "":
+		return &Error{Field: "research." + d.ID + ".url", Msg: "an absolute https URL is required"}
+	case !slices.Contains(ResearchKinds, d.Kind):
+		return &Error{Field: "research." + d.ID + ".kind", Value: d.Kind, Msg: "unknown kind", Allowed: ResearchKinds}
+	}
+	return nil
+}
+
+// checkSamples checks each sample: a unique id, a known protocol, an input
+// and a source.
+func checkSamples(xs []Sample) error {
+	seen := map[string]bool{}
+	for _, x := range xs {
 		switch {
 		case x.ID == "" || seen[x.ID]:
-			corpusErr = &Error{Field: "samples.id", Value: x.ID, Msg: "ids are unique and non-empty"}
+			return &Error{Field: "samples.id", Value: x.ID, Msg: "ids are unique and non-empty"}
 		case !slices.Contains(Protocols, x.Protocol):
-			corpusErr = &Error{Field: "samples." + x.ID + ".protocol", Value: x.Protocol, Msg: "unknown protocol", Allowed: Protocols}
+			return &Error{Field: "samples." + x.ID + ".protocol", Value: x.Protocol, Msg: "unknown protocol", Allowed: Protocols}
 		case len(x.Input) == 0 || x.Source == "":
-			corpusErr = &Error{Field: "samples." + x.ID, Msg: "input and source are required"}
-		}
-		if corpusErr != nil {
-			return
+			return &Error{Field: "samples." + x.ID, Msg: "input and source are required"}
 		}
 		seen[x.ID] = true
 	}
-	samples = s.Samples
+	return nil
 }
 
 // strictJSON decodes an embedded data file, refusing unknown fields; a

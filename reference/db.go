@@ -214,55 +214,69 @@ var GroupValues = []string{"1", "2", "3", "4", "5"}
 // Select returns the records matching f, in file order. An unknown filter
 // value is an *Error naming the field and listing the allowed values.
 func (db *DB) Select(f Filter) ([]Drone, error) {
-	side, err := oneOf("side", f.Side, sideStrings())
+	m, err := db.matcher(f)
 	if err != nil {
 		return nil, err
-	}
-	group, err := oneOf("group", f.Group, GroupValues)
-	if err != nil {
-		return nil, err
-	}
-	role, err := oneOf("role", f.Role, Roles)
-	if err != nil {
-		return nil, err
-	}
-	tele, err := oneOf("telemetry", f.Telemetry, TelemetryKinds)
-	if err != nil {
-		return nil, err
-	}
-	country := strings.TrimSpace(f.Country)
-	if country != "" && !db.knownCountry(country) {
-		return nil, &Error{Field: "country", Value: f.Country, Msg: "no record has this country",
-			Allowed: db.countryValues()}
-	}
-	q := strings.ToLower(strings.TrimSpace(f.Q))
-	gi := 0
-	if group != "" {
-		gi, _ = strconv.Atoi(group)
 	}
 	out := []Drone{}
 	for _, d := range db.drones {
-		if side != "" && string(d.Side) != side {
-			continue
+		if m.match(&d) {
+			out = append(out, d)
 		}
-		if gi != 0 && (d.Group == nil || *d.Group != gi) {
-			continue
-		}
-		if role != "" && d.Role != role {
-			continue
-		}
-		if tele != "" && !hasSurface(d, tele) {
-			continue
-		}
-		if country != "" && !strings.EqualFold(d.Country.Code, country) && !strings.EqualFold(d.Country.Name, country) {
-			continue
-		}
-		if q != "" && !matchText(d, q) {
-			continue
-		}
-		out = append(out, d)
 	}
 	return out, nil
+}
+
+// matcher is a checked Filter.
+type matcher struct {
+	side, role, tele, country, q string
+	group                        int
+}
+
+// matcher checks every value of f against the allowed ones.
+func (db *DB) matcher(f Filter) (matcher, error) {
+	var m matcher
+	var group string
+	var err error
+	for _, c := range []struct {
+		field, value string
+		allowed      []string
+		dst          *string
+	}{
+		{"side", f.Side, sideStrings(), &m.side},
+		{"group", f.Group, GroupValues, &group},
+		{"role", f.Role, Roles, &m.role},
+		{"telemetry", f.Telemetry, TelemetryKinds, &m.tele},
+	} {
+		if *c.dst, err = oneOf(c.field, c.value, c.allowed); err != nil {
+			return m, err
+		}
+	}
+	m.country = strings.TrimSpace(f.Country)
+	if m.country != "" && !db.knownCountry(m.country) {
+		return m, &Error{Field: "country", Value: f.Country, Msg: "no record has this country",
+			Allowed: db.countryValues()}
+	}
+	m.q = strings.ToLower(strings.TrimSpace(f.Q))
+	if group != "" {
+		m.group, _ = strconv.Atoi(group)
+	}
+	return m, nil
+}
+
+// match reports whether d passes every filter that is set.
+func (m *matcher) match(d *Drone) bool {
+	switch {
+	case m.side != "" && string(d.Side) != m.side:
+	case m.group != 0 && (d.Group == nil || *d.Group != m.group):
+	case m.role != "" && d.Role != m.role:
+	case m.tele != "" && !hasSurface(*d, m.tele):
+	case m.country != "" && !strings.EqualFold(d.Country.Code, m.country) && !strings.EqualFold(d.Country.Name, m.country):
+	case m.q != "" && !matchText(*d, m.q):
+	default:
+		return true
+	}
+	return false
 }
 
 func (db *DB) knownCountry(c string) bool {

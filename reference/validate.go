@@ -35,6 +35,23 @@ func bad(d *Drone, field, msg string, args ...any) error {
 // validate checks one record against the schema rules of the database. It
 // is run on every load, so a bad data file never reaches a caller.
 func validate(d *Drone, iso map[string]string) error {
+	if err := validateIdentity(d, iso); err != nil {
+		return err
+	}
+	urls, err := validateNotes(d)
+	if err != nil {
+		return err
+	}
+	for _, check := range []func(*Drone, map[string]bool) error{validateSpecs, validateGroups, validateSurfaces, validateClassifier} {
+		if err := check(d, urls); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateIdentity checks the id, names, country, side, role and airframe.
+func validateIdentity(d *Drone, iso map[string]string) error {
 	if !slugRE.MatchString(d.ID) {
 		return &Error{Field: "id", Value: d.ID, Msg: "id must be a lower-case slug"}
 	}
@@ -60,28 +77,36 @@ func validate(d *Drone, iso map[string]string) error {
 	if (d.Side == SideCounterUAS) != cuasRole {
 		return bad(d, "role", "c_uas_ roles belong to exactly the counter-uas side")
 	}
+	return nil
+}
 
-	// Notes and sources: at least one, each with an https URL.
+// validateNotes checks the notes and their sources (at least one, each with
+// an https URL) and returns the set of source URLs.
+func validateNotes(d *Drone) (map[string]bool, error) {
 	if len(d.Notes) == 0 {
-		return bad(d, "notes", "every record needs at least one sourced note")
+		return nil, bad(d, "notes", "every record needs at least one sourced note")
 	}
 	urls := map[string]bool{}
 	for i, n := range d.Notes {
 		if strings.TrimSpace(n.Text) == "" {
-			return bad(d, fmt.Sprintf("notes[%d].text", i), "empty note")
+			return nil, bad(d, fmt.Sprintf("notes[%d].text", i), "empty note")
 		}
 		s := n.Source
 		if strings.TrimSpace(s.Title) == "" || strings.TrimSpace(s.Publisher) == "" {
-			return bad(d, fmt.Sprintf("notes[%d].source", i), "source needs a title and a publisher")
+			return nil, bad(d, fmt.Sprintf("notes[%d].source", i), "source needs a title and a publisher")
 		}
 		u, err := url.Parse(s.URL)
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return bad(d, fmt.Sprintf("notes[%d].source.url", i), "source URL must be an absolute https URL, got %q", s.URL)
+			return nil, bad(d, fmt.Sprintf("notes[%d].source.url", i), "source URL must be an absolute https URL, got %q", s.URL)
 		}
 		urls[s.URL] = true
 	}
+	return urls, nil
+}
 
-	// Every figure names the note whose source states it.
+// validateSpecs checks that every figure names the note whose source
+// states it, and that every source names a figure.
+func validateSpecs(d *Drone, urls map[string]bool) error {
 	specs := specFields(&d.Specs)
 	for name, v := range specs {
 		src, has := d.SpecSources[name]
@@ -107,51 +132,62 @@ func validate(d *Drone, iso map[string]string) error {
 			return bad(d, "spec_sources."+name, "%q is not the URL of one of the record's notes", src)
 		}
 	}
+	return nil
+}
 
-	// Groups.
+// validateGroups checks the UAS group of an aircraft, or the groups a
+// counter-UAS system is built to defeat.
+func validateGroups(d *Drone, _ map[string]bool) error {
 	if d.Side == SideCounterUAS {
-		if d.Group != nil || d.GroupBasis != nil {
-			return bad(d, "group", "counter-UAS systems carry counters_groups, not a group")
+		return validateCountersGroups(d)
+	}
+	if len(d.CountersGroups) != 0 {
+		return bad(d, "counters_groups", "only counter-UAS systems carry counters_groups")
+	}
+	if d.Group == nil || *d.Group < 1 || *d.Group > 5 || d.GroupBasis == nil {
+		return bad(d, "group", "aircraft need a group 1-5 and a group_basis")
+	}
+	g := *d.Group
+	switch *d.GroupBasis {
+	case "stated":
+		if _, ok := d.SpecSources["group"]; !ok {
+			return bad(d, "group", "a stated group needs its source in spec_sources.group")
 		}
-		if len(d.CountersGroups) == 0 {
-			return bad(d, "counters_groups", "a counter-UAS system names the groups it is built to defeat")
+		if lo, hi := groupBounds(d.Specs); g < lo || g > hi {
+			return bad(d, "group", "stated group %d contradicts the specs (rule allows %d-%d)", g, lo, hi)
 		}
-		if _, ok := d.SpecSources["counters_groups"]; !ok {
-			return bad(d, "counters_groups", "counters_groups needs a source in spec_sources")
+	case "derived":
+		if want := GroupFor(d.Specs); want != g {
+			return bad(d, "group", "derived group %d, but the rule gives %d from the specs (0: MTOW unknown)", g, want)
 		}
-		for i, g := range d.CountersGroups {
-			if g < 1 || g > 5 || (i > 0 && g <= d.CountersGroups[i-1]) {
-				return bad(d, "counters_groups", "groups are 1-5, ascending, without repeats")
-			}
-		}
-	} else {
-		if len(d.CountersGroups) != 0 {
-			return bad(d, "counters_groups", "only counter-UAS systems carry counters_groups")
-		}
-		if d.Group == nil || *d.Group < 1 || *d.Group > 5 || d.GroupBasis == nil {
-			return bad(d, "group", "aircraft need a group 1-5 and a group_basis")
-		}
-		g := *d.Group
-		switch *d.GroupBasis {
-		case "stated":
-			if _, ok := d.SpecSources["group"]; !ok {
-				return bad(d, "group", "a stated group needs its source in spec_sources.group")
-			}
-			if lo, hi := groupBounds(d.Specs); g < lo || g > hi {
-				return bad(d, "group", "stated group %d contradicts the specs (rule allows %d-%d)", g, lo, hi)
-			}
-		case "derived":
-			if want := GroupFor(d.Specs); want != g {
-				return bad(d, "group", "derived group %d, but the rule gives %d from the specs (0: MTOW unknown)", g, want)
-			}
-		default:
-			return bad(d, "group_basis", "group_basis is \"stated\" or \"derived\"")
+	default:
+		return bad(d, "group_basis", "group_basis is \"stated\" or \"derived\"")
+	}
+	return nil
+}
+
+func validateCountersGroups(d *Drone) error {
+	if d.Group != nil || d.GroupBasis != nil {
+		return bad(d, "group", "counter-UAS systems carry counters_groups, not a group")
+	}
+	if len(d.CountersGroups) == 0 {
+		return bad(d, "counters_groups", "a counter-UAS system names the groups it is built to defeat")
+	}
+	if _, ok := d.SpecSources["counters_groups"]; !ok {
+		return bad(d, "counters_groups", "counters_groups needs a source in spec_sources")
+	}
+	for i, g := range d.CountersGroups {
+		if g < 1 || g > 5 || (i > 0 && g <= d.CountersGroups[i-1]) {
+			return bad(d, "counters_groups", "groups are 1-5, ascending, without repeats")
 		}
 	}
+	return nil
+}
 
-	// Telemetry surfaces.
-	// Aircraft always emit something a sensor can find; a passive
-	// counter-UAS sensor may emit nothing at all.
+// validateSurfaces checks the telemetry surfaces. Aircraft always emit
+// something a sensor can find; a passive counter-UAS sensor may emit
+// nothing at all.
+func validateSurfaces(d *Drone, urls map[string]bool) error {
 	if len(d.TelemetrySurfaces) == 0 && d.Side != SideCounterUAS {
 		return bad(d, "telemetry_surfaces", "at least one surface is required for an aircraft")
 	}
@@ -172,8 +208,11 @@ func validate(d *Drone, iso map[string]string) error {
 			return bad(d, f+".source_url", "%q is not the URL of one of the record's notes", s.SourceURL)
 		}
 	}
+	return nil
+}
 
-	// Classifier facts.
+// validateClassifier checks the facts the classifier matches on.
+func validateClassifier(d *Drone, urls map[string]bool) error {
 	c := d.Classifier
 	for _, p := range c.SerialPrefixes {
 		if !mfrRE.MatchString(p) {

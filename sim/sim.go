@@ -106,6 +106,31 @@ type World struct {
 
 // NewWorld builds the scenario.
 func NewWorld(cfg Config, now time.Time) *World {
+	cfg = cfg.withDefaults()
+	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), start: now}
+	for i := 0; i < cfg.Aircraft; i++ {
+		w.objects = append(w.objects, w.newAircraft(i))
+	}
+	for i := 0; i < cfg.Drones; i++ {
+		w.objects = append(w.objects, w.newDrone(i, false))
+	}
+	for i := 0; i < cfg.Intruders; i++ {
+		w.objects = append(w.objects, w.newDrone(cfg.Drones+i, true))
+	}
+	w.addSwarm()
+	for i := 0; i < cfg.MAVLink; i++ {
+		w.objects = append(w.objects, w.newMAVLink(i))
+	}
+	w.scaleToRate()
+	for _, o := range w.objects {
+		o.next = now.Add(time.Duration(w.rng.Int64N(int64(o.interval) + 1)))
+		o.bootStart = now
+	}
+	return w
+}
+
+// withDefaults fills the site, the zone radius and the tick.
+func (cfg Config) withDefaults() Config {
 	if cfg.CenterLat == 0 && cfg.CenterLon == 0 {
 		cfg.CenterLat, cfg.CenterLon = DemoSite[0], DemoSite[1]
 	}
@@ -118,51 +143,43 @@ func NewWorld(cfg Config, now time.Time) *World {
 			cfg.Tick = 10 * time.Millisecond
 		}
 	}
-	w := &World{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x5eed)), start: now}
-	for i := 0; i < cfg.Aircraft; i++ {
-		w.objects = append(w.objects, w.newAircraft(i))
+	return cfg
+}
+
+// addSwarm adds a leader circling outside the zone and SwarmSize-1
+// followers in a ring 45 m around it.
+func (w *World) addSwarm() {
+	cfg := w.cfg
+	if cfg.SwarmSize <= 0 {
+		return
 	}
-	for i := 0; i < cfg.Drones; i++ {
-		w.objects = append(w.objects, w.newDrone(i, false))
+	leader := w.newDrone(10000, false)
+	leader.lat, leader.lon = offset(cfg.CenterLat, cfg.CenterLon, -cfg.ZoneRadiusM*2.2, cfg.ZoneRadiusM*0.8)
+	leader.heading, leader.speed, leader.turn = 60, 9, 1.5
+	w.objects = append(w.objects, leader)
+	for i := 1; i < cfg.SwarmSize; i++ {
+		m := w.newDrone(10000+i, false)
+		m.leader = leader
+		a := float64(i) * 2 * math.Pi / float64(cfg.SwarmSize-1)
+		m.offN, m.offE = 45*math.Cos(a), 45*math.Sin(a)
+		w.objects = append(w.objects, m)
 	}
-	for i := 0; i < cfg.Intruders; i++ {
-		w.objects = append(w.objects, w.newDrone(cfg.Drones+i, true))
-	}
-	if cfg.SwarmSize > 0 {
-		leader := w.newDrone(10000, false)
-		leader.lat, leader.lon = offset(cfg.CenterLat, cfg.CenterLon, -cfg.ZoneRadiusM*2.2, cfg.ZoneRadiusM*0.8)
-		leader.heading, leader.speed, leader.turn = 60, 9, 1.5
-		w.objects = append(w.objects, leader)
-		for i := 1; i < cfg.SwarmSize; i++ {
-			m := w.newDrone(10000+i, false)
-			m.leader = leader
-			a := float64(i) * 2 * math.Pi / float64(cfg.SwarmSize-1)
-			m.offN, m.offE = 45*math.Cos(a), 45*math.Sin(a)
-			w.objects = append(w.objects, m)
-		}
-	}
-	for i := 0; i < cfg.MAVLink; i++ {
-		w.objects = append(w.objects, w.newMAVLink(i))
-	}
-	// Scale the broadcast intervals to the target rate.
+}
+
+// scaleToRate scales the broadcast intervals so that the world emits
+// cfg.Rate frames a second (when set).
+func (w *World) scaleToRate() {
 	natural := 0.0
 	for _, o := range w.objects {
 		natural += float64(time.Second) / float64(o.interval) * framesPerEmit(o.kind)
 	}
-	if cfg.Rate > 0 && natural > 0 {
-		f := natural / cfg.Rate
-		for _, o := range w.objects {
-			o.interval = time.Duration(float64(o.interval) * f)
-			if o.interval < time.Microsecond {
-				o.interval = time.Microsecond
-			}
-		}
+	if w.cfg.Rate <= 0 || natural <= 0 {
+		return
 	}
+	f := natural / w.cfg.Rate
 	for _, o := range w.objects {
-		o.next = now.Add(time.Duration(w.rng.Int64N(int64(o.interval) + 1)))
-		o.bootStart = now
+		o.interval = max(time.Duration(float64(o.interval)*f), time.Microsecond)
 	}
-	return w
 }
 
 func framesPerEmit(k kind) float64 {

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"strings"
 
+	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/mavlink"
 	"github.com/cuasd/cuasd/decode/remoteid"
 	"github.com/cuasd/cuasd/fusion"
@@ -56,14 +56,17 @@ func classQuery(t *fusion.Track, uaTypes, mavTypes map[string]int) (q reference.
 	if len(t.UASID) >= 4 {
 		q.SerialNumber, claimed = t.UASID, true
 	}
-	if t.ICAO != "" && len(t.Category) == 2 && strings.ContainsAny(t.Category[:1], "ABCD") {
+	switch t.CategoryKind {
+	case decode.CategoryEmitter:
 		q.EmitterCategory, claimed = t.Category, true
-	}
-	if v, ok := uaTypes[t.Category]; ok && t.ICAO == "" && v != 0 {
-		q.UAType, claimed = v, true
-	}
-	if v, ok := mavTypes[t.Category]; ok && t.SystemID != 0 && v != 0 {
-		q.MAVType, claimed = v, true
+	case decode.CategoryUAType:
+		if v := uaTypes[t.Category]; v != 0 {
+			q.UAType, claimed = v, true
+		}
+	case decode.CategoryMAVType:
+		if v := mavTypes[t.Category]; v != 0 {
+			q.MAVType, claimed = v, true
+		}
 	}
 	return q, claimed
 }

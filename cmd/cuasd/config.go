@@ -82,6 +82,7 @@ type config struct {
 	Replicas     int      `yaml:"replicas"`
 	TrackTTL     duration `yaml:"track-ttl"`
 	ADSBFix      bool     `yaml:"adsb-fix"`
+	PublishObs   bool     `yaml:"publish-observations"` // CUAS_OBS for outside consumers; fusion never needs it
 	BeastListen  string   `yaml:"beast-listen"`
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
@@ -111,6 +112,9 @@ type config struct {
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
 	ShutdownWait duration        `yaml:"shutdown-timeout"`
+
+	// Alerts (issue 19): --alerts, --mqtt-*; see alerts.go.
+	alertConfig `yaml:",inline"`
 }
 
 func defaultConfig() config {
@@ -152,7 +156,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync policy: an interval (e.g. 1s) or always")
 	fs.Var(&c.RawMaxAge, "raw-max-age", "how long raw frames are kept in CUAS_RAW")
 	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap of CUAS_RAW")
-	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS")
+	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS (with --publish-observations)")
+	fs.BoolVar(&c.PublishObs, "publish-observations", c.PublishObs, "also publish decoded observations to CUAS_OBS for other consumers (fusion decodes raw frames in place and does not need them)")
 	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap of CUAS_OBS")
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
 	fs.Var(&c.TrackTTL, "track-ttl", "how long a track lives without updates")
@@ -166,7 +171,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address (e.g. 127.0.0.1:14550)")
 	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server (e.g. SITL 127.0.0.1:5760), reconnecting")
 	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key (PKCS#8 PEM); default: generated in the data dir")
-	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of SPEC.md")
+	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of the interface contract (docs/INTERFACE.md)")
 	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name (letters, digits, '_' and '-'): the ledger's origin is cuasd/<instance> and its stream CUAS_LEDGER_<instance>")
 	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
 	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution text the --tile-url provider requires")
@@ -181,6 +186,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
 	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
 	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+	c.alertConfig.flags(fs) // issue 19
 }
 
 // parseConfig applies the file, the environment and the flags, in
@@ -281,6 +287,7 @@ func (c *config) validate() error {
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
+	errs = append(errs, c.validateAlerts()) // issue 19
 	return errors.Join(errs...)
 }
 

@@ -35,9 +35,9 @@ type child struct {
 	base string
 }
 
-func startChild(t *testing.T, dir string) *child {
+func startChild(t *testing.T, dir string, extra ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--data-dir", dir, "--http-addr", "127.0.0.1:0", "--nats-listen", "off", "--log-level", "warn")
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--data-dir", dir, "--http-addr", "127.0.0.1:0", "--nats-listen", "off", "--log-level", "warn"}, extra...)...)
 	cmd.Env = append(os.Environ(), "CUASD_TEST_AS_MAIN=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -19,6 +19,11 @@ import (
 //	cuasd decode adsb [--fix] [--ref LAT,LON] HEX           one frame
 //	cuasd decode adsb [--fix] [--ref LAT,LON] HEX HEX...    a batch, one result per frame
 //	cuasd decode adsb [--ref LAT,LON] --even HEX --odd HEX --newest even|odd
+//
+// Comm-B replies (DF20/21) take --meteo (also try registers 4,4 and 4,5)
+// and --known GS,TRACK,ALT (the aircraft's ADS-B ground speed in knots,
+// track in degrees and altitude in feet; any may be empty), against which
+// the candidate registers are checked.
 func runDecodeADSB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decode adsb", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -27,14 +32,23 @@ func runDecodeADSB(ctx context.Context, args []string, stdout, stderr io.Writer)
 	even := fs.String("even", "", "the even (F=0) position frame of a CPR pair")
 	odd := fs.String("odd", "", "the odd (F=1) position frame of a CPR pair")
 	newest := fs.String("newest", "", "which frame of the pair was received last: even or odd")
+	meteo := fs.Bool("meteo", false, "Comm-B: also try the meteorological registers 4,4 and 4,5")
+	known := fs.String("known", "", "Comm-B: the aircraft's known ADS-B state `GS,TRACK,ALT` (knots, degrees, feet; leave any empty)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cuasd decode adsb [--fix] [--ref LAT,LON] HEX...\n       cuasd decode adsb [--ref LAT,LON] --even HEX --odd HEX --newest even|odd")
+		fmt.Fprintln(stderr, "usage: cuasd decode adsb [--fix] [--ref LAT,LON] [--meteo] [--known GS,TRACK,ALT] HEX...\n       cuasd decode adsb [--ref LAT,LON] --even HEX --odd HEX --newest even|odd")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	req := adsbjson.Request{Fix: *fix}
+	req := adsbjson.Request{Fix: *fix, Meteo: *meteo}
+	if *known != "" {
+		k, err := parseKnown(*known)
+		if err != nil {
+			return err
+		}
+		req.Known = k
+	}
 	if *ref != "" {
 		la, lo, ok := strings.Cut(*ref, ",")
 		lat, err1 := strconv.ParseFloat(strings.TrimSpace(la), 64)
@@ -66,4 +80,34 @@ func runDecodeADSB(ctx context.Context, args []string, stdout, stderr io.Writer)
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(resp)
+}
+
+// parseKnown reads --known GS,TRACK,ALT; empty parts are unknown. The
+// ranges are checked by adsbjson, as for the endpoint.
+func parseKnown(s string) (*adsbjson.Known, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("decode adsb: --known wants GS,TRACK,ALT (knots, degrees, feet; any may be empty), got %q", s)
+	}
+	var k adsbjson.Known
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(p, 64)
+		if err != nil {
+			return nil, fmt.Errorf("decode adsb: --known part %d (%q) is not a number", i+1, p)
+		}
+		switch i {
+		case 0:
+			k.Groundspeed = &v
+		case 1:
+			k.Track = &v
+		default:
+			a := int(v)
+			k.Altitude = &a
+		}
+	}
+	return &k, nil
 }

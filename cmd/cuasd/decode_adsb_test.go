@@ -80,3 +80,32 @@ func TestDecodeADSBCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeADSBCommB: pyModeS's 6,0 vector (tests/test_bds_commb.py line
+// 735 @ a49921bb) and its 5,0/6,0 ambiguous payload (tests/test_infer.py
+// line 94) in a DF20 frame whose parity gives address B9B320, separated
+// by --known.
+func TestDecodeADSBCommB(t *testing.T) {
+	resp, _, err := runADSB(t, "A00004128F39F91A7E27C46ADC21")
+	if m := resp.Messages; err != nil || m[0].BDS != "6,0" || m[0].CommB == nil || m[0].CommB.BDS60 == nil || *m[0].CommB.BDS60.IAS != 252 {
+		t.Errorf("6,0: %v %+v", err, m)
+	}
+	const amb = "A0000000FFBAA11E2004724B6A3D"
+	resp, _, err = runADSB(t, amb)
+	if m := resp.Messages; err != nil || len(m[0].BDSCandidates) != 2 || !m[0].CommB.Ambiguous {
+		t.Errorf("ambiguous: %v %+v", err, m)
+	}
+	resp, _, err = runADSB(t, "--known", ",355,", amb)
+	if m := resp.Messages; err != nil || m[0].BDS != "6,0" || m[0].BDSCandidates != nil {
+		t.Errorf("--known ,355,: %v %+v", err, m)
+	}
+	resp, _, err = runADSB(t, "--meteo", "A0001692185BD5CF400000DFC696")
+	if m := resp.Messages; err != nil || m[0].CommB == nil || m[0].CommB.BDS44 == nil {
+		t.Errorf("--meteo: %v %+v", err, m)
+	}
+	for _, k := range []string{"240", "x,,", ",400,"} {
+		if _, _, err := runADSB(t, "--known", k, amb); err == nil || !strings.HasPrefix(err.Error(), "decode adsb") {
+			t.Errorf("--known %q: error %v", k, err)
+		}
+	}
+}

@@ -68,7 +68,8 @@ func TestMissingJetStreamResources(t *testing.T) {
 	if err := writeFile(users, "- user: ops\n  password: correct-horse-battery\n  role: admin\n"); err != nil {
 		t.Fatal(err)
 	}
-	base, url, stop := startServeNATS(t, "--nats-users", users)
+	// --publish-observations: the decoders' durable consumers exist.
+	base, url, stop := startServeNATS(t, "--nats-users", users, "--publish-observations")
 	defer stop()
 	root := strings.TrimSuffix(base, "/api/cuas")
 	nc, err := nats.Connect(url, nats.UserInfo("ops", "correct-horse-battery"))

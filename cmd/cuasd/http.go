@@ -118,6 +118,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Tracks:     s.store,
 		Threats:    s.gate,
 		Live:       liveTracks{s.store},
+		Alerts:     s.alertStore(), // issue 19
 		Ledger:     s.ledger,
 		Drones:     s.drones,
 		Zones:      s.zones,

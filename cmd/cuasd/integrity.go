@@ -58,8 +58,13 @@ func newIntegrity(s *service) *integrity {
 		}),
 	}
 	in.ledgerIntact.Set(1)
-	for _, d := range frameDecoders(s.cfg) {
-		in.protocols = append(in.protocols, string(d.Protocol()))
+	// The decoders' durable consumers exist only with
+	// --publish-observations (fusion decodes CUAS_RAW through an ordered
+	// consumer of its own, which nats.go recreates by itself).
+	if s.cfg.PublishObs {
+		for _, d := range frameDecoders(s.cfg) {
+			in.protocols = append(in.protocols, string(d.Protocol()))
+		}
 	}
 	s.reg.MustRegister(in.recreated, in.ledgerIntact)
 	return in

@@ -231,7 +231,7 @@ func TestDecodeAndPublish(t *testing.T) {
 }
 
 // TestRestartRebuildsTracks: the streams survive a restart and fusion
-// rebuilds the same track from CUAS_OBS.
+// rebuilds the same track from CUAS_RAW (the fusion feed replays the last TTL).
 func TestRestartRebuildsTracks(t *testing.T) {
 	dir := t.TempDir()
 	trackJSON := func(base string) map[string]any {

@@ -74,6 +74,7 @@ type service struct {
 	gate      *board.Gate
 	integrity *integrity
 	http      *http.Server
+	alerts    alertStoreRef // issue 19
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -194,11 +195,14 @@ func upThen(fn func(context.Context) error) func(context.Context, lifecycle.Repo
 	}
 }
 
-// fusionStages are the decoder workers, the observation consumer that
-// feeds the track store, track expiry and partition ownership.
+// fusionStages are the feed that decodes every raw frame in place into
+// the track store, track expiry, partition ownership and, with
+// --publish-observations, the shared decoder workers that publish
+// observations for other consumers.
 func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
+		s.reg.MustRegister(s.store.Collector())
 		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.Instance, s.cfg.Replicas, 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
@@ -206,17 +210,25 @@ func (s *service) fusionStages() []lifecycle.Component {
 		s.owners = owners
 		return nil
 	}}
-	out := []lifecycle.Component{start}
 	metrics := worker.NewMetrics(s.reg)
-	for _, dec := range frameDecoders(s.cfg) {
-		dec := dec
-		out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-			return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
-		})))
+	out := []lifecycle.Component{start}
+	if s.cfg.PublishObs {
+		for _, dec := range frameDecoders(s.cfg) {
+			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
+				return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
+			})))
+		}
 	}
+	var feed *worker.Feed // made once: a restart after a failure reuses it and its metrics
 	out = append(out,
-		s.stage("fusion consumer", upThen(func(ctx context.Context) error {
-			return fusion.NewConsumer(s.bus.JS, s.store, s.log, s.reg).Run(ctx)
+		s.stage("fusion feed", upThen(func(ctx context.Context) error {
+			if feed == nil {
+				feed = worker.NewFeed(s.bus.JS, worker.FeedConfig{
+					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
+					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
+				}, s.reg)
+			}
+			return feed.Run(ctx)
 		})),
 		s.stage("fusion expiry", upThen(func(ctx context.Context) error {
 			s.store.RunExpiry(ctx, time.Second, nil)
@@ -283,6 +295,11 @@ func (s *service) outputs() lifecycle.Component {
 // package adds its one line here.
 func (s *service) outputList() ([]output.Output, error) {
 	var outs []output.Output
+	alerts, err := s.alertOutputs() // issue 19: rules, webhooks, MQTT
+	if err != nil {
+		return nil, err
+	}
+	outs = append(outs, alerts...)
 	return outs, nil
 }
 
@@ -306,8 +323,11 @@ func (s *service) runOutput(ctx context.Context, o output.Output) {
 // the service degraded rather than stopping it.
 func (s *service) inputs() lifecycle.Component {
 	return lifecycle.Component{Name: "inputs", Run: func(ctx context.Context) error {
+		// The single-frame intake (cuas.in.>) is always on: it is how a
+		// sensor script publishes one frame per message.
+		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg)}, s.sources...)
 		var wg sync.WaitGroup
-		for _, src := range s.sources {
+		for _, src := range sources {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -13,12 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/ledger"
 )
 
@@ -48,31 +44,13 @@ func newVerifyFixture(t *testing.T) verifyFixture {
 	}
 	for _, unsigned := range []bool{false, true} {
 		sub := filepath.Join(dir, "data-"+map[bool]string{false: "signed", true: "unsigned"}[unsigned])
-		s, err := server.NewServer(&server.Options{JetStream: true, StoreDir: filepath.Join(sub, "js"),
-			Port: -1, NoSigs: true, NoLog: true, SyncAlways: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go s.Start()
-		if !s.ReadyForConnections(10 * time.Second) {
-			t.Fatal("nats-server did not start")
-		}
-		nc, err := nats.Connect("", nats.InProcessServer(s))
-		if err != nil {
-			t.Fatal(err)
-		}
-		js, _ := jetstream.New(nc)
+		js := natstest.Start(t, natstest.InDir(filepath.Join(sub, "js")), natstest.SyncAlways()).JS
 		l, err := ledger.Open(context.Background(), js, ledger.Options{Instance: "verify", DataDir: sub, Unsigned: unsigned,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			l.Close()
-			nc.Close()
-			s.Shutdown()
-			s.WaitForShutdown()
-		})
+		t.Cleanup(func() { l.Close() })
 		var r ledger.Receipt
 		for i := range 6 {
 			x, err := l.Append(context.Background(), "track-7", ledger.PredicateTypeGateDecision,

@@ -177,3 +177,19 @@ func TestZeroAllocs(t *testing.T) {
 		}
 	}
 }
+
+// commBMix is the MB fields of pyModeS's Comm-B test vectors, one per
+// register, plus the 5,0/6,0 ambiguous one.
+var commBMix = [...]uint64{0x10010080F50000, 0xFA81C100000000, 0x202CC371C31DE0, 0x85E42F31300000,
+	0x185BD5CF400000, 0x0001FB80000000, 0x81951536E024D4, 0x8F39F91A7E27C4, 0xFFBAA11E200472}
+
+// BenchmarkDecodeCommB infers and decodes Comm-B MB fields against a known
+// state (the pipeline's case); it must not allocate.
+func BenchmarkDecodeCommB(b *testing.B) {
+	var c CommB
+	k := KnownState{HasGroundspeed: true, Groundspeed: 240, HasTrack: true, Track: 239, HasAltitude: true, Altitude: 30000}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		DecodeCommB(commBMix[i%len(commBMix)], &k, CommBOptions{Meteo: true}, &c)
+	}
+}

@@ -44,21 +44,33 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 		df = 24 // Comm-D: only the first two bits are the DF
 	}
 	m.DF = df
-	rem := Syndrome(frame)
-	m.CRCRemainder = rem
+	m.CRCRemainder = Syndrome(frame)
+	err := m.checkParity(o)
+	m.decodeAddress()
+	if err != nil && !o.IgnoreCRC {
+		return err
+	}
+	m.Kind = KindModeS
+	m.decodeFields()
+	return err
+}
 
-	var err error
-	switch df {
+// checkParity classifies the frame's parity: checked (DF11, 17, 18, with
+// an optional one-bit repair), an address overlaid on it (the surveillance
+// and Comm-B replies), or unknown.
+func (m *Message) checkParity(o Options) error {
+	rem := m.CRCRemainder
+	switch m.DF {
 	case 11:
 		// The parity of an all-call reply is overlaid with the
 		// interrogator code (II or SI, at most 7 bits), not an address.
 		if rem&^0x7F == 0 {
 			m.CRC = CRCValid
 			m.IID = uint8(rem)
-		} else {
-			m.CRC = CRCBad
-			err = ErrCRC
+			return nil
 		}
+		m.CRC = CRCBad
+		return ErrCRC
 	case 17, 18:
 		switch {
 		case rem == 0:
@@ -68,7 +80,7 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 			m.BitErrorsFixed = 1
 		default:
 			m.CRC = CRCBad
-			err = ErrCRC
+			return ErrCRC
 		}
 	case 0, 4, 5, 16, 20, 21, 24:
 		m.CRC = CRCAddressParity
@@ -77,15 +89,19 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 	default:
 		m.CRC = CRCUnknown
 	}
+	return nil
+}
 
+// decodeAddress reads the announced address of DF11, 17 and 18.
+func (m *Message) decodeAddress() {
 	f := &m.Frame
 	w := uint32(f[0])<<24 | uint32(f[1])<<16 | uint32(f[2])<<8 | uint32(f[3])
-	switch df {
+	switch m.DF {
 	case 11, 17:
 		m.CA = f[0] & 7
 		m.Address = w & 0xFFFFFF
 		m.AddressType = AddrModeS
-		if df == 17 {
+		if m.DF == 17 {
 			m.AddressType = AddrADSBICAO
 		}
 	case 18:
@@ -93,12 +109,13 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 		m.Address = w & 0xFFFFFF
 		m.AddressType = df18AddressType(m.CF)
 	}
-	if err != nil && !o.IgnoreCRC {
-		return err
-	}
+}
 
-	m.Kind = KindModeS
-	switch df {
+// decodeFields decodes the fields of the frame's format.
+func (m *Message) decodeFields() {
+	f := &m.Frame
+	w := uint32(f[0])<<24 | uint32(f[1])<<16 | uint32(f[2])<<8 | uint32(f[3])
+	switch df := m.DF; df {
 	case 0, 16:
 		m.VS = uint8(w>>26) & 1
 		m.SL = uint8(w>>21) & 7
@@ -124,7 +141,6 @@ func DecodeWith(frame []byte, m *Message, o Options) error {
 	case 18:
 		m.decodeDF18(meOf(f))
 	}
-	return err
 }
 
 // df18AddressType is the address type a DF18 control field announces
@@ -343,41 +359,58 @@ func (m *Message) decodeVelocity(me uint64, checkIMF bool) {
 	if m.Supersonic {
 		scale = 4
 	}
-	switch st {
-	case 1, 2:
-		ew, ns := bits(me, 15, 24), bits(me, 26, 35)
-		if ew != 0 && ns != 0 {
-			vx := float64(ew-1) * scale
-			if bit(me, 14) {
-				vx = -vx // west
-			}
-			vy := float64(ns-1) * scale
-			if bit(me, 25) {
-				vy = -vy // south
-			}
-			m.HasGroundspeed = true
-			m.Groundspeed = math.Sqrt(vx*vx + vy*vy)
-			if m.Groundspeed > 0 {
-				t := math.Atan2(vx, vy) * 180 / math.Pi
-				if t < 0 {
-					t += 360
-				}
-				m.HasTrack, m.Track = true, t
-			}
+	if st <= 2 {
+		m.decodeGroundVelocity(me, scale)
+	} else {
+		m.decodeAirVelocity(me, scale)
+	}
+	m.decodeVerticalRates(me)
+}
+
+// decodeGroundVelocity reads subtypes 1 and 2: east-west and north-south
+// velocities, giving ground speed and track.
+func (m *Message) decodeGroundVelocity(me uint64, scale float64) {
+	ew, ns := bits(me, 15, 24), bits(me, 26, 35)
+	if ew == 0 || ns == 0 {
+		return
+	}
+	vx := float64(ew-1) * scale
+	if bit(me, 14) {
+		vx = -vx // west
+	}
+	vy := float64(ns-1) * scale
+	if bit(me, 25) {
+		vy = -vy // south
+	}
+	m.HasGroundspeed = true
+	m.Groundspeed = math.Sqrt(vx*vx + vy*vy)
+	if m.Groundspeed > 0 {
+		t := math.Atan2(vx, vy) * 180 / math.Pi
+		if t < 0 {
+			t += 360
 		}
-	case 3, 4:
-		if bit(me, 14) {
-			m.HasHeading = true
-			m.Heading = float64(bits(me, 15, 24)) * 360 / 1024
-		}
-		if as := bits(me, 26, 35); as != 0 {
-			m.HasAirspeed = true
-			m.Airspeed = float64(as-1) * scale
-			if bit(me, 25) {
-				m.AirspeedType = TAS
-			}
+		m.HasTrack, m.Track = true, t
+	}
+}
+
+// decodeAirVelocity reads subtypes 3 and 4: magnetic heading and airspeed.
+func (m *Message) decodeAirVelocity(me uint64, scale float64) {
+	if bit(me, 14) {
+		m.HasHeading = true
+		m.Heading = float64(bits(me, 15, 24)) * 360 / 1024
+	}
+	if as := bits(me, 26, 35); as != 0 {
+		m.HasAirspeed = true
+		m.Airspeed = float64(as-1) * scale
+		if bit(me, 25) {
+			m.AirspeedType = TAS
 		}
 	}
+}
+
+// decodeVerticalRates reads the vertical rate and the geometric minus
+// barometric altitude difference.
+func (m *Message) decodeVerticalRates(me uint64) {
 	if bit(me, 36) {
 		m.VRSource = 1 // barometric; 0 is GNSS (DO-260B 2.2.3.2.6.1.12)
 	}
@@ -496,58 +529,14 @@ func (m *Message) decodeOperationalStatus(me uint64, checkIMF bool) {
 	}
 	v2 := m.Version == 2
 	if bits(me, 25, 26) == 0 {
-		var om OperationalMode
-		if bit(me, 27) {
-			om |= OpACASRA
-		}
-		if bit(me, 28) {
-			om |= OpIdent
-		}
-		if bit(me, 29) {
-			om |= OpATC
-		}
-		if v2 {
-			if bit(me, 30) {
-				om |= OpSAF
-			}
-			m.SDA = uint8(bits(me, 31, 32))
-		}
-		m.OperationalMode = om
+		m.decodeOperationalMode(me, v2)
 	}
 	if bits(me, 9, 10) == 0 && (v2 || bits(me, 13, 14) == 0) {
-		var c Capability
-		set := func(b uint, f Capability) {
-			if bit(me, b) {
-				c |= f
-			}
-		}
-		if !surface {
-			if v2 {
-				set(11, CapACAS)
-			} else if !bit(me, 11) {
-				c |= CapACAS // version 1: bit 11 means "ACAS not installed"
-			}
-			set(12, CapCDTI)
-			set(15, CapARV)
-			set(16, CapTS)
-			set(17, CapTC2)
-			set(18, CapTC1)
-			if v2 {
-				set(19, CapUATIn)
-			}
+		if surface {
+			m.decodeSurfaceCapability(me, v2)
 		} else {
-			set(11, CapPOA)
-			set(12, CapCDTI)
-			set(15, CapB2Low)
-			m.HasLengthWidth = true
-			m.LengthWidth = uint8(bits(me, 21, 24))
-			if v2 {
-				set(16, CapUATIn)
-				m.HasNACv, m.NACv = true, uint8(bits(me, 17, 19))
-				m.NICc = uint8(bits(me, 20, 20))
-			}
+			m.decodeAirborneCapability(me, v2)
 		}
-		m.Capability = c
 	}
 	m.HasAccuracy = true
 	m.NICa = uint8(bits(me, 44, 44))
@@ -563,4 +552,68 @@ func (m *Message) decodeOperationalStatus(me uint64, checkIMF bool) {
 			m.GVA = uint8(bits(me, 49, 50))
 		}
 	}
+}
+
+// decodeOperationalMode reads the operational mode code (format 00).
+func (m *Message) decodeOperationalMode(me uint64, v2 bool) {
+	var om OperationalMode
+	flag := func(b uint, f OperationalMode) {
+		if bit(me, b) {
+			om |= f
+		}
+	}
+	flag(27, OpACASRA)
+	flag(28, OpIdent)
+	flag(29, OpATC)
+	if v2 {
+		flag(30, OpSAF)
+		m.SDA = uint8(bits(me, 31, 32))
+	}
+	m.OperationalMode = om
+}
+
+// decodeAirborneCapability reads an airborne capability class code.
+func (m *Message) decodeAirborneCapability(me uint64, v2 bool) {
+	var c Capability
+	set := func(b uint, f Capability) {
+		if bit(me, b) {
+			c |= f
+		}
+	}
+	if v2 {
+		set(11, CapACAS)
+	} else if !bit(me, 11) {
+		c |= CapACAS // version 1: bit 11 means "ACAS not installed"
+	}
+	set(12, CapCDTI)
+	set(15, CapARV)
+	set(16, CapTS)
+	set(17, CapTC2)
+	set(18, CapTC1)
+	if v2 {
+		set(19, CapUATIn)
+	}
+	m.Capability = c
+}
+
+// decodeSurfaceCapability reads a surface capability class code, with the
+// length/width code and, in version 2, NACv and NICc.
+func (m *Message) decodeSurfaceCapability(me uint64, v2 bool) {
+	var c Capability
+	set := func(b uint, f Capability) {
+		if bit(me, b) {
+			c |= f
+		}
+	}
+	set(11, CapPOA)
+	set(12, CapCDTI)
+	set(15, CapB2Low)
+	m.HasLengthWidth = true
+	m.LengthWidth = uint8(bits(me, 21, 24))
+	if v2 {
+		set(16, CapUATIn)
+		m.HasNACv, m.NACv = true, uint8(bits(me, 17, 19))
+		m.NICc = uint8(bits(me, 20, 20))
+	}
+	m.Capability = c
 }

@@ -5,7 +5,9 @@
 // It owns: the CRC-24 parity check and its remainder, address/parity
 // recovery, optional single-bit error correction, the decoding of every
 // downlink format and extended squitter type code into a caller-owned
-// [Message], the CPR algorithms, and the receiver-format parsers. The JSON
+// [Message], the Comm-B (DF20/21) register inference and decoding
+// ([DecodeCommB], checked against a [KnownState] the caller passes in),
+// the CPR algorithms, and the receiver-format parsers. The JSON
 // shape of the decode endpoint lives in the sub-package adsbjson, so the
 // hot path here never allocates.
 //

@@ -59,3 +59,17 @@ func ExampleBeastFrames() {
 	}
 	// Output: 279152671459.58 µs -22.6 dBFS DF11 400159
 }
+
+// A Comm-B reply's register is inferred; an ambiguous payload (pyModeS's
+// 5,0/6,0 example) is separated by what ADS-B says about the aircraft.
+func ExampleDecodeCommB() {
+	var c adsb.CommB
+	adsb.DecodeCommB(0xFFBAA11E200472, nil, adsb.CommBOptions{}, &c)
+	fmt.Println(c.BDS, c.Candidates.Append(nil), c.Ambiguous)
+	known := adsb.KnownState{HasGroundspeed: true, Groundspeed: 238, HasTrack: true, Track: 241}
+	adsb.DecodeCommB(0xFFBAA11E200472, &known, adsb.CommBOptions{}, &c)
+	fmt.Println(c.BDS, c.Ambiguous, c.TrackTurn.Groundspeed, c.Rejected.Append(nil))
+	// Output:
+	// 5,0 [5,0 6,0] true
+	// 5,0 false 240 [6,0]
+}

@@ -2,7 +2,7 @@ package adsb
 
 import (
 	"bytes"
-
+	"math"
 	"testing"
 )
 
@@ -168,4 +168,32 @@ func hexString(b []byte) string {
 		out = append(out, d[c>>4], d[c&15])
 	}
 	return string(out)
+}
+
+// FuzzDecodeCommB checks the Comm-B decoder on arbitrary MB fields and
+// known states: it never panics, its candidates and rejections are
+// disjoint registers, the chosen register is a candidate, and the decoded
+// angles and ranges stay inside their formats.
+func FuzzDecodeCommB(f *testing.F) {
+	for _, mb := range []uint64{0xFFBAA11E200472, 0x30800000000000, 0x10010080F50000, 0x202CC371C31DE0,
+		0x85E42F31300000, 0x81951536E024D4, 0x8F39F91A7E27C4, 0x185BD5CF400000, 0x0001FB80000000} {
+		f.Add(mb, true, 240.0, 359.0, int32(35000))
+	}
+	f.Fuzz(func(t *testing.T, mb uint64, meteo bool, gs, trk float64, alt int32) {
+		var c CommB
+		k := KnownState{HasGroundspeed: true, Groundspeed: gs, HasTrack: true, Track: trk, HasAltitude: true, Altitude: alt}
+		for _, known := range []*KnownState{nil, &k} {
+			DecodeCommB(mb, known, CommBOptions{Meteo: meteo}, &c)
+			if c.Candidates&c.Rejected != 0 {
+				t.Fatalf("%#x: candidates %v and rejected %v overlap", mb, c.Candidates.Append(nil), c.Rejected.Append(nil))
+			}
+			if c.BDS != 0 && !c.Candidates.Has(c.BDS) || c.BDS == 0 && c.Candidates != 0 {
+				t.Fatalf("%#x: BDS %v, candidates %v", mb, c.BDS, c.Candidates.Append(nil))
+			}
+			tt, h := c.TrackTurn, c.HeadingSpeed
+			if tt.Track < 0 || tt.Track >= 360 || h.Heading < 0 || h.Heading >= 360 || math.Abs(tt.Roll) > 35 {
+				t.Fatalf("%#x: track %v heading %v roll %v", mb, tt.Track, h.Heading, tt.Roll)
+			}
+		}
+	})
 }

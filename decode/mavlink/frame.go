@@ -129,44 +129,16 @@ func examine(b []byte, key *[KeyLen]byte) (f Frame, n int, v verdict) {
 	if len(b) < 2 {
 		return f, 0, vNeedMore
 	}
-	plen := int(b[1])
 	var hdr int
 	if b[0] == MagicV1 {
-		hdr = headerLenV1
-		n = headerLenV1 + plen + checksumLen
-		f.Version = 1
-		if len(b) < n {
-			if len(b) >= headerLenV1 {
-				f.MsgID = uint32(b[5])
-			}
-			return f, n, vNeedMore
-		}
-		f.Seq, f.SysID, f.CompID, f.MsgID = b[2], b[3], b[4], uint32(b[5])
+		hdr, n, v = headerV1(b, &f)
 	} else {
-		if len(b) >= 3 && b[2]&^FlagSigned != 0 {
-			f.Version, f.IncompatFlags = 2, b[2]
-			if len(b) >= headerLenV2 {
-				f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
-			}
-			return f, 0, vHeaderErr
-		}
-		hdr = headerLenV2
-		n = headerLenV2 + plen + checksumLen
-		if len(b) >= 3 && b[2]&FlagSigned != 0 {
-			n += signatureLen
-		}
-		f.Version = 2
-		if len(b) < n {
-			if len(b) >= headerLenV2 {
-				f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
-			}
-			return f, n, vNeedMore
-		}
-		f.IncompatFlags, f.CompatFlags = b[2], b[3]
-		f.Seq, f.SysID, f.CompID = b[4], b[5], b[6]
-		f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
+		hdr, n, v = headerV2(b, &f)
 	}
-	end := hdr + plen
+	if v != vFrame {
+		return f, n, v
+	}
+	end := hdr + int(b[1])
 	f.Raw = b[:n:n]
 	f.Payload = b[hdr:end:end]
 	f.Checksum = binary.LittleEndian.Uint16(b[end:])
@@ -188,6 +160,48 @@ func examine(b []byte, key *[KeyLen]byte) (f Frame, n int, v verdict) {
 		}
 	}
 	return f, n, vFrame
+}
+
+// headerV1 reads a MAVLink 1 header into f: the header length, the frame's
+// length and vFrame, or vNeedMore when b ends inside the frame.
+func headerV1(b []byte, f *Frame) (hdr, n int, v verdict) {
+	n = headerLenV1 + int(b[1]) + checksumLen
+	f.Version = 1
+	if len(b) < n {
+		if len(b) >= headerLenV1 {
+			f.MsgID = uint32(b[5])
+		}
+		return headerLenV1, n, vNeedMore
+	}
+	f.Seq, f.SysID, f.CompID, f.MsgID = b[2], b[3], b[4], uint32(b[5])
+	return headerLenV1, n, vFrame
+}
+
+// headerV2 reads a MAVLink 2 header into f, as headerV1 does; an unknown
+// incompatibility flag is vHeaderErr.
+func headerV2(b []byte, f *Frame) (hdr, n int, v verdict) {
+	if len(b) >= 3 && b[2]&^FlagSigned != 0 {
+		f.Version, f.IncompatFlags = 2, b[2]
+		if len(b) >= headerLenV2 {
+			f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
+		}
+		return headerLenV2, 0, vHeaderErr
+	}
+	n = headerLenV2 + int(b[1]) + checksumLen
+	if len(b) >= 3 && b[2]&FlagSigned != 0 {
+		n += signatureLen
+	}
+	f.Version = 2
+	if len(b) < n {
+		if len(b) >= headerLenV2 {
+			f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
+		}
+		return headerLenV2, n, vNeedMore
+	}
+	f.IncompatFlags, f.CompatFlags = b[2], b[3]
+	f.Seq, f.SysID, f.CompID = b[4], b[5], b[6]
+	f.MsgID = uint32(b[7]) | uint32(b[8])<<8 | uint32(b[9])<<16
+	return headerLenV2, n, vFrame
 }
 
 // verifySignature checks a signed MAVLink 2 frame: the signature is the

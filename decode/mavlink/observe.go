@@ -122,7 +122,7 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 		setVelocity(&o, num(m, "groundspeed"), num(m, "heading"), num(m, "climb"))
 		setAltitude(&o, num(m, "alt"), "msl")
 	case idHeartbeat:
-		o.Category = EnumName("MAV_TYPE", uint32(num(m, "type")))
+		o.Category, o.CategoryKind = EnumName("MAV_TYPE", uint32(num(m, "type"))), decode.CategoryMAVType
 		switch st := uint32(num(m, "system_status")); st {
 		case 5, 6, 8: // MAV_STATE_CRITICAL, _EMERGENCY, _FLIGHT_TERMINATION
 			o.Emergency = EnumName("MAV_STATE", st)
@@ -132,7 +132,7 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 		if id := m.Str(m.Def.Field("uas_id")); len(id) > 0 {
 			o.UASID = string(id)
 		}
-		o.Category = remoteid.UATypeName(uint8(num(m, "ua_type")))
+		o.Category, o.CategoryKind = remoteid.UATypeName(uint8(num(m, "ua_type"))), decode.CategoryUAType
 	case idODIDLocation:
 		// Remote ID "unknown" encodings: 0 lat/lon, -1000 m altitudes,
 		// 255 m/s (25500 cm/s) speed, 63 m/s vertical, 361° direction.
@@ -198,7 +198,7 @@ func observePack(o *decode.Observation, m *Message, sensor string, t int64) {
 	r := remoteid.FrameObservation(&f, t, sensor)
 	o.UASID, o.OperatorID = r.UASID, r.OperatorID
 	if r.Category != "" {
-		o.Category = r.Category
+		o.Category, o.CategoryKind = r.Category, r.CategoryKind
 	}
 	if r.HasPosition {
 		o.HasPosition, o.Lat, o.Lon, o.PositionMethod = true, r.Lat, r.Lon, "mavlink_open_drone_id"

@@ -109,59 +109,85 @@ func (p *Parser) next(atEOF bool) (Frame, bool) {
 		}
 		off := p.base + int64(i)
 		f, n, v := examine(buf[i:], key)
-		switch v {
-		case vFrame:
+		if v == vFrame { // the common case, decided without judge
 			return p.accept(f, i, n, off), true
-		case vUnknown:
-			// An unknown id's checksum cannot be verified, so accept it only
-			// when it is corroborated by what follows: the end of the data,
-			// or the magic byte of a next frame. Otherwise random bytes after
-			// a stray magic byte would be taken for a frame and swallow the
-			// real frames behind them.
-			end := i + n
-			if end == len(buf) && !atEOF {
-				// Wait for the next byte (or the end of the stream) to
-				// corroborate, so that a Stream decides as Parser does.
-				return Frame{}, false
-			}
-			if (end == len(buf) || isMagic(buf[end])) && !hidesFrame(buf[i+1:end], key) {
-				p.stats.Unknown++
-				return p.accept(f, i, n, off), true
-			}
-			p.problem(Problem{Kind: ProblemUnframed, Offset: off, Version: f.Version, MsgID: f.MsgID, PayloadLen: uint8(len(f.Payload))}, off)
-		case vNeedMore:
-			if !atEOF {
-				return Frame{}, false
-			}
-			// The input ends inside this candidate: whatever it was, it
-			// cannot complete, so rescan the bytes after its magic byte.
-			if !p.incomplete {
-				p.incomplete = true
-				p.report(Problem{Kind: ProblemIncomplete, Offset: off, Version: f.Version, MsgID: f.MsgID, Need: n, Have: len(buf) - i})
-			}
-		case vBadCRC:
-			if off >= p.badEnd {
-				p.stats.BadCRC++
-				p.badEnd = off + int64(n)
-				p.report(Problem{Kind: ProblemBadCRC, Offset: off, Version: f.Version, MsgID: f.MsgID, PayloadLen: uint8(len(f.Payload))})
-			}
-		case vBadSig:
-			// The checksum held, so the frame is real: skip all of it.
-			p.stats.BadSignature++
-			p.report(Problem{Kind: ProblemBadSignature, Offset: off, Version: 2, MsgID: f.MsgID, PayloadLen: uint8(len(f.Payload))})
+		}
+		switch p.judge(f, v, i, n, off, atEOF, key) {
+		case stepAccept:
+			return p.accept(f, i, n, off), true
+		case stepWait:
+			return Frame{}, false
+		case stepSkipFrame:
 			p.stats.SkippedBytes += int64(n)
 			p.pos = i + n
 			continue
-		case vHeaderErr:
-			if off >= p.badEnd {
-				p.stats.HeaderErrors++
-				p.report(Problem{Kind: ProblemHeader, Offset: off, Version: 2, MsgID: f.MsgID, Flags: f.IncompatFlags})
-			}
 		}
 		// False start: rescan from the byte after the magic byte.
 		p.stats.SkippedBytes++
 		p.pos = i + 1
 	}
+}
+
+// step is what next does with a candidate that examine did not accept
+// outright.
+type step uint8
+
+const (
+	stepFalseStart step = iota // rescan from the byte after its magic byte
+	stepAccept                 // take it as a frame
+	stepWait                   // stop: more data may complete it
+	stepSkipFrame              // a real frame to drop whole (bad signature)
+)
+
+// judge decides on the candidate of n bytes at buf[i] (stream offset off)
+// with verdict v, counting and reporting the problems.
+func (p *Parser) judge(f Frame, v verdict, i, n int, off int64, atEOF bool, key *[32]byte) step {
+	switch v {
+	case vUnknown:
+		// An unknown id's checksum cannot be verified, so accept it only
+		// when it is corroborated by what follows: the end of the data,
+		// or the magic byte of a next frame. Otherwise random bytes after
+		// a stray magic byte would be taken for a frame and swallow the
+		// real frames behind them.
+		buf, end := p.buf, i+n
+		if end == len(buf) && !atEOF {
+			// Wait for the next byte (or the end of the stream) to
+			// corroborate, so that a Stream decides as Parser does.
+			return stepWait
+		}
+		if (end == len(buf) || isMagic(buf[end])) && !hidesFrame(buf[i+1:end], key) {
+			p.stats.Unknown++
+			return stepAccept
+		}
+		p.problem(Problem{Kind: ProblemUnframed, Offset: off, Version: f.Version, MsgID: f.MsgID, PayloadLen: uint8(len(f.Payload))}, off)
+	case vNeedMore:
+		if !atEOF {
+			return stepWait
+		}
+		// The input ends inside this candidate: whatever it was, it
+		// cannot complete, so rescan the bytes after its magic byte.
+		if !p.incomplete {
+			p.incomplete = true
+			p.report(Problem{Kind: ProblemIncomplete, Offset: off, Version: f.Version, MsgID: f.MsgID, Need: n, Have: len(p.buf) - i})
+		}
+	case vBadCRC:
+		if off >= p.badEnd {
+			p.stats.BadCRC++
+			p.badEnd = off + int64(n)
+			p.report(Problem{Kind: ProblemBadCRC, Offset: off, Version: f.Version, MsgID: f.MsgID, PayloadLen: uint8(len(f.Payload))})
+		}
+	case vBadSig:
+		// The checksum held, so the frame is real: skip all of it.
+		p.stats.BadSignature++
+		p.report(Problem{Kind: ProblemBadSignature, Offset: off, Version: 2, MsgID: f.MsgID, PayloadLen: uint8(len(f.Payload))})
+		return stepSkipFrame
+	case vHeaderErr:
+		if off >= p.badEnd {
+			p.stats.HeaderErrors++
+			p.report(Problem{Kind: ProblemHeader, Offset: off, Version: 2, MsgID: f.MsgID, Flags: f.IncompatFlags})
+		}
+	}
+	return stepFalseStart
 }
 
 func (p *Parser) accept(f Frame, i, n int, off int64) Frame {

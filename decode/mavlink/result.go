@@ -95,46 +95,10 @@ type SignatureResult struct {
 // frame is the caller's cue to report the input as invalid, using Problems
 // (see Result.NoFrameDetail).
 func Parse(input []byte, opt Options) (*Result, error) {
-	maxProblems := opt.MaxProblems
-	if maxProblems <= 0 {
-		maxProblems = 16
+	c := collector{opt: opt, res: &Result{ByName: map[string]int{}}, max: opt.MaxProblems}
+	if c.max <= 0 {
+		c.max = 16
 	}
-	res := &Result{ByName: map[string]int{}}
-	onProblem := func(p Problem) {
-		if len(res.Problems) < maxProblems {
-			res.Problems = append(res.Problems, p)
-		}
-	}
-	var msg Message
-	var scratch []byte
-	add := func(f *Frame, usec int64, tlog bool) {
-		res.ByName[f.Name()]++
-		if opt.Summary {
-			return
-		}
-		scratch = frameFields(scratch[:0], f, &msg)
-		fr := FrameResult{
-			Version: f.Version, Seq: f.Seq, SysID: f.SysID, CompID: f.CompID,
-			MsgID: f.MsgID, Name: f.Name(), PayloadLen: len(f.Payload),
-			IncompatFlags: f.IncompatFlags, CompatFlags: f.CompatFlags,
-			CRCOK: f.CRCOK, Signed: f.Signed(),
-			Fields: json.RawMessage(append([]byte(nil), scratch...)),
-			Offset: f.Offset,
-		}
-		if link, ts, sig, ok := f.Signature(); ok {
-			fr.Signature = &SignatureResult{LinkID: link, Timestamp: ts, Sig: hex.EncodeToString(sig)}
-			if opt.Key != nil {
-				valid := f.Sig == SignatureValid
-				fr.Signature.SignatureValid = &valid
-			}
-		}
-		if tlog {
-			u := usec
-			fr.TlogUsec = &u
-		}
-		res.Frames = append(res.Frames, fr)
-	}
-
 	var st Stats
 	switch opt.Format {
 	case FormatRaw, "":
@@ -142,14 +106,10 @@ func Parse(input []byte, opt Options) (*Result, error) {
 		if err := p.SetKey(opt.Key); err != nil {
 			return nil, err
 		}
-		p.OnProblem = onProblem
+		p.OnProblem = c.problem
 		p.Reset(input)
-		for {
-			f, ok := p.Next()
-			if !ok {
-				break
-			}
-			add(&f, 0, false)
+		for f, ok := p.Next(); ok; f, ok = p.Next() {
+			c.add(&f, 0, false)
 		}
 		st = p.Stats()
 	case FormatTlog:
@@ -157,25 +117,65 @@ func Parse(input []byte, opt Options) (*Result, error) {
 		if err := r.SetKey(opt.Key); err != nil {
 			return nil, err
 		}
-		r.OnProblem = onProblem
+		r.OnProblem = c.problem
 		r.Reset(input)
-		for {
-			f, usec, ok := r.Next()
-			if !ok {
-				break
-			}
-			add(&f, usec, true)
+		for f, usec, ok := r.Next(); ok; f, usec, ok = r.Next() {
+			c.add(&f, usec, true)
 		}
 		st = r.Stats()
 	default:
 		return nil, &Error{Op: "parse", Msg: fmt.Sprintf("unknown format %q (want raw or tlog)", opt.Format)}
 	}
-	res.Stats = ResultStats{
+	c.res.Stats = ResultStats{
 		Frames: st.Frames, BadCRC: st.BadCRC, BadSignature: st.BadSignature,
 		HeaderErrors: st.HeaderErrors, SkippedBytes: st.SkippedBytes,
 		IncompleteAtEnd: st.IncompleteAtEnd,
 	}
-	return res, nil
+	return c.res, nil
+}
+
+// collector gathers Parse's result frame by frame.
+type collector struct {
+	opt     Options
+	res     *Result
+	max     int
+	msg     Message
+	scratch []byte
+}
+
+func (c *collector) problem(p Problem) {
+	if len(c.res.Problems) < c.max {
+		c.res.Problems = append(c.res.Problems, p)
+	}
+}
+
+// add counts f and, unless only a summary is wanted, describes it.
+func (c *collector) add(f *Frame, usec int64, tlog bool) {
+	c.res.ByName[f.Name()]++
+	if c.opt.Summary {
+		return
+	}
+	c.scratch = frameFields(c.scratch[:0], f, &c.msg)
+	fr := FrameResult{
+		Version: f.Version, Seq: f.Seq, SysID: f.SysID, CompID: f.CompID,
+		MsgID: f.MsgID, Name: f.Name(), PayloadLen: len(f.Payload),
+		IncompatFlags: f.IncompatFlags, CompatFlags: f.CompatFlags,
+		CRCOK: f.CRCOK, Signed: f.Signed(),
+		Fields: json.RawMessage(append([]byte(nil), c.scratch...)),
+		Offset: f.Offset,
+	}
+	if link, ts, sig, ok := f.Signature(); ok {
+		fr.Signature = &SignatureResult{LinkID: link, Timestamp: ts, Sig: hex.EncodeToString(sig)}
+		if c.opt.Key != nil {
+			valid := f.Sig == SignatureValid
+			fr.Signature.SignatureValid = &valid
+		}
+	}
+	if tlog {
+		u := usec
+		fr.TlogUsec = &u
+	}
+	c.res.Frames = append(c.res.Frames, fr)
 }
 
 // frameFields appends the JSON "fields" object of f.

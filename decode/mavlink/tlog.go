@@ -43,7 +43,6 @@ func (r *TlogReader) Stats() Stats { return r.p.Stats() }
 // microseconds); ok is false at the end of the log.
 func (r *TlogReader) Next() (f Frame, usec int64, ok bool) {
 	buf := r.buf
-	key := r.p.keyPtr()
 	st := &r.p.stats
 	for {
 		i := r.pos
@@ -61,57 +60,75 @@ func (r *TlogReader) Next() (f Frame, usec int64, ok bool) {
 			r.pos = len(buf)
 			return Frame{}, 0, false
 		}
-		j := i + tlogStampLen
-		if isMagic(buf[j]) {
-			off := int64(j)
-			fr, n, v := examine(buf[j:], key)
-			end := j + n
-			// nextOK: the following entry starts where this frame ends.
-			nextOK := v != vNeedMore && v != vHeaderErr &&
-				(end == len(buf) || (end+tlogStampLen < len(buf) && isMagic(buf[end+tlogStampLen])))
+		if j := i + tlogStampLen; isMagic(buf[j]) {
+			fr, end, taken := r.entry(j)
 			switch {
-			case v == vFrame || (v == vUnknown && nextOK):
-				if v == vUnknown {
-					st.Unknown++
-				}
-				fr.Offset = off
-				st.Frames++
-				r.p.incomplete = false
-				r.resync = false
-				r.pos = end
+			case taken:
 				return fr, int64(binary.BigEndian.Uint64(buf[i:j])), true
-			case v == vBadCRC && !r.resync && nextOK:
-				st.BadCRC++
-				r.report(Problem{Kind: ProblemBadCRC, Offset: off, Version: fr.Version, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
+			case end > 0: // a real frame to skip whole
 				st.SkippedBytes += int64(end - i)
 				r.pos = end
 				continue
-			case v == vBadSig && !r.resync:
-				st.BadSignature++
-				r.report(Problem{Kind: ProblemBadSignature, Offset: off, Version: 2, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
-				st.SkippedBytes += int64(end - i)
-				r.pos = end
-				continue
-			case !r.resync:
-				switch v {
-				case vHeaderErr:
-					st.HeaderErrors++
-					r.report(Problem{Kind: ProblemHeader, Offset: off, Version: 2, MsgID: fr.MsgID, Flags: fr.IncompatFlags})
-				case vBadCRC:
-					st.BadCRC++
-					r.report(Problem{Kind: ProblemBadCRC, Offset: off, Version: fr.Version, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
-				case vNeedMore:
-					r.p.incomplete = true
-					r.report(Problem{Kind: ProblemIncomplete, Offset: off, Version: fr.Version, MsgID: fr.MsgID, Need: n, Have: len(buf) - j})
-				case vUnknown:
-					r.report(Problem{Kind: ProblemUnframed, Offset: off, Version: fr.Version, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
-				}
 			}
 		}
 		// Lost step: resynchronise one byte further on.
 		r.resync = true
 		st.SkippedBytes++
 		r.pos = i + 1
+	}
+}
+
+// entry examines the frame at buf[j] (after an entry's timestamp). It
+// returns the frame when it is taken; otherwise end > 0 when the entry is
+// a real frame to skip whole (bad checksum with the next entry in step, or
+// a bad signature), and 0 when the reader has lost step.
+func (r *TlogReader) entry(j int) (fr Frame, end int, taken bool) {
+	buf, st := r.buf, &r.p.stats
+	off := int64(j)
+	fr, n, v := examine(buf[j:], r.p.keyPtr())
+	end = j + n
+	// nextOK: the following entry starts where this frame ends.
+	nextOK := v != vNeedMore && v != vHeaderErr &&
+		(end == len(buf) || (end+tlogStampLen < len(buf) && isMagic(buf[end+tlogStampLen])))
+	switch {
+	case v == vFrame || (v == vUnknown && nextOK):
+		if v == vUnknown {
+			st.Unknown++
+		}
+		fr.Offset = off
+		st.Frames++
+		r.p.incomplete, r.resync, r.pos = false, false, end
+		return fr, end, true
+	case v == vBadCRC && !r.resync && nextOK:
+		st.BadCRC++
+		r.report(Problem{Kind: ProblemBadCRC, Offset: off, Version: fr.Version, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
+		return fr, end, false
+	case v == vBadSig && !r.resync:
+		st.BadSignature++
+		r.report(Problem{Kind: ProblemBadSignature, Offset: off, Version: 2, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
+		return fr, end, false
+	case !r.resync:
+		r.lostStep(fr, v, off, n, len(buf)-j)
+	}
+	return fr, 0, false
+}
+
+// lostStep reports why the entry at off is not a frame, once per loss of
+// step.
+func (r *TlogReader) lostStep(fr Frame, v verdict, off int64, n, have int) {
+	st := &r.p.stats
+	switch v {
+	case vHeaderErr:
+		st.HeaderErrors++
+		r.report(Problem{Kind: ProblemHeader, Offset: off, Version: 2, MsgID: fr.MsgID, Flags: fr.IncompatFlags})
+	case vBadCRC:
+		st.BadCRC++
+		r.report(Problem{Kind: ProblemBadCRC, Offset: off, Version: fr.Version, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
+	case vNeedMore:
+		r.p.incomplete = true
+		r.report(Problem{Kind: ProblemIncomplete, Offset: off, Version: fr.Version, MsgID: fr.MsgID, Need: n, Have: have})
+	case vUnknown:
+		r.report(Problem{Kind: ProblemUnframed, Offset: off, Version: fr.Version, MsgID: fr.MsgID, PayloadLen: uint8(len(fr.Payload))})
 	}
 }
 

@@ -112,13 +112,31 @@ func (s *uasState) merge(f *Frame) {
 
 func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) decode.Observation {
 	o := decode.Observation{Protocol: decode.RemoteID, Sensor: sensor, TimeUnixNano: recvUnixNano}
+	s.identity(f, &o)
+	if s.hasLoc {
+		s.location(&o)
+	}
+	if s.hasSys && s.sys.OperatorPositionValid() {
+		o.OperatorLat, o.OperatorLon, _ = s.sys.OperatorPosition()
+		o.HasOperatorPosition = true
+	}
+	for _, w := range s.frameWarnings {
+		o.Warnings = append(o.Warnings, w.Code+": "+w.Detail)
+	}
+	s.checkOperatorDistance(&o)
+	return o
+}
+
+// identity sets the UAS id, the UA type, the transmitter, the track key
+// (the UAS id, else the transmitter address) and the operator id.
+func (s *uasState) identity(f *Frame, o *decode.Observation) {
 	if s.hasBasic {
 		if id, ok := s.basic.UASID(); ok && id != "" {
 			o.UASID = id
 		} else if s.basic.ID != [20]byte{} {
 			o.UASID = hex.EncodeToString(s.basic.ID[:])
 		}
-		o.Category = UATypeName(s.basic.UAType)
+		o.Category, o.CategoryKind = UATypeName(s.basic.UAType), decode.CategoryUAType
 	}
 	if f.HasTransmitter {
 		o.Transmitter = FormatMAC(f.Transmitter)
@@ -134,52 +152,53 @@ func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) deco
 			o.OperatorID = id
 		}
 	}
-	if s.hasLoc {
-		l := &s.loc
-		if l.PositionValid() {
-			o.Lat, o.Lon, o.HasPosition = l.Position()
-			o.PositionMethod = "remoteid"
-		}
-		if alt, ok := l.AltitudeGeo(); ok {
-			o.AltM, o.AltKind, o.HasAltitude = alt, "geo", true
-		} else if alt, ok := l.AltitudeBaro(); ok {
-			o.AltM, o.AltKind, o.HasAltitude = alt, "baro", true
-		}
-		spd, okS := l.SpeedHorizontal()
-		dir, okD := l.Direction()
-		if okS && okD && dir <= 360 {
-			o.SpeedMps, o.HeadingDeg, o.HasVelocity = spd, dir, true
-			if vr, ok := l.SpeedVertical(); ok {
-				o.VRateMps = vr
-			}
-		}
-		switch {
-		case l.Status == 3:
-			o.Emergency = "emergency"
-		case l.Status == 4 && s.locVersion >= Version2:
-			o.Emergency = "remote_id_system_failure"
+}
+
+// location sets position, altitude (geodetic first), velocity and the
+// emergency status of the last Location message.
+func (s *uasState) location(o *decode.Observation) {
+	l := &s.loc
+	if l.PositionValid() {
+		o.Lat, o.Lon, o.HasPosition = l.Position()
+		o.PositionMethod = "remoteid"
+	}
+	if alt, ok := l.AltitudeGeo(); ok {
+		o.AltM, o.AltKind, o.HasAltitude = alt, "geo", true
+	} else if alt, ok := l.AltitudeBaro(); ok {
+		o.AltM, o.AltKind, o.HasAltitude = alt, "baro", true
+	}
+	spd, okS := l.SpeedHorizontal()
+	dir, okD := l.Direction()
+	if okS && okD && dir <= 360 {
+		o.SpeedMps, o.HeadingDeg, o.HasVelocity = spd, dir, true
+		if vr, ok := l.SpeedVertical(); ok {
+			o.VRateMps = vr
 		}
 	}
-	if s.hasSys && s.sys.OperatorPositionValid() {
-		o.OperatorLat, o.OperatorLon, _ = s.sys.OperatorPosition()
-		o.HasOperatorPosition = true
+	switch {
+	case l.Status == 3:
+		o.Emergency = "emergency"
+	case l.Status == 4 && s.locVersion >= Version2:
+		o.Emergency = "remote_id_system_failure"
 	}
+}
+
+// checkOperatorDistance is the pack check across frames: operator and
+// aircraft positions heard in different frames of one transmitter must be
+// plausible together.
+func (s *uasState) checkOperatorDistance(o *decode.Observation) {
+	if !o.HasPosition || !o.HasOperatorPosition {
+		return
+	}
+	d := HaversineM(o.Lat, o.Lon, o.OperatorLat, o.OperatorLon)
+	if d <= MaxOperatorDistanceM {
+		return
+	}
+	code := WarnOperatorFarFromAircraft.String()
 	for _, w := range s.frameWarnings {
-		o.Warnings = append(o.Warnings, w.Code+": "+w.Detail)
-	}
-	// The pack check, across frames: operator and aircraft positions heard
-	// in different frames of one transmitter must be plausible together.
-	if o.HasPosition && o.HasOperatorPosition {
-		if d := HaversineM(o.Lat, o.Lon, o.OperatorLat, o.OperatorLon); d > MaxOperatorDistanceM {
-			code := WarnOperatorFarFromAircraft.String()
-			dup := false
-			for _, w := range s.frameWarnings {
-				dup = dup || w.Code == code
-			}
-			if !dup {
-				o.Warnings = append(o.Warnings, code+": "+operatorFarDetail(d))
-			}
+		if w.Code == code {
+			return
 		}
 	}
-	return o
+	o.Warnings = append(o.Warnings, code+": "+operatorFarDetail(d))
 }

@@ -240,48 +240,9 @@ func NewMessageView(m *Message) any {
 			UASID: optStr(id, ok), UASIDHex: hex.EncodeToString(d.ID[:]),
 		}
 	case TypeLocation:
-		d := &m.Location
-		v := &LocationView{
-			Type: t, ProtocolVersion: pv, Hex: hx,
-			Status: d.Status, StatusName: StatusName(d.Status, m.Version),
-			HeightType: d.HeightType, HeightTypeName: HeightTypeName(d.HeightType),
-			HorizAccuracy: d.HorizAcc, VertAccuracy: d.VertAcc, BaroAccuracy: d.BaroAcc,
-			SpeedAccuracy: d.SpeedAcc, TSAccuracy: d.TSAcc,
-			Raw: LocationRaw{
-				Direction: d.DirectionRaw, EWFlag: d.EWFlag, SpeedH: d.SpeedHRaw, SpeedMult: d.SpeedMult,
-				SpeedV: d.SpeedVRaw, Lat: d.LatRaw, Lon: d.LonRaw, AltBaro: d.AltBaroRaw,
-				AltGeo: d.AltGeoRaw, Height: d.HeightRaw, Timestamp: d.TimestampRaw,
-			},
-		}
-		v.DirectionDeg = opt(d.Direction())
-		v.SpeedHorizontalMps = opt(d.SpeedHorizontal())
-		v.SpeedVerticalMps = opt(d.SpeedVertical())
-		if lat, lon, ok := d.Position(); ok {
-			v.LatitudeDeg, v.LongitudeDeg = &lat, &lon
-		}
-		v.AltitudeBaroM = opt(d.AltitudeBaro())
-		v.AltitudeGeoM = opt(d.AltitudeGeo())
-		v.HeightM = opt(d.Height())
-		v.HorizAccuracyM = opt(d.HorizAccuracyM())
-		v.VertAccuracyM = opt(d.VertAccuracyM())
-		v.BaroAccuracyM = opt(d.BaroAccuracyM())
-		v.SpeedAccuracyMps = opt(d.SpeedAccuracyMps())
-		v.TSAccuracyS = opt(d.TSAccuracyS())
-		v.TimestampS = opt(d.Timestamp())
-		return v
+		return newLocationView(m, t, pv, hx)
 	case TypeAuth:
-		d := &m.Auth
-		v := &AuthView{
-			Type: t, ProtocolVersion: pv, Hex: hx,
-			DataPage: d.Page, AuthType: d.AuthType, AuthTypeName: AuthTypeName(d.AuthType),
-			AuthDataHex: hex.EncodeToString(d.Data[:d.DataLen]),
-		}
-		if d.Page == 0 {
-			lpi, l, ts := d.LastPageIndex, d.Length, d.Timestamp
-			tu, _ := d.TimestampUnix()
-			v.LastPageIndex, v.Length, v.Timestamp, v.TimestampUnix = &lpi, &l, &ts, &tu
-		}
-		return v
+		return newAuthView(m, t, pv, hx)
 	case TypeSelfID:
 		d := &m.SelfID
 		s, ok := d.Description()
@@ -290,30 +251,7 @@ func NewMessageView(m *Message) any {
 			DescType: d.DescType, DescTypeName: DescTypeName(d.DescType, m.Version), Desc: optStr(s, ok),
 		}
 	case TypeSystem:
-		d := &m.System
-		v := &SystemView{
-			Type: t, ProtocolVersion: pv, Hex: hx,
-			OperatorLocationType: d.OperatorLocationType, OperatorLocationTypeName: OperatorLocationTypeName(d.OperatorLocationType),
-			ClassificationType: d.ClassificationType, ClassificationTypeName: ClassificationTypeName(d.ClassificationType),
-			AreaCount: d.AreaCount, AreaRadiusM: d.AreaRadius(),
-			CategoryEU: d.CategoryEU, CategoryEUName: CategoryEUName(d.CategoryEU),
-			ClassEU: d.ClassEU, ClassEUName: ClassEUName(d.ClassEU),
-			Raw: SystemRaw{
-				OperatorLat: d.OpLatRaw, OperatorLon: d.OpLonRaw, AreaRadius: d.AreaRadiusRaw,
-				AreaCeiling: d.AreaCeilingRaw, AreaFloor: d.AreaFloorRaw, OperatorAltitude: d.OpAltGeoRaw,
-			},
-		}
-		if lat, lon, ok := d.OperatorPosition(); ok {
-			v.OperatorLatitudeDeg, v.OperatorLongitudeDeg = &lat, &lon
-		}
-		v.AreaCeilingM = opt(d.AreaCeiling())
-		v.AreaFloorM = opt(d.AreaFloor())
-		v.OperatorAltitudeGeoM = opt(d.OperatorAltitudeGeo())
-		if tu, ok := d.TimestampUnix(); ok {
-			ts := d.Timestamp
-			v.Timestamp, v.TimestampUnix = &ts, &tu
-		}
-		return v
+		return newSystemView(m, t, pv, hx)
 	case TypeOperatorID:
 		d := &m.OperatorID
 		s, ok := d.Text()
@@ -326,66 +264,176 @@ func NewMessageView(m *Message) any {
 	return nil
 }
 
+func newLocationView(m *Message, t string, pv int, hx string) *LocationView {
+	d := &m.Location
+	v := &LocationView{
+		Type: t, ProtocolVersion: pv, Hex: hx,
+		Status: d.Status, StatusName: StatusName(d.Status, m.Version),
+		HeightType: d.HeightType, HeightTypeName: HeightTypeName(d.HeightType),
+		HorizAccuracy: d.HorizAcc, VertAccuracy: d.VertAcc, BaroAccuracy: d.BaroAcc,
+		SpeedAccuracy: d.SpeedAcc, TSAccuracy: d.TSAcc,
+		Raw: LocationRaw{
+			Direction: d.DirectionRaw, EWFlag: d.EWFlag, SpeedH: d.SpeedHRaw, SpeedMult: d.SpeedMult,
+			SpeedV: d.SpeedVRaw, Lat: d.LatRaw, Lon: d.LonRaw, AltBaro: d.AltBaroRaw,
+			AltGeo: d.AltGeoRaw, Height: d.HeightRaw, Timestamp: d.TimestampRaw,
+		},
+	}
+	v.DirectionDeg = opt(d.Direction())
+	v.SpeedHorizontalMps = opt(d.SpeedHorizontal())
+	v.SpeedVerticalMps = opt(d.SpeedVertical())
+	if lat, lon, ok := d.Position(); ok {
+		v.LatitudeDeg, v.LongitudeDeg = &lat, &lon
+	}
+	v.AltitudeBaroM = opt(d.AltitudeBaro())
+	v.AltitudeGeoM = opt(d.AltitudeGeo())
+	v.HeightM = opt(d.Height())
+	v.HorizAccuracyM = opt(d.HorizAccuracyM())
+	v.VertAccuracyM = opt(d.VertAccuracyM())
+	v.BaroAccuracyM = opt(d.BaroAccuracyM())
+	v.SpeedAccuracyMps = opt(d.SpeedAccuracyMps())
+	v.TSAccuracyS = opt(d.TSAccuracyS())
+	v.TimestampS = opt(d.Timestamp())
+	return v
+}
+
+func newAuthView(m *Message, t string, pv int, hx string) *AuthView {
+	d := &m.Auth
+	v := &AuthView{
+		Type: t, ProtocolVersion: pv, Hex: hx,
+		DataPage: d.Page, AuthType: d.AuthType, AuthTypeName: AuthTypeName(d.AuthType),
+		AuthDataHex: hex.EncodeToString(d.Data[:d.DataLen]),
+	}
+	if d.Page == 0 {
+		lpi, l, ts := d.LastPageIndex, d.Length, d.Timestamp
+		tu, _ := d.TimestampUnix()
+		v.LastPageIndex, v.Length, v.Timestamp, v.TimestampUnix = &lpi, &l, &ts, &tu
+	}
+	return v
+}
+
+func newSystemView(m *Message, t string, pv int, hx string) *SystemView {
+	d := &m.System
+	v := &SystemView{
+		Type: t, ProtocolVersion: pv, Hex: hx,
+		OperatorLocationType: d.OperatorLocationType, OperatorLocationTypeName: OperatorLocationTypeName(d.OperatorLocationType),
+		ClassificationType: d.ClassificationType, ClassificationTypeName: ClassificationTypeName(d.ClassificationType),
+		AreaCount: d.AreaCount, AreaRadiusM: d.AreaRadius(),
+		CategoryEU: d.CategoryEU, CategoryEUName: CategoryEUName(d.CategoryEU),
+		ClassEU: d.ClassEU, ClassEUName: ClassEUName(d.ClassEU),
+		Raw: SystemRaw{
+			OperatorLat: d.OpLatRaw, OperatorLon: d.OpLonRaw, AreaRadius: d.AreaRadiusRaw,
+			AreaCeiling: d.AreaCeilingRaw, AreaFloor: d.AreaFloorRaw, OperatorAltitude: d.OpAltGeoRaw,
+		},
+	}
+	if lat, lon, ok := d.OperatorPosition(); ok {
+		v.OperatorLatitudeDeg, v.OperatorLongitudeDeg = &lat, &lon
+	}
+	v.AreaCeilingM = opt(d.AreaCeiling())
+	v.AreaFloorM = opt(d.AreaFloor())
+	v.OperatorAltitudeGeoM = opt(d.OperatorAltitudeGeo())
+	if tu, ok := d.TimestampUnix(); ok {
+		ts := d.Timestamp
+		v.Timestamp, v.TimestampUnix = &ts, &tu
+	}
+	return v
+}
+
 // MessageWarningDetail explains warning w found in message m, with the values.
 func messageWarningDetail(w Warning, m *Message) string {
-	l, s := &m.Location, &m.System
+	for _, explain := range [...]func(Warning, *Message) (string, bool){
+		idWarningDetail, locationWarningDetail, authWarningDetail, systemWarningDetail,
+	} {
+		if d, ok := explain(w, m); ok {
+			return d
+		}
+	}
+	return w.String()
+}
+
+// idWarningDetail explains the warnings of the header, Basic ID and
+// Operator ID messages.
+func idWarningDetail(w Warning, m *Message) (string, bool) {
 	switch w {
 	case WarnLegacyVersion:
-		return legacyVersionDetail(m.Version)
+		return legacyVersionDetail(m.Version), true
 	case WarnIDTypeReserved:
-		return fmt.Sprintf("id_type %d is reserved (0 to 4 are defined)", m.BasicID.IDType)
+		return fmt.Sprintf("id_type %d is reserved (0 to 4 are defined)", m.BasicID.IDType), true
 	case WarnUASIDEmpty:
-		return "the UAS ID is empty"
+		return "the UAS ID is empty", true
 	case WarnUASIDNotPrintable:
-		return fmt.Sprintf("the UAS ID of id_type %d is not printable ASCII", m.BasicID.IDType)
-	case WarnStatusReserved:
-		return fmt.Sprintf("status %d is reserved for protocol version %d", l.Status, m.Version)
+		return fmt.Sprintf("the UAS ID of id_type %d is not printable ASCII", m.BasicID.IDType), true
 	case WarnReservedBitsSet:
-		return fmt.Sprintf("reserved bits are set in byte 1 (0x%02x)", m.Bytes[1])
+		return fmt.Sprintf("reserved bits are set in byte 1 (0x%02x)", m.Bytes[1]), true
+	case WarnOperatorIDTypeReserved:
+		return fmt.Sprintf("operator_id_type %d is reserved", m.OperatorID.OperatorIDType), true
+	case WarnOperatorIDNotPrintable:
+		return "the operator ID is not printable ASCII", true
+	}
+	return "", false
+}
+
+// locationWarningDetail explains the warnings of the Location message.
+func locationWarningDetail(w Warning, m *Message) (string, bool) {
+	l := &m.Location
+	switch w {
+	case WarnStatusReserved:
+		return fmt.Sprintf("status %d is reserved for protocol version %d", l.Status, m.Version), true
 	case WarnDirectionOutOfRange:
-		return fmt.Sprintf("direction %d degrees is beyond 360 (361 means unknown)", l.directionInt())
+		return fmt.Sprintf("direction %d degrees is beyond 360 (361 means unknown)", l.directionInt()), true
 	case WarnVerticalSpeedOutOfRange:
-		return fmt.Sprintf("vertical speed %.1f m/s is beyond ±62 (63 means unknown)", float64(l.SpeedVRaw)*0.5)
+		return fmt.Sprintf("vertical speed %.1f m/s is beyond ±62 (63 means unknown)", float64(l.SpeedVRaw)*0.5), true
 	case WarnLatitudeOutOfRange:
-		return fmt.Sprintf("latitude %.7f is beyond ±90 degrees", float64(l.LatRaw)/1e7)
+		return fmt.Sprintf("latitude %.7f is beyond ±90 degrees", float64(l.LatRaw)/1e7), true
 	case WarnLongitudeOutOfRange:
-		return fmt.Sprintf("longitude %.7f is beyond ±180 degrees", float64(l.LonRaw)/1e7)
+		return fmt.Sprintf("longitude %.7f is beyond ±180 degrees", float64(l.LonRaw)/1e7), true
 	case WarnTimestampOutOfRange:
-		return fmt.Sprintf("timestamp %.1f s is beyond one hour after the full hour", float64(l.TimestampRaw)/10)
+		return fmt.Sprintf("timestamp %.1f s is beyond one hour after the full hour", float64(l.TimestampRaw)/10), true
 	case WarnAccuracyReserved:
 		return fmt.Sprintf("accuracy enums horizontal %d, vertical %d, baro %d, speed %d include a reserved value",
-			l.HorizAcc, l.VertAcc, l.BaroAcc, l.SpeedAcc)
+			l.HorizAcc, l.VertAcc, l.BaroAcc, l.SpeedAcc), true
+	}
+	return "", false
+}
+
+// authWarningDetail explains the warnings of the Authentication and Self
+// ID messages.
+func authWarningDetail(w Warning, m *Message) (string, bool) {
+	switch w {
 	case WarnAuthTypeReserved:
-		return fmt.Sprintf("auth_type %d is reserved", m.Auth.AuthType)
+		return fmt.Sprintf("auth_type %d is reserved", m.Auth.AuthType), true
 	case WarnAuthLengthExceedsPages:
 		return fmt.Sprintf("authentication length %d exceeds the %d bytes that pages 0 to %d hold",
-			m.Auth.Length, authCapacity(m.Auth.LastPageIndex), m.Auth.LastPageIndex)
+			m.Auth.Length, authCapacity(m.Auth.LastPageIndex), m.Auth.LastPageIndex), true
 	case WarnDescTypeReserved:
-		return fmt.Sprintf("desc_type %d is reserved for protocol version %d", m.SelfID.DescType, m.Version)
+		return fmt.Sprintf("desc_type %d is reserved for protocol version %d", m.SelfID.DescType, m.Version), true
 	case WarnDescNotPrintable:
-		return "the Self ID description is not printable ASCII"
+		return "the Self ID description is not printable ASCII", true
+	}
+	return "", false
+}
+
+// systemWarningDetail explains the warnings of the System message.
+func systemWarningDetail(w Warning, m *Message) (string, bool) {
+	s := &m.System
+	switch w {
 	case WarnOperatorLocationTypeReserved:
-		return fmt.Sprintf("operator_location_type %d is reserved", s.OperatorLocationType)
+		return fmt.Sprintf("operator_location_type %d is reserved", s.OperatorLocationType), true
 	case WarnClassificationTypeReserved:
-		return fmt.Sprintf("classification_type %d is reserved", s.ClassificationType)
+		return fmt.Sprintf("classification_type %d is reserved", s.ClassificationType), true
 	case WarnCategoryEUReserved:
-		return fmt.Sprintf("category_eu %d is reserved", s.CategoryEU)
+		return fmt.Sprintf("category_eu %d is reserved", s.CategoryEU), true
 	case WarnClassEUReserved:
-		return fmt.Sprintf("class_eu %d is reserved", s.ClassEU)
+		return fmt.Sprintf("class_eu %d is reserved", s.ClassEU), true
 	case WarnOperatorLatitudeOutOfRange:
-		return fmt.Sprintf("operator latitude %.7f is beyond ±90 degrees", float64(s.OpLatRaw)/1e7)
+		return fmt.Sprintf("operator latitude %.7f is beyond ±90 degrees", float64(s.OpLatRaw)/1e7), true
 	case WarnOperatorLongitudeOutOfRange:
-		return fmt.Sprintf("operator longitude %.7f is beyond ±180 degrees", float64(s.OpLonRaw)/1e7)
+		return fmt.Sprintf("operator longitude %.7f is beyond ±180 degrees", float64(s.OpLonRaw)/1e7), true
 	case WarnAreaFloorAboveCeiling:
 		f, _ := s.AreaFloor()
 		c, _ := s.AreaCeiling()
-		return fmt.Sprintf("area floor %.1f m is above the ceiling %.1f m", f, c)
-	case WarnOperatorIDTypeReserved:
-		return fmt.Sprintf("operator_id_type %d is reserved", m.OperatorID.OperatorIDType)
-	case WarnOperatorIDNotPrintable:
-		return "the operator ID is not printable ASCII"
+		return fmt.Sprintf("area floor %.1f m is above the ceiling %.1f m", f, c), true
 	}
-	return w.String()
+	return "", false
 }
 
 func packWarningDetail(w Warning, p *Pack) string {

@@ -85,8 +85,14 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 		// Also Comm-B (DF20/21) identification replies.
 		o.Callsign = m.Callsign.String()
 	}
+	if (m.DF == 20 || m.DF == 21) && m.ME() != 0 {
+		// The register a Comm-B reply holds is inferred against the
+		// aircraft's known state, which fusion holds; an all-zero MB field
+		// (an empty register) says nothing.
+		o.HasCommB, o.CommB = true, m.ME()
+	}
 	if m.Kind == adsb.KindIdentification {
-		o.Category = m.EmitterCategory()
+		o.Category, o.CategoryKind = m.EmitterCategory(), decode.CategoryEmitter
 	}
 	if m.HasCPR {
 		o.HasCPR, o.CPROdd, o.CPRLat, o.CPRLon = true, m.CPR.Odd, m.CPR.Lat, m.CPR.Lon

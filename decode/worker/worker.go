@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -25,6 +24,10 @@ type Meta struct {
 	IngestUnixNano int64
 	// Carrier is the Cuas-Carrier header (Remote ID wrapping), if any.
 	Carrier string
+	// StoredUnixNano is when JetStream stored the raw message (0:
+	// unknown): the server's clock, against which a receiver's stated
+	// receive time is bounded.
+	StoredUnixNano int64
 }
 
 // FrameDecoder turns one raw frame into zero or more observations,
@@ -95,13 +98,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // Worker is the decoder worker of one protocol.
 type Worker struct {
-	js      jetstream.JetStream
-	dec     FrameDecoder
-	log     *slog.Logger
-	m       *Metrics
-	batch   int
-	proto   string
-	scratch []byte
+	js    jetstream.JetStream
+	dec   *msgDecoder
+	log   *slog.Logger
+	m     *Metrics
+	batch int
+	proto string
 }
 
 // NewWorker returns a worker for dec's protocol.
@@ -109,7 +111,7 @@ func NewWorker(js jetstream.JetStream, dec FrameDecoder, m *Metrics, log *slog.L
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Worker{js: js, dec: dec, log: log, m: m, batch: 256, proto: string(dec.Protocol())}
+	return &Worker{js: js, dec: &msgDecoder{dec: dec}, log: log, m: m, batch: 256, proto: string(dec.Protocol())}
 }
 
 // ConsumerName is the durable consumer shared by every instance.
@@ -235,7 +237,6 @@ func (w *Worker) settle(ctx context.Context, work []pending) {
 // settled by settle.
 func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 	work := make([]pending, len(msgs))
-	obs := make([]decode.Observation, 0, 64)
 	for i, m := range msgs {
 		work[i].msg = m
 		// The metadata (stream sequence, timestamp) is parsed from the
@@ -249,118 +250,53 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 		if md != nil {
 			seq = md.Sequence.Stream
 		}
-		start := time.Now()
-		obs = obs[:0]
-		framing := m.Headers().Get(bus.HeaderFraming)
-		var dead []deadLetter
-		// Decoded frames are counted per message, not per frame: a batch
-		// holds up to bus.MaxFramesPerMessage frames and a labelled
-		// counter's look-up costs about as much as decoding one.
-		decoded := 0
-		// A receive time far ahead of the storage time would make a track
-		// last_seen years in the future (issue 23): the message is a dead
-		// letter, kept with its reason, rather than decoded.
-		if bad := futureRecv(meta, md); bad != "" {
-			dead = append(dead, deadLetter{idx: -1, frame: m.Data(), reason: "recv_time", detail: bad})
-		} else {
-			w.scratch, err = bus.EachFrame(framing, m.Data(), w.scratch, func(k int, frame []byte) error {
-				if frame == nil {
-					dead = append(dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
-					return nil
-				}
-				n := len(obs)
-				var derr error
-				obs, derr = w.dec.Decode(frame, meta, obs)
-				if derr != nil {
-					obs = obs[:n]
-					dead = append(dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(derr), detail: derr.Error()})
-					return nil
-				}
-				for j := n; j < len(obs); j++ {
-					o := &obs[j]
-					o.Protocol = w.dec.Protocol()
-					if o.Sensor == "" {
-						o.Sensor = meta.Sensor
-					}
-					if o.TimeUnixNano == 0 {
-						o.TimeUnixNano = meta.RecvUnixNano
-					}
-					o.IngestUnixNano = meta.IngestUnixNano
-				}
-				decoded++
-				return nil
-			})
-		}
-		if decoded > 0 {
-			w.m.decoded.WithLabelValues(w.proto).Add(float64(decoded))
-		}
-		if err != nil {
-			dead = append(dead, deadLetter{idx: -1, frame: m.Data(), reason: "framing", detail: err.Error()})
-		}
-		w.m.duration.WithLabelValues(w.proto).Observe(time.Since(start).Seconds())
-		if meta.RecvUnixNano > 0 {
-			w.m.lastFrame.WithLabelValues(w.proto).Set(float64(meta.RecvUnixNano) / 1e9)
-		}
-		// Observations: one message per track-key partition, holding that
-		// partition's observations in order.
-		var parts [bus.ObsPartitions][]byte
-		counts := [bus.ObsPartitions]int{}
-		for j := range obs {
-			p := bus.ObsPartition(obs[j].Key)
-			parts[p] = obs[j].AppendBatch(parts[p])
-			counts[p]++
-		}
-		for g, body := range parts {
-			if len(body) == 0 {
-				continue
-			}
-			msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: body, Header: nats.Header{}}
-			msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
-			fut, err := w.js.PublishMsgAsync(msg)
-			if err != nil {
-				work[i].failed = true
-				break
-			}
-			work[i].futures = append(work[i].futures, fut)
-			w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
-		}
-		for _, d := range dead {
-			msg := &nats.Msg{Subject: bus.DeadSubject(w.proto), Data: d.frame, Header: nats.Header{}}
-			msg.Header.Set(bus.HeaderReason, d.reason+": "+d.detail)
-			msg.Header.Set(bus.HeaderSensor, meta.Sensor)
-			msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(meta.RecvUnixNano, 10))
-			msg.Header.Set(bus.HeaderMsgID, "d"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(d.idx))
-			fut, err := w.js.PublishMsgAsync(msg)
-			if err != nil {
-				work[i].failed = true
-				break
-			}
-			work[i].futures = append(work[i].futures, fut)
-			w.m.rejected.WithLabelValues(w.proto, d.reason).Inc()
+		w.dec.decodeMessage(m.Headers().Get(bus.HeaderFraming), m.Data(), meta, w.m)
+		work[i].futures, work[i].failed = w.publishObservations(seq, work[i].futures)
+		if !work[i].failed {
+			work[i].futures, work[i].failed = w.publishDead(seq, meta, work[i].futures)
 		}
 	}
 	return work
 }
 
-// MaxRecvAhead is how far a receiver's stated receive time may be ahead
-// of JetStream's storage time (clock skew between a receiver and the
-// server).
-const MaxRecvAhead = 5 * time.Minute
-
-// futureRecv says why meta's receive time is unacceptable, or "".
-func futureRecv(meta Meta, md *jetstream.MsgMetadata) string {
-	if md == nil || meta.RecvUnixNano <= md.Timestamp.Add(MaxRecvAhead).UnixNano() {
-		return ""
+// publishObservations publishes the decoded observations of raw message
+// seq: one message per track-key partition, holding that partition's
+// observations in order, de-duplicated by the raw sequence.
+func (w *Worker) publishObservations(seq uint64, futures []jetstream.PubAckFuture) ([]jetstream.PubAckFuture, bool) {
+	obs := w.dec.obs
+	var parts [bus.ObsPartitions][]byte
+	counts := [bus.ObsPartitions]int{}
+	for j := range obs {
+		p := bus.ObsPartition(obs[j].Key)
+		parts[p] = obs[j].AppendBatch(parts[p])
+		counts[p]++
 	}
-	ahead := time.Duration(meta.RecvUnixNano - md.Timestamp.UnixNano())
-	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
+	for g, body := range parts {
+		if len(body) == 0 {
+			continue
+		}
+		msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: body, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
+		fut, err := w.js.PublishMsgAsync(msg)
+		if err != nil {
+			return futures, true
+		}
+		futures = append(futures, fut)
+		w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
+	}
+	return futures, false
 }
 
-type deadLetter struct {
-	idx    int
-	frame  []byte
-	reason string
-	detail string
+// publishDead publishes the dead letters of raw message seq.
+func (w *Worker) publishDead(seq uint64, meta Meta, futures []jetstream.PubAckFuture) ([]jetstream.PubAckFuture, bool) {
+	for _, d := range w.dec.dead {
+		fut, err := w.js.PublishMsgAsync(deadMsg(w.proto, seq, meta, d))
+		if err != nil {
+			return futures, true
+		}
+		futures = append(futures, fut)
+	}
+	return futures, false
 }
 
 // metaOf reads the receiver's headers; a missing receive or ingest time
@@ -378,6 +314,7 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 		}
 	}
 	if md != nil {
+		meta.StoredUnixNano = md.Timestamp.UnixNano()
 		if meta.RecvUnixNano == 0 {
 			meta.RecvUnixNano = md.Timestamp.UnixNano()
 		}

@@ -15,21 +15,13 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/natstest"
 )
 
 // startServer runs an embedded JetStream server for one test.
 func startServer(t *testing.T) *server.Server {
 	t.Helper()
-	ns, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Port: -1, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(ns.Shutdown)
-	return ns
+	return natstest.Start(t).Srv
 }
 
 // connect opens a separate client connection: one per simulated instance.

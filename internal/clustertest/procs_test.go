@@ -223,7 +223,9 @@ func freePorts(t *testing.T, n int) []int {
 // (http://127.0.0.1:PORT/api/cuas) once /readyz answers 200.
 func startCuasd(ctx context.Context, t *testing.T, dir, name string, args ...string) (*proc, string) {
 	t.Helper()
-	p := startProc(t, dir, name, cuasdBinary(t), append([]string{"serve"}, args...)...)
+	// The shared decoder workers publish CUAS_OBS, which this test reads to
+	// check that every acknowledged frame was decoded exactly once.
+	p := startProc(t, dir, name, cuasdBinary(t), append([]string{"serve", "--publish-observations"}, args...)...)
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	u, err := p.waitLine(wctx, "cuasd serving ")

@@ -7,6 +7,7 @@ package natstest
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,10 +25,20 @@ type Server struct {
 	JS   jetstream.JetStream
 	// URL is the server's loopback client URL.
 	URL string
+
+	stop sync.Once
 }
 
 // Option changes the server's options before it starts.
 type Option func(*server.Options)
+
+// InDir stores JetStream under dir instead of a fresh temporary directory,
+// so that a test can stop a server and start another on the same data.
+func InDir(dir string) Option { return func(o *server.Options) { o.StoreDir = dir } }
+
+// SyncAlways fsyncs every stored message before its acknowledgement, as a
+// production deployment that must survive a power cut runs.
+func SyncAlways() Option { return func(o *server.Options) { o.SyncAlways = true } }
 
 // Start starts a JetStream server in a fresh temporary directory, stopped
 // when the test ends.
@@ -49,20 +60,28 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		srv.Shutdown()
 		tb.Fatal("natstest: server not ready within 10s")
 	}
-	tb.Cleanup(func() {
-		srv.Shutdown()
-		srv.WaitForShutdown()
-	})
 	nc, err := nats.Connect("", nats.InProcessServer(srv))
 	if err != nil {
+		srv.Shutdown()
 		tb.Fatal(err)
 	}
-	tb.Cleanup(nc.Close)
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(65536))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &Server{Srv: srv, Conn: nc, JS: js, URL: srv.ClientURL()}
+	s := &Server{Srv: srv, Conn: nc, JS: js, URL: srv.ClientURL()}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Stop closes the in-process connection and shuts the server down, waiting
+// until it has; it is idempotent and also runs when the test ends.
+func (s *Server) Stop() {
+	s.stop.Do(func() {
+		s.Conn.Close()
+		s.Srv.Shutdown()
+		s.Srv.WaitForShutdown()
+	})
 }
 
 // StartWithStreams starts a server and creates the pipeline's streams with

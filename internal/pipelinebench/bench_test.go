@@ -42,7 +42,7 @@ type rig struct {
 // with the cuasd streams, sized for the benchmark's volume.
 func startBus(ctx context.Context, t *testing.T) *bus.Bus {
 	t.Helper()
-	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "off", MaxMemory: 256 << 20, MaxStore: 32 << 30,
+	b, err := bus.Start(ctx, bus.Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", MaxMemory: 256 << 20, MaxStore: 32 << 30,
 		SyncInterval: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -61,19 +61,17 @@ func newRig(t *testing.T) *rig {
 	b := startBus(ctx, t)
 	reg := prometheus.NewRegistry()
 	store := fusion.NewStore(fusion.Config{TTL: 10 * time.Minute})
-	m := worker.NewMetrics(reg)
+	reg.MustRegister(store.Collector())
+	// The fusion feed decodes every raw frame in place into the store, as
+	// cuasd serve runs it (no observation stream in between).
+	mav, _ := worker.NewMAVLink(nil)
+	feed := worker.NewFeed(b.JS, worker.FeedConfig{
+		Decoders: []worker.FrameDecoder{&worker.ADSB{}, worker.NewRemoteID(), mav},
+		Apply:    store.ApplyBatch, Replay: 10 * time.Minute, Metrics: worker.NewMetrics(reg), Log: nopLog(),
+	}, reg)
 	var wg sync.WaitGroup
-	for k := 0; k < workersPerProtocol(); k++ {
-		mav, _ := worker.NewMAVLink(nil)
-		for _, d := range []worker.FrameDecoder{&worker.ADSB{}, worker.NewRemoteID(), mav} {
-			w := worker.NewWorker(b.JS, d, m, nopLog())
-			wg.Add(1)
-			go func() { defer wg.Done(); _ = w.Run(ctx) }()
-		}
-	}
-	cons := fusion.NewConsumer(b.JS, store, nopLog(), reg)
 	wg.Add(1)
-	go func() { defer wg.Done(); _ = cons.Run(ctx) }()
+	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
 	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
 		cancel()
 		wg.Wait()
@@ -108,14 +106,6 @@ func newBareRig(t *testing.T) *rig {
 		cancel()
 		_ = b.Close(context.Background())
 	}}
-}
-
-// workersPerProtocol is CUAS_BENCH_WORKERS (default 1).
-func workersPerProtocol() int {
-	if n, err := strconv.Atoi(os.Getenv("CUAS_BENCH_WORKERS")); err == nil && n > 0 {
-		return n
-	}
-	return 1
 }
 
 func (r *rig) counter(name string) float64 {
@@ -237,7 +227,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		r := newRig(t)
 		ticks := generate(5000, 500, 600000, 10)
 		n := count(ticks)
-		start := time.Now()
+		start, cpu0 := time.Now(), cputime.Process()
 		ctx := context.Background()
 		sem := make(chan struct{}, 8)
 		var wg sync.WaitGroup
@@ -263,9 +253,9 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		wg.Wait()
 		pubDur := time.Since(start)
 		drain, applied := r.waitDrained(float64(n), 2*time.Minute)
-		total := time.Since(start)
-		t.Logf("BATCHED: %d frames published in %.2fs (%.0f frames/s accepted by JetStream); all %0.f observations applied after %.2fs: sustained %.0f frames/s end to end (drain %.2fs)",
-			n, pubDur.Seconds(), float64(n)/pubDur.Seconds(), applied, total.Seconds(), applied/total.Seconds(), drain.Seconds())
+		total, cpu := time.Since(start), cputime.Process()-cpu0
+		t.Logf("BATCHED: %d frames published in %.2fs (%.0f frames/s accepted by JetStream); all %0.f observations applied after %.2fs: sustained %.0f frames/s end to end (drain %.2fs), %.2f µs of CPU per frame = %.0f frames per CPU-second (publisher included)",
+			n, pubDur.Seconds(), float64(n)/pubDur.Seconds(), applied, total.Seconds(), applied/total.Seconds(), drain.Seconds(), cpu.Seconds()*1e6/float64(n), float64(n)/cpu.Seconds())
 		r.stop()
 	}
 

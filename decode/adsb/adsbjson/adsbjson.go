@@ -46,6 +46,13 @@ type Request struct {
 	Reference *Reference `json:"reference,omitempty"`
 	// Fix asks for single-bit error correction of DF17/DF18 frames.
 	Fix bool `json:"fix,omitempty"`
+	// Known is what is known about the aircraft of the Comm-B replies
+	// (DF20/21): their register candidates are checked against it.
+	Known *Known `json:"known,omitempty"`
+	// Meteo also tries the meteorological Comm-B registers 4,4 and 4,5,
+	// which pyModeS leaves out by default (their loose format matches much
+	// other traffic).
+	Meteo bool `json:"meteo,omitempty"`
 }
 
 // Reference is a position in degrees.
@@ -96,6 +103,23 @@ func undecodable(field, format string, args ...any) *Problem {
 // Decode answers a Request.
 func Decode(req Request) (Response, *Problem) {
 	resp := Response{Messages: []Message{}, Notice: Notice}
+	ref, p := req.check()
+	if p != nil {
+		return resp, p
+	}
+	opts := adsb.Options{FixOneBit: req.Fix}
+	switch {
+	case req.Hex != nil:
+		return decodeOne(req, ref, opts, resp)
+	case req.Frames != nil:
+		return decodeFrames(req, ref, opts, resp)
+	}
+	return decodePair(req, ref, opts, resp)
+}
+
+// check validates the request's shape and returns its reference position
+// (nil without one).
+func (req *Request) check() (*adsb.LatLon, *Problem) {
 	forms := 0
 	if req.Hex != nil {
 		forms++
@@ -107,75 +131,84 @@ func Decode(req Request) (Response, *Problem) {
 		forms++
 	}
 	if forms != 1 {
-		return resp, badRequest("", "give exactly one of hex, frames, or even with odd")
+		return nil, badRequest("", "give exactly one of hex, frames, or even with odd")
 	}
 	var ref *adsb.LatLon
-	if req.Reference != nil {
-		r := req.Reference
+	if r := req.Reference; r != nil {
 		if r.Lat == nil || r.Lon == nil {
-			return resp, badRequest("reference", "reference needs both lat and lon")
+			return nil, badRequest("reference", "reference needs both lat and lon")
 		}
 		if !(*r.Lat >= -90 && *r.Lat <= 90) {
-			return resp, badRequest("reference.lat", "reference.lat must be between -90 and 90 degrees")
+			return nil, badRequest("reference.lat", "reference.lat must be between -90 and 90 degrees")
 		}
 		if !(*r.Lon >= -180 && *r.Lon <= 180) {
-			return resp, badRequest("reference.lon", "reference.lon must be between -180 and 180 degrees")
+			return nil, badRequest("reference.lon", "reference.lon must be between -180 and 180 degrees")
 		}
 		ref = &adsb.LatLon{Lat: *r.Lat, Lon: *r.Lon}
 	}
-	opts := adsb.Options{FixOneBit: req.Fix}
+	if p := req.Known.check(); p != nil {
+		return nil, p
+	}
+	return ref, nil
+}
 
-	switch {
-	case req.Hex != nil:
-		var m adsb.Message
-		if p := decodeText("hex", *req.Hex, opts, &m); p != nil {
-			return resp, p
+// decodeOne answers a request for one frame (hex).
+func decodeOne(req Request, ref *adsb.LatLon, opts adsb.Options, resp Response) (Response, *Problem) {
+	var m adsb.Message
+	if p := decodeText("hex", *req.Hex, opts, &m); p != nil {
+		return resp, p
+	}
+	msg := describeWith(&m, &req, nil)
+	if ref != nil && m.HasCPR {
+		lat, lon, err := adsb.LocalPosition(&m, *ref)
+		if err != nil {
+			return resp, undecodable("reference", "the position cannot be resolved from this reference: %s", reason(err))
 		}
-		msg := Describe(&m, req.Fix)
-		if ref != nil && m.HasCPR {
-			lat, lon, err := adsb.LocalPosition(&m, *ref)
-			if err != nil {
-				return resp, undecodable("reference", "the position cannot be resolved from this reference: %s", reason(err))
+		msg.Lat, msg.Lon = &lat, &lon
+		resp.Position = &Position{Lat: lat, Lon: lon, Method: localMethod(&m)}
+	}
+	resp.Messages = append(resp.Messages, msg)
+	return resp, nil
+}
+
+// decodeFrames answers a batch: each frame decoded on its own (an error
+// is reported in its entry), with what earlier squitters said about an
+// address informing its Comm-B replies.
+func decodeFrames(req Request, ref *adsb.LatLon, opts adsb.Options, resp Response) (Response, *Problem) {
+	if len(req.Frames) == 0 {
+		return resp, badRequest("frames", "frames is empty")
+	}
+	if len(req.Frames) > MaxFrames {
+		return resp, badRequest("frames", "%d frames; at most %d per request", len(req.Frames), MaxFrames)
+	}
+	batch := batchState{}
+	for i, s := range req.Frames {
+		var m adsb.Message
+		idx := i
+		if p := decodeText(fmt.Sprintf("frames[%d]", i), s, opts, &m); p != nil {
+			e := Message{Index: &idx, Input: s, Error: p.Detail}
+			if m.Len > 0 {
+				// The header of a frame that failed its CRC.
+				df, rem := int(m.DF), int(m.CRCRemainder)
+				e.DF, e.CRCRemainder = &df, &rem
 			}
-			msg.Lat, msg.Lon = &lat, &lon
-			resp.Position = &Position{Lat: lat, Lon: lon, Method: localMethod(&m)}
+			resp.Messages = append(resp.Messages, e)
+			continue
+		}
+		msg := describeWith(&m, &req, batch)
+		msg.Index = &idx
+		if ref != nil && m.HasCPR {
+			if lat, lon, err := adsb.LocalPosition(&m, *ref); err == nil {
+				msg.Lat, msg.Lon = &lat, &lon
+			}
 		}
 		resp.Messages = append(resp.Messages, msg)
-		return resp, nil
-
-	case req.Frames != nil:
-		if len(req.Frames) == 0 {
-			return resp, badRequest("frames", "frames is empty")
-		}
-		if len(req.Frames) > MaxFrames {
-			return resp, badRequest("frames", "%d frames; at most %d per request", len(req.Frames), MaxFrames)
-		}
-		for i, s := range req.Frames {
-			var m adsb.Message
-			idx := i
-			if p := decodeText(fmt.Sprintf("frames[%d]", i), s, opts, &m); p != nil {
-				e := Message{Index: &idx, Input: s, Error: p.Detail}
-				if m.Len > 0 {
-					// The header of a frame that failed its CRC.
-					df, rem := int(m.DF), int(m.CRCRemainder)
-					e.DF, e.CRCRemainder = &df, &rem
-				}
-				resp.Messages = append(resp.Messages, e)
-				continue
-			}
-			msg := Describe(&m, req.Fix)
-			msg.Index = &idx
-			if ref != nil && m.HasCPR {
-				if lat, lon, err := adsb.LocalPosition(&m, *ref); err == nil {
-					msg.Lat, msg.Lon = &lat, &lon
-				}
-			}
-			resp.Messages = append(resp.Messages, msg)
-		}
-		return resp, nil
 	}
+	return resp, nil
+}
 
-	// The pair.
+// decodePair answers an even/odd pair with its global position.
+func decodePair(req Request, ref *adsb.LatLon, opts adsb.Options, resp Response) (Response, *Problem) {
 	if req.Even == nil || req.Odd == nil {
 		return resp, badRequest("", "a pair needs both even and odd")
 	}
@@ -189,17 +222,10 @@ func Decode(req Request) (Response, *Problem) {
 	if p := decodeText("odd", *req.Odd, opts, &odd); p != nil {
 		return resp, p
 	}
-	em, om := Describe(&even, req.Fix), Describe(&odd, req.Fix)
-	switch {
-	case !even.HasCPR:
-		return resp, undecodable("even", "the even frame is not a position message (it is %s)", even.Kind)
-	case !odd.HasCPR:
-		return resp, undecodable("odd", "the odd frame is not a position message (it is %s)", odd.Kind)
-	case even.CPR.Odd:
-		return resp, undecodable("even", "the frame given as even has F=1: it is an odd report")
-	case !odd.CPR.Odd:
-		return resp, undecodable("odd", "the frame given as odd has F=0: it is an even report")
+	if p := checkPair(&even, &odd); p != nil {
+		return resp, p
 	}
+	em, om := Describe(&even, req.Fix), Describe(&odd, req.Fix)
 	newestOdd := req.Newest == "odd"
 	lat, lon, err := adsb.GlobalPosition(&even, &odd, newestOdd, ref)
 	if err != nil {
@@ -212,20 +238,64 @@ func Decode(req Request) (Response, *Problem) {
 	method := "cpr_global_airborne"
 	if even.IsSurface() {
 		method = "cpr_global_surface"
-	} else if ref != nil {
-		// An airborne pair needs no reference; given one, the pair must
-		// agree with the local decode of its newest frame, or one of the
-		// two (frames, or reference) is wrong and we do not guess which.
-		llat, llon, lerr := adsb.LocalPosition(newest, *ref)
-		if lerr != nil || math.Abs(llat-lat) > 1e-4 || math.Abs(wrap180(llon-lon)) > 1e-4 {
-			return resp, undecodable("reference", "the pair resolves to (%.5f, %.5f) but decoding the newest frame against the reference gives %s: at least one frame is corrupt or spoofed, or the reference is over 180 NM away",
-				lat, lon, localText(llat, llon, lerr))
-		}
+	} else if p := checkAgainstReference(newest, ref, lat, lon); p != nil {
+		return resp, p
 	}
 	nm.Lat, nm.Lon = &lat, &lon
 	resp.Messages = append(resp.Messages, em, om)
 	resp.Position = &Position{Lat: lat, Lon: lon, Method: method}
 	return resp, nil
+}
+
+// checkPair says why two frames are not an even/odd position pair.
+func checkPair(even, odd *adsb.Message) *Problem {
+	switch {
+	case !even.HasCPR:
+		return undecodable("even", "the even frame is not a position message (it is %s)", even.Kind)
+	case !odd.HasCPR:
+		return undecodable("odd", "the odd frame is not a position message (it is %s)", odd.Kind)
+	case even.CPR.Odd:
+		return undecodable("even", "the frame given as even has F=1: it is an odd report")
+	case !odd.CPR.Odd:
+		return undecodable("odd", "the frame given as odd has F=0: it is an even report")
+	}
+	return nil
+}
+
+// checkAgainstReference: an airborne pair needs no reference; given one,
+// the pair must agree with the local decode of its newest frame, or one of
+// the two (frames, or reference) is wrong and we do not guess which.
+func checkAgainstReference(newest *adsb.Message, ref *adsb.LatLon, lat, lon float64) *Problem {
+	if ref == nil {
+		return nil
+	}
+	llat, llon, lerr := adsb.LocalPosition(newest, *ref)
+	if lerr != nil || math.Abs(llat-lat) > 1e-4 || math.Abs(wrap180(llon-lon)) > 1e-4 {
+		return undecodable("reference", "the pair resolves to (%.5f, %.5f) but decoding the newest frame against the reference gives %s: at least one frame is corrupt or spoofed, or the reference is over 180 NM away",
+			lat, lon, localText(llat, llon, lerr))
+	}
+	return nil
+}
+
+// describeWith is Describe with the request's Comm-B options: its known
+// state, merged in a batch with what the batch's earlier squitters said
+// about the same address (batch is nil outside a batch).
+func describeWith(m *adsb.Message, req *Request, batch batchState) Message {
+	j := describeHeader(m, req.Fix)
+	describePayload(m, &j)
+	if m.DF == 20 || m.DF == 21 {
+		k, heard := batch.commBKnown(m, req.Known)
+		var c adsb.CommB
+		m.CommB(&k, adsb.CommBOptions{Meteo: req.Meteo}, &c)
+		describeCommB(&c, &j)
+		if batch != nil {
+			j.CommB.AddressKnown = &heard
+		}
+	}
+	if batch != nil {
+		batch.learn(m)
+	}
+	return j
 }
 
 func localText(lat, lon float64, err error) string {

@@ -3,10 +3,13 @@ package adsbjson
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/cuasd/cuasd/decode/adsb"
 )
 
 type vector struct {
@@ -375,4 +378,81 @@ func TestJSONShape(t *testing.T) {
 	if !bytes.Contains(b, []byte(`"messages":[]`)) {
 		t.Errorf("empty messages encode as %s", b)
 	}
+}
+
+// TestCommBJSON: pyModeS's vectors (tests/test_bds_commb.py and
+// test_infer.py @ a49921bb, see decode/adsb/commb_test.go) through the
+// endpoint's JSON, with pyModeS's field names.
+func TestCommBJSON(t *testing.T) {
+	one := func(t *testing.T, req Request) map[string]any {
+		t.Helper()
+		resp, p := Decode(req)
+		if p != nil {
+			t.Fatal(p)
+		}
+		return roundTrip(t, resp.Messages[0])
+	}
+	hx := "A000139381951536E024D4CCF6B5"
+	m := one(t, Request{Hex: &hx})
+	cb, _ := m["comm_b"].(map[string]any)
+	b50, _ := cb["bds50"].(map[string]any)
+	if m["bds"] != "5,0" || b50["groundspeed"] != 438.0 || b50["true_airspeed"] != 424.0 || cb["mb"] != "81951536E024D4" {
+		t.Errorf("5,0: %v", m)
+	}
+	hx = "A0001692185BD5CF400000DFC696"
+	m = one(t, Request{Hex: &hx, Meteo: true})
+	cb, _ = m["comm_b"].(map[string]any)
+	if b44, _ := cb["bds44"].(map[string]any); b44["wind_speed"] != 22.0 || b44["static_air_temperature"] != -48.75 {
+		t.Errorf("4,4 with meteo: %v", m)
+	}
+	// The 5,0/6,0 ambiguous payload in a DF20 frame of altitude 0 (AC 0,
+	// absent) with the CRC of address 000000.
+	amb := "A0000000FFBAA11E200472" + commBParity(t, "A0000000FFBAA11E200472")
+	m = one(t, Request{Hex: &amb})
+	if c, _ := m["bds_candidates"].([]any); len(c) != 2 || m["bds"] != "5,0" || m["comm_b"].(map[string]any)["ambiguous"] != true {
+		t.Errorf("ambiguous: %v", m)
+	}
+	trk := 355.0
+	m = one(t, Request{Hex: &amb, Known: &Known{Track: &trk}})
+	if _, ok := m["bds_candidates"]; ok || m["bds"] != "6,0" {
+		t.Errorf("known track 355: %v", m)
+	}
+	bad := 400.0
+	if _, p := Decode(Request{Hex: &amb, Known: &Known{Track: &bad}}); p == nil || p.Status != 400 || p.Field != "known.track" {
+		t.Errorf("track 400: %v", p)
+	}
+}
+
+// TestCommBBatchState: in a batch, a DF20/21 reply is checked against the
+// state the batch's earlier DF17 frames gave its address.
+func TestCommBBatchState(t *testing.T) {
+	amb := "A0000000FFBAA11E200472" + commBParity(t, "A0000000FFBAA11E200472")
+	// The ME of pyModeS's velocity example 8D485020994409940838175B284F
+	// (159 kt, track 182.9°) sent by address 000000.
+	vel := "8D00000099440994083817" + commBParity(t, "8D00000099440994083817")
+	resp, p := Decode(Request{Frames: []string{amb, vel, amb}})
+	if p != nil {
+		t.Fatal(p)
+	}
+	first, last := resp.Messages[0], resp.Messages[2]
+	if k := first.CommB.AddressKnown; k == nil || *k || first.BDSCandidates == nil {
+		t.Errorf("before the squitter: address_known %v, candidates %v", k, first.BDSCandidates)
+	}
+	// 6,0's heading 359° is 176° from the track: rejected; 5,0 (240 kt,
+	// 239°) is within the limits and stays.
+	if k := last.CommB.AddressKnown; k == nil || !*k || last.BDS != "5,0" || last.BDSCandidates != nil ||
+		len(last.CommB.Rejected) != 1 || last.CommB.Rejected[0] != "6,0" {
+		t.Errorf("after the squitter: %+v %+v", last, last.CommB)
+	}
+}
+
+// commBParity returns the parity field that makes a frame's remainder
+// zero (address 000000), for synthetic Comm-B frames.
+func commBParity(t *testing.T, data string) string {
+	t.Helper()
+	var f [14]byte
+	if _, err := adsb.ParseHex(&f, data+"000000"); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%06X", adsb.Syndrome(f[:]))
 }

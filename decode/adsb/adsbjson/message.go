@@ -42,6 +42,11 @@ type Message struct {
 	TypeCode *int   `json:"typecode,omitempty"`
 	Subtype  *int   `json:"subtype,omitempty"`
 	BDS      string `json:"bds,omitempty"`
+	// BDSCandidates are the Comm-B registers a DF20/21 payload fits when
+	// more than one does, the best (bds) first.
+	BDSCandidates []string `json:"bds_candidates,omitempty"`
+	// CommB is the register content of a DF20/21 reply.
+	CommB *CommB `json:"comm_b,omitempty"`
 
 	Callsign            string `json:"callsign,omitempty"`
 	Category            string `json:"category,omitempty"`
@@ -130,8 +135,21 @@ func u8(v uint8) *int       { return ip(int(v)) }
 func i32(v int32) *int      { return ip(int(v)) }
 
 // Describe turns a decoded message into its JSON object. fixRequested
-// adds bit_errors_fixed for DF17/DF18 frames.
+// adds bit_errors_fixed for DF17/DF18 frames. A Comm-B reply is read with
+// nothing known about its aircraft and without the meteorological
+// registers.
 func Describe(m *adsb.Message, fixRequested bool) Message {
+	j := describeHeader(m, fixRequested)
+	describePayload(m, &j)
+	if m.DF == 20 || m.DF == 21 {
+		var c adsb.CommB
+		m.CommB(nil, adsb.CommBOptions{}, &c)
+		describeCommB(&c, &j)
+	}
+	return j
+}
+
+func describeHeader(m *adsb.Message, fixRequested bool) Message {
 	j := Message{
 		Hex:          fmt.Sprintf("%X", m.Bytes()),
 		DF:           u8(m.DF),
@@ -157,6 +175,12 @@ func Describe(m *adsb.Message, fixRequested bool) Message {
 			j.ICAO = m.ICAO()
 		}
 	}
+	describeDFFields(m, &j)
+	return j
+}
+
+// describeDFFields adds the header fields of the frame's downlink format.
+func describeDFFields(m *adsb.Message, j *Message) {
 	switch m.DF {
 	case 0, 16:
 		j.VS, j.SL, j.RI = u8(m.VS), u8(m.SL), u8(m.RI)
@@ -181,6 +205,10 @@ func Describe(m *adsb.Message, fixRequested bool) Message {
 		}
 		j.BDS = m.Kind.BDS()
 	}
+}
+
+// describePayload adds what the frame says about the aircraft.
+func describePayload(m *adsb.Message, j *Message) {
 	if m.HasCallsign {
 		j.Callsign = m.Callsign.String()
 		if m.DF == 20 || m.DF == 21 {
@@ -208,6 +236,12 @@ func Describe(m *adsb.Message, fixRequested bool) Message {
 		}
 		j.CPRLat, j.CPRLon = ip(int(m.CPR.Lat)), ip(int(m.CPR.Lon))
 	}
+	describeKind(m, j)
+	describeMeasurements(m, j)
+}
+
+// describeKind adds the fields only one kind of extended squitter carries.
+func describeKind(m *adsb.Message, j *Message) {
 	switch m.Kind {
 	case adsb.KindAirbornePosition:
 		if n := m.NUCp(); n >= 0 {
@@ -233,64 +267,76 @@ func Describe(m *adsb.Message, fixRequested bool) Message {
 		}
 	case adsb.KindTargetState:
 		if !m.Unsupported {
-			if m.HasSelectedAltitude {
-				j.SelectedAltitude = i32(m.SelectedAltitude)
-				j.SelectedAltitudeSource = "mcp_fcu"
-				if m.SelectedAltitudeFMS {
-					j.SelectedAltitudeSource = "fms"
-				}
-			}
-			if m.HasBaroSetting {
-				j.BaroPressureSetting = fp(m.BaroSetting)
-			}
-			if m.HasSelectedHeading {
-				j.SelectedHeading = fp(m.SelectedHeading)
-			}
-			if m.HasNavModes {
-				j.Autopilot = bp(m.NavModes&adsb.NavAutopilot != 0)
-				j.VNAVMode = bp(m.NavModes&adsb.NavVNAV != 0)
-				j.AltitudeHoldMode = bp(m.NavModes&adsb.NavAltitudeHold != 0)
-				j.ApproachMode = bp(m.NavModes&adsb.NavApproach != 0)
-				j.LNAVMode = bp(m.NavModes&adsb.NavLNAV != 0)
-			}
-			j.TCASOperational = bp(m.ACASOperational)
-			j.SILSupplement = u8(m.SILSupplement)
+			describeTargetState(m, j)
 		}
 	case adsb.KindOperationalStatus:
 		if !m.Unsupported {
-			j.Version = u8(m.Version)
-			if m.Version >= 1 {
-				j.NICa = u8(m.NICa)
-				j.HRD = u8(m.HRD)
-				c := m.Capability
-				j.Capability = &Capability{
-					ACAS: c&adsb.CapACAS != 0, CDTI: c&adsb.CapCDTI != 0, ARV: c&adsb.CapARV != 0,
-					TS: c&adsb.CapTS != 0, UATIn: c&adsb.CapUATIn != 0, POA: c&adsb.CapPOA != 0,
-					B2Low: c&adsb.CapB2Low != 0,
-				}
-				if c&adsb.CapTC2 != 0 {
-					j.Capability.TC |= 2
-				}
-				if c&adsb.CapTC1 != 0 {
-					j.Capability.TC |= 1
-				}
-				o := m.OperationalMode
-				j.OperationalMode = &OperationalMode{ACASRA: o&adsb.OpACASRA != 0, Ident: o&adsb.OpIdent != 0, ATC: o&adsb.OpATC != 0, SAF: o&adsb.OpSAF != 0}
-				if m.HasLengthWidth {
-					j.LengthWidth = u8(m.LengthWidth)
-				}
-			}
-			if m.Version == 2 {
-				j.SDA = u8(m.SDA)
-				j.SILSupplement = u8(m.SILSupplement)
-				if m.Subtype == 1 {
-					j.NICc = u8(m.NICc)
-				} else {
-					j.GVA = u8(m.GVA)
-				}
-			}
+			describeOperationalStatus(m, j)
 		}
 	}
+}
+
+func describeTargetState(m *adsb.Message, j *Message) {
+	if m.HasSelectedAltitude {
+		j.SelectedAltitude = i32(m.SelectedAltitude)
+		j.SelectedAltitudeSource = "mcp_fcu"
+		if m.SelectedAltitudeFMS {
+			j.SelectedAltitudeSource = "fms"
+		}
+	}
+	if m.HasBaroSetting {
+		j.BaroPressureSetting = fp(m.BaroSetting)
+	}
+	if m.HasSelectedHeading {
+		j.SelectedHeading = fp(m.SelectedHeading)
+	}
+	if m.HasNavModes {
+		j.Autopilot = bp(m.NavModes&adsb.NavAutopilot != 0)
+		j.VNAVMode = bp(m.NavModes&adsb.NavVNAV != 0)
+		j.AltitudeHoldMode = bp(m.NavModes&adsb.NavAltitudeHold != 0)
+		j.ApproachMode = bp(m.NavModes&adsb.NavApproach != 0)
+		j.LNAVMode = bp(m.NavModes&adsb.NavLNAV != 0)
+	}
+	j.TCASOperational = bp(m.ACASOperational)
+	j.SILSupplement = u8(m.SILSupplement)
+}
+
+func describeOperationalStatus(m *adsb.Message, j *Message) {
+	j.Version = u8(m.Version)
+	if m.Version >= 1 {
+		j.NICa = u8(m.NICa)
+		j.HRD = u8(m.HRD)
+		c := m.Capability
+		j.Capability = &Capability{
+			ACAS: c&adsb.CapACAS != 0, CDTI: c&adsb.CapCDTI != 0, ARV: c&adsb.CapARV != 0,
+			TS: c&adsb.CapTS != 0, UATIn: c&adsb.CapUATIn != 0, POA: c&adsb.CapPOA != 0,
+			B2Low: c&adsb.CapB2Low != 0,
+		}
+		if c&adsb.CapTC2 != 0 {
+			j.Capability.TC |= 2
+		}
+		if c&adsb.CapTC1 != 0 {
+			j.Capability.TC |= 1
+		}
+		o := m.OperationalMode
+		j.OperationalMode = &OperationalMode{ACASRA: o&adsb.OpACASRA != 0, Ident: o&adsb.OpIdent != 0, ATC: o&adsb.OpATC != 0, SAF: o&adsb.OpSAF != 0}
+		if m.HasLengthWidth {
+			j.LengthWidth = u8(m.LengthWidth)
+		}
+	}
+	if m.Version == 2 {
+		j.SDA = u8(m.SDA)
+		j.SILSupplement = u8(m.SILSupplement)
+		if m.Subtype == 1 {
+			j.NICc = u8(m.NICc)
+		} else {
+			j.GVA = u8(m.GVA)
+		}
+	}
+}
+
+// describeMeasurements adds the optional values of any kind.
+func describeMeasurements(m *adsb.Message, j *Message) {
 	if m.HasGroundspeed {
 		j.Groundspeed = fp(m.Groundspeed)
 	}
@@ -319,5 +365,4 @@ func Describe(m *adsb.Message, fixRequested bool) Message {
 			j.NICbaro = u8(m.NICbaro)
 		}
 	}
-	return j
 }

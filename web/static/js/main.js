@@ -1,5 +1,6 @@
 // The map application: tabs, and the wiring between the live data, the map,
 // the threat board and the track detail.
+import { AlertsPanel } from "./alerts.js";
 import { BoardPanel } from "./board.js";
 import { Decoder } from "./decoder.js";
 import { DetailPanel } from "./detail.js";
@@ -218,3 +219,4 @@ window.addEventListener("hashchange", () => showTab(viewInHash()));
 
 showTab(viewInHash());
 live.start();
+new AlertsPanel({ section: $("alerts"), list: $("alerts-list"), count: $("alerts-count"), onPick: (id) => id && select(id, { centre: true }) }).start();

@@ -1,0 +1,233 @@
+package main
+
+// Alerts (issue 19): the --alerts rule file, webhooks and MQTT. The flags
+// and their checks live here so that config.go, serve.go and http.go each
+// gain one line.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/cuasd/cuasd/httpapi"
+	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/alert"
+	"github.com/cuasd/cuasd/output/mqtt"
+	"github.com/cuasd/cuasd/output/webhook"
+)
+
+// alertConfig is the alert part of the configuration.
+type alertConfig struct {
+	// Alerts is the rule file (--alerts FILE, or alerts: FILE in the main
+	// configuration) or the rules themselves inline under alerts:.
+	Alerts          alertsSource `yaml:"alerts"`
+	AlertsPublicURL string       `yaml:"alerts-public-url"`
+	MQTTURL         string       `yaml:"mqtt-url"`
+	MQTTPrefix      string       `yaml:"mqtt-prefix"`
+	MQTTDiscovery   string       `yaml:"mqtt-discovery-prefix"`
+	MQTTCA          string       `yaml:"mqtt-ca"`
+	MQTTCert        string       `yaml:"mqtt-cert"`
+	MQTTKey         string       `yaml:"mqtt-key"`
+	// MQTTCredentials is a file: user name, then password (never logged).
+	MQTTCredentials string `yaml:"mqtt-credentials"`
+
+	rules *alert.Config
+}
+
+// alertsSource is a rule file name, or rules inline in the main
+// configuration.
+type alertsSource struct {
+	File string
+	Node *yaml.Node
+}
+
+func (a *alertsSource) String() string     { return a.File }
+func (a *alertsSource) Set(s string) error { a.File, a.Node = s, nil; return nil }
+func (a *alertsSource) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		a.File = n.Value
+		return nil
+	}
+	a.Node = n
+	return nil
+}
+
+func (c *alertConfig) flags(fs *flag.FlagSet) {
+	fs.Var(&c.Alerts, "alerts", "alert rule `FILE` (YAML: sinks and rules; see docs/ALERTS.md); also inline under alerts: in --config")
+	fs.StringVar(&c.AlertsPublicURL, "alerts-public-url", "", "public base URL of this cuasd (e.g. https://cuas.example.org) for the receipt links in alerts; default: relative links")
+	fs.StringVar(&c.MQTTURL, "mqtt-url", "", "MQTT broker for alerts and Home Assistant (mqtt://host:1883 or mqtts://host:8883)")
+	fs.StringVar(&c.MQTTPrefix, "mqtt-prefix", "cuas", "prefix of cuasd's MQTT topics")
+	fs.StringVar(&c.MQTTDiscovery, "mqtt-discovery-prefix", "homeassistant", "Home Assistant MQTT discovery prefix, or off")
+	fs.StringVar(&c.MQTTCA, "mqtt-ca", "", "CA bundle (PEM) trusted for mqtts://")
+	fs.StringVar(&c.MQTTCert, "mqtt-cert", "", "client certificate (PEM) for mqtts://")
+	fs.StringVar(&c.MQTTKey, "mqtt-key", "", "private key of --mqtt-cert (PEM)")
+	fs.StringVar(&c.MQTTCredentials, "mqtt-credentials", "", "file with the MQTT user name on line 1 and the password on line 2")
+}
+
+// validateAlerts parses and checks the rule file (keys, sinks, durations,
+// secret files, and zones when the configuration seeds them), naming the
+// file, line and key of each problem.
+func (c *config) validateAlerts() error {
+	a := &c.alertConfig
+	errs := a.checkURLs()
+	if a.Alerts.File == "" && a.Alerts.Node == nil {
+		return errors.Join(errs...)
+	}
+	rules, name, err := a.parseRules(c.ConfigFile)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	if err := rules.Resolve(name, c.seededZones(), nil); err != nil {
+		errs = append(errs, err)
+	}
+	for _, s := range rules.Sinks {
+		if s.MQTT && a.MQTTURL == "" {
+			errs = append(errs, fmt.Errorf("alerts %s: sink %q is mqtt: true but --mqtt-url is not set", name, s.Name))
+		}
+	}
+	a.rules = rules
+	return errors.Join(errs...)
+}
+
+func (a *alertConfig) checkURLs() (errs []error) {
+	if a.MQTTURL != "" {
+		if u, err := url.Parse(a.MQTTURL); err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts") || u.Host == "" || u.User != nil {
+			errs = append(errs, errors.New("--mqtt-url must be mqtt://host:port or mqtts://host:port, without credentials (use --mqtt-credentials)"))
+		}
+	}
+	if a.AlertsPublicURL != "" {
+		if u, err := url.Parse(a.AlertsPublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, errors.New("--alerts-public-url must be an http(s) URL"))
+		}
+	}
+	return errs
+}
+
+func (a *alertConfig) parseRules(configFile string) (*alert.Config, string, error) {
+	if a.Alerts.Node != nil {
+		name := configFile + " (alerts:)"
+		r, err := alert.ParseNode(name, a.Alerts.Node)
+		return r, name, err
+	}
+	b, err := os.ReadFile(a.Alerts.File)
+	if err != nil {
+		return nil, a.Alerts.File, &alert.Error{File: a.Alerts.File, Err: err}
+	}
+	r, err := alert.Parse(a.Alerts.File, b)
+	return r, a.Alerts.File, err
+}
+
+// seededZones are the zone ids the configuration seeds (nil when it seeds
+// none: the zones then come from the replicated store, checked at start).
+func (c *config) seededZones() []string {
+	seed := c.Geofences
+	if c.Demo && len(seed) == 0 {
+		seed = demoGeofences()
+	}
+	if len(seed) == 0 {
+		return nil
+	}
+	ids := make([]string, len(seed))
+	for i, g := range seed {
+		ids[i] = g.ID
+	}
+	return ids
+}
+
+// alertStoreRef hands the alert store to the HTTP layer, which starts
+// before the outputs have opened it.
+type alertStoreRef struct{ p atomic.Pointer[alert.Store] }
+
+var errAlertsStarting = errors.New("the alert store is starting")
+
+func (r *alertStoreRef) List(ctx context.Context, f alert.Filter) ([]alert.Record, error) {
+	if s := r.p.Load(); s != nil {
+		return s.List(ctx, f)
+	}
+	return nil, errAlertsStarting
+}
+
+func (r *alertStoreRef) Get(ctx context.Context, id string) (alert.Record, bool, error) {
+	if s := r.p.Load(); s != nil {
+		return s.Get(ctx, id)
+	}
+	return alert.Record{}, false, errAlertsStarting
+}
+
+// alertStore is httpapi.Deps.Alerts: nil without a rule file.
+func (s *service) alertStore() httpapi.AlertStore {
+	if s.cfg.rules == nil {
+		return nil
+	}
+	return &s.alerts
+}
+
+// alertOutputs are the outputs of issue 19: the rule engine, one output
+// per webhook sink and the MQTT output.
+func (s *service) alertOutputs() ([]output.Output, error) {
+	rules := s.cfg.rules
+	if rules == nil && s.cfg.MQTTURL == "" {
+		return nil, nil
+	}
+	if rules == nil {
+		rules = &alert.Config{} // MQTT status and Home Assistant only
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	zones, err := s.zones.Geofences(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	var mz []mqtt.Zone
+	for _, z := range zones {
+		ids, mz = append(ids, z.ID), append(mz, mqtt.Zone{ID: z.ID, Name: z.Name})
+	}
+	// Zones the configuration does not seed come from the replicated store.
+	if err := rules.CheckZones(s.cfg.Alerts.File, ids); err != nil {
+		return nil, err
+	}
+	m := alert.NewMetrics(s.reg)
+	eng, store, err := alert.Open(ctx, s.bus.JS, rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas})
+	if err != nil {
+		return nil, err
+	}
+	s.alerts.p.Store(store)
+	d := alert.Deliverer{JS: s.bus.JS, Store: store, Metrics: m, Logger: s.log}
+	outs := []output.Output{eng}
+	var mqttSinks []alert.SinkConfig
+	for _, sc := range rules.Sinks {
+		if sc.MQTT {
+			mqttSinks = append(mqttSinks, sc)
+			continue
+		}
+		o, err := webhook.NewOutput(sc, d)
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
+	}
+	if s.cfg.MQTTURL != "" {
+		o, err := mqtt.New(mqtt.Config{URL: s.cfg.MQTTURL, Prefix: s.cfg.MQTTPrefix, DiscoveryPrefix: s.cfg.MQTTDiscovery, Node: s.cfg.Instance,
+			CAFile: s.cfg.MQTTCA, CertFile: s.cfg.MQTTCert, KeyFile: s.cfg.MQTTKey, CredentialsFile: s.cfg.MQTTCredentials,
+			Zones: mz, Sinks: mqttSinks, Deliverer: d, Logger: s.log})
+		if err != nil {
+			return nil, err
+		}
+		outs = append(outs, o)
+	}
+	return outs, nil
+}
+
+// receiptURL is where an alert's receipt is fetched.
+func (s *service) receiptURL(i int64) string {
+	return s.cfg.AlertsPublicURL + s.cfg.BasePath + "/v1/receipt/" + strconv.FormatInt(i, 10)
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/reference"
+)
+
+// TestClassQueryReadsTheCategoryByItsKind: a category is read only in the
+// scheme its kind names — an ADS-B emitter category, a Remote ID UA type, a
+// MAVLink MAV_TYPE — never guessed from what the text looks like.
+func TestClassQueryReadsTheCategoryByItsKind(t *testing.T) {
+	uaTypes := map[string]int{"Helicopter (or Multirotor)": 2}
+	mavTypes := map[string]int{"MAV_TYPE_QUADROTOR": 2}
+	for _, tc := range []struct {
+		name    string
+		track   fusion.Track
+		want    reference.Query
+		claimed bool
+	}{
+		{"ADS-B emitter category", fusion.Track{ICAO: "ABCDEF", Category: "B6", CategoryKind: decode.CategoryEmitter},
+			func() reference.Query { q := reference.NewQuery(); q.EmitterCategory = "B6"; return q }(), true},
+		{"Remote ID UA type", fusion.Track{Category: "Helicopter (or Multirotor)", CategoryKind: decode.CategoryUAType},
+			func() reference.Query { q := reference.NewQuery(); q.UAType = 2; return q }(), true},
+		{"MAVLink MAV_TYPE", fusion.Track{SystemID: 1, Category: "MAV_TYPE_QUADROTOR", CategoryKind: decode.CategoryMAVType},
+			func() reference.Query { q := reference.NewQuery(); q.MAVType = 2; return q }(), true},
+		{"emitter-looking text of another kind", fusion.Track{ICAO: "ABCDEF", Category: "B6", CategoryKind: decode.CategoryUAType},
+			reference.NewQuery(), false},
+		{"a category without a kind", fusion.Track{ICAO: "ABCDEF", Category: "B6"}, reference.NewQuery(), false},
+		{"unknown UA type name", fusion.Track{Category: "Rocket", CategoryKind: decode.CategoryUAType}, reference.NewQuery(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q, claimed := classQuery(&tc.track, uaTypes, mavTypes)
+			if claimed != tc.claimed || q != tc.want {
+				t.Errorf("got %+v claimed=%v, want %+v claimed=%v", q, claimed, tc.want, tc.claimed)
+			}
+		})
+	}
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
+)
+
+// TestSingleFrameIntake: an anonymous sensor on the embedded NATS sends one
+// ADS-B frame per request to cuas.in.adsb.{sensor}; each is answered +OK
+// once stored, and the aircraft appears in /v1/tracks with its callsign.
+func TestSingleFrameIntake(t *testing.T) {
+	base, natsURL, stop := startServeNATS(t)
+	defer stop()
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	// pyModeS' identification vector (EZY85MH, ICAO 406B90).
+	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	for i := 1; i <= 3; i++ {
+		m := nats.NewMsg(bus.IntakeSubject("adsb", "sdr-script"))
+		m.Data = frame
+		m.Header.Set(bus.HeaderSeq, strconv.Itoa(i))
+		reply, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil || string(reply.Data) != "+OK" {
+			t.Fatalf("frame %d: %v %q", i, err, msgText(reply))
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, body := get(t, base+"/v1/tracks/adsb:406B90")
+		if resp.StatusCode == 200 && bytes.Contains(body, []byte(`"callsign":"EZY85MH"`)) && bytes.Contains(body, []byte(`"sdr-script"`)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no track from the intake: %d %s", resp.StatusCode, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func msgText(m *nats.Msg) string {
+	if m == nil {
+		return ""
+	}
+	return string(m.Data)
+}

@@ -1,0 +1,203 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode"
+)
+
+// Feed is the decoder stage of an instance that fuses: it reads every raw
+// message of CUAS_RAW with an ordered consumer of its own (so each instance
+// sees every frame, in stream order), decodes it in place and hands the
+// observations to Apply — with no second durable hop. Decoding is
+// deterministic, so every instance derives the same observations from the
+// same raw frames; on start the Feed replays the last Replay of the stream,
+// which rebuilds the tracks after a restart. Undecodable frames are
+// published to CUAS_DEAD with an id derived from the raw message, so the
+// copies from several instances, and from a replay, are stored once.
+type Feed struct {
+	js     jetstream.JetStream
+	decs   map[string]*msgDecoder
+	apply  func([]decode.Observation)
+	replay time.Duration
+	log    *slog.Logger
+	m      *Metrics
+	fm     feedMetrics
+	dead   chan jetstream.PubAckFuture
+}
+
+type feedMetrics struct {
+	applied    prometheus.Counter
+	latency    prometheus.Histogram
+	unknown    prometheus.Counter
+	deadFailed prometheus.Counter
+}
+
+// FeedConfig configures a Feed.
+type FeedConfig struct {
+	// Decoders decode the protocols the feed reads; a raw message of any
+	// other protocol is counted and skipped.
+	Decoders []FrameDecoder
+	// Apply receives the observations of one raw message, in order; the
+	// slice is reused after Apply returns.
+	Apply func([]decode.Observation)
+	// Replay is how far back the feed starts reading (the track TTL plus a
+	// margin).
+	Replay time.Duration
+	// Metrics are the decoder metrics shared with any Worker (nil: new,
+	// unregistered).
+	Metrics *Metrics
+	Log     *slog.Logger
+}
+
+// NewFeed returns a feed; its own metrics (observations applied, frame to
+// track latency) are registered on reg when it is not nil.
+func NewFeed(js jetstream.JetStream, cfg FeedConfig, reg prometheus.Registerer) *Feed {
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics(nil)
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	f := &Feed{js: js, decs: map[string]*msgDecoder{}, apply: cfg.Apply, replay: cfg.Replay, log: cfg.Log, m: cfg.Metrics,
+		dead: make(chan jetstream.PubAckFuture, 4096)}
+	for _, d := range cfg.Decoders {
+		f.decs[string(d.Protocol())] = &msgDecoder{dec: d}
+	}
+	f.fm = newFeedMetrics()
+	if reg != nil {
+		reg.MustRegister(f.fm.applied, f.fm.latency, f.fm.unknown, f.fm.deadFailed)
+	}
+	return f
+}
+
+func newFeedMetrics() feedMetrics {
+	return feedMetrics{
+		applied: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_observations_applied_total",
+			Help: "Observations applied to the track store.",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "cuasd_frame_to_track_seconds",
+			Help:    "Time from a frame's acceptance by an adapter to its observation updating a track.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}),
+		unknown: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_raw_messages_unknown_protocol_total",
+			Help: "Raw messages on a subject whose protocol no decoder of this instance handles.",
+		}),
+		deadFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_dead_letters_failed_total",
+			Help: "Dead letters that could not be stored in CUAS_DEAD (the raw frame stays in CUAS_RAW).",
+		}),
+	}
+}
+
+// Run consumes until ctx ends.
+func (f *Feed) Run(ctx context.Context) error {
+	start := time.Now()
+	cons, err := f.js.OrderedConsumer(ctx, bus.StreamRaw, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{bus.RawPrefix + ".>"},
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+		OptStartTime:   new(start.Add(-f.replay)),
+	})
+	if err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go f.settleDead(done)
+	startNs := start.UnixNano()
+	cc, err := cons.Consume(func(m jetstream.Msg) { f.handle(m, startNs) }, jetstream.PullMaxMessages(1024))
+	if err != nil {
+		close(done)
+		return err
+	}
+	<-ctx.Done()
+	cc.Stop()
+	<-cc.Closed()
+	close(done)
+	return nil
+}
+
+// handle decodes one raw message and applies its observations. Frames
+// received before the feed started (the replay) do not count towards the
+// frame-to-track latency.
+func (f *Feed) handle(m jetstream.Msg, startNs int64) {
+	d := f.decs[protocolOf(m.Subject())]
+	if d == nil {
+		f.fm.unknown.Inc()
+		return
+	}
+	md, err := m.Metadata()
+	if err != nil {
+		md = nil
+	}
+	meta := metaOf(m, md)
+	d.decodeMessage(m.Headers().Get(bus.HeaderFraming), m.Data(), meta, f.m)
+	if len(d.obs) > 0 {
+		f.apply(d.obs)
+		f.fm.applied.Add(float64(len(d.obs)))
+		if meta.IngestUnixNano >= startNs {
+			f.fm.latency.Observe(float64(time.Now().UnixNano()-meta.IngestUnixNano) / 1e9)
+		}
+	}
+	if len(d.dead) > 0 && md != nil {
+		f.publishDead(string(d.dec.Protocol()), md.Sequence.Stream, meta, d.dead)
+	}
+}
+
+// publishDead publishes dead letters without waiting for their
+// acknowledgement (settleDead checks them): a flood of garbage must not
+// stall the decoding of good frames.
+func (f *Feed) publishDead(protocol string, seq uint64, meta Meta, dead []deadLetter) {
+	for _, d := range dead {
+		fut, err := f.js.PublishMsgAsync(deadMsg(protocol, seq, meta, d))
+		if err != nil {
+			f.fm.deadFailed.Inc()
+			continue
+		}
+		select {
+		case f.dead <- fut:
+		default:
+			// Too many unsettled: stop watching this one; JetStream still
+			// stores it if it can.
+		}
+	}
+}
+
+// settleDead counts the dead letters JetStream did not store.
+func (f *Feed) settleDead(done <-chan struct{}) {
+	for {
+		select {
+		case fut := <-f.dead:
+			select {
+			case <-fut.Ok():
+			case err := <-fut.Err():
+				f.fm.deadFailed.Inc()
+				f.log.Warn("dead letter not stored", "subject", fut.Msg().Subject, "err", err)
+			case <-done:
+				return
+			}
+		case <-done:
+			return
+		}
+	}
+}
+
+// protocolOf is the protocol token of a raw subject
+// (cuas.raw.{protocol}.{sensor}).
+func protocolOf(subject string) string {
+	rest, ok := strings.CutPrefix(subject, bus.RawPrefix+".")
+	if !ok {
+		return ""
+	}
+	p, _, _ := strings.Cut(rest, ".")
+	return p
+}

@@ -1,0 +1,130 @@
+package worker
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode"
+)
+
+// msgDecoder decodes the frames of one raw message with one protocol's
+// FrameDecoder: the part of the decoder stage that is the same whether the
+// observations are published (Worker) or applied in place (Feed). Its
+// buffers are reused from message to message, so a steady stream decodes
+// without allocating.
+type msgDecoder struct {
+	dec     FrameDecoder
+	scratch []byte
+	// obs and dead are the results of the last decodeMessage, valid until
+	// the next call.
+	obs  []decode.Observation
+	dead []deadLetter
+}
+
+// deadLetter is a frame that could not be decoded, and why.
+type deadLetter struct {
+	idx    int // the frame's index in its message; -1: the whole message
+	frame  []byte
+	reason string
+	detail string
+}
+
+// decodeMessage decodes every frame of a raw message (framing is its
+// Cuas-Framing header) into d.obs and d.dead, and counts them in m.
+func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Metrics) {
+	d.obs, d.dead = d.obs[:0], d.dead[:0]
+	proto := d.dec.Protocol()
+	start := time.Now()
+	// Decoded frames are counted per message, not per frame: a batch holds
+	// up to bus.MaxFramesPerMessage frames and a labelled counter's look-up
+	// costs about as much as decoding one.
+	decoded := 0
+	var err error
+	// A receive time far ahead of the storage time would make a track
+	// last_seen years in the future (issue 23): the message is a dead
+	// letter, kept with its reason, rather than decoded.
+	if bad := futureRecv(meta); bad != "" {
+		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "recv_time", detail: bad})
+	} else {
+		d.scratch, err = bus.EachFrame(framing, data, d.scratch, func(k int, frame []byte) error {
+			if d.decodeFrame(k, frame, meta) {
+				decoded++
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: err.Error()})
+	}
+	p := string(proto)
+	if decoded > 0 {
+		m.decoded.WithLabelValues(p).Add(float64(decoded))
+	}
+	for _, dl := range d.dead {
+		m.rejected.WithLabelValues(p, dl.reason).Inc()
+	}
+	m.duration.WithLabelValues(p).Observe(time.Since(start).Seconds())
+	if meta.RecvUnixNano > 0 {
+		m.lastFrame.WithLabelValues(p).Set(float64(meta.RecvUnixNano) / 1e9)
+	}
+}
+
+// MaxRecvAhead is how far a receiver's stated receive time may be ahead
+// of JetStream's storage time (clock skew between a receiver and the
+// server).
+const MaxRecvAhead = 5 * time.Minute
+
+// futureRecv says why meta's receive time is unacceptable, or "".
+func futureRecv(meta Meta) string {
+	if meta.StoredUnixNano == 0 || meta.RecvUnixNano <= meta.StoredUnixNano+int64(MaxRecvAhead) {
+		return ""
+	}
+	ahead := time.Duration(meta.RecvUnixNano - meta.StoredUnixNano)
+	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
+}
+
+// decodeFrame decodes frame k, appending to d.obs or d.dead; it reports
+// whether the frame decoded.
+func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
+	if frame == nil {
+		d.dead = append(d.dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
+		return false
+	}
+	n := len(d.obs)
+	var err error
+	d.obs, err = d.dec.Decode(frame, meta, d.obs)
+	if err != nil {
+		d.obs = d.obs[:n]
+		d.dead = append(d.dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(err), detail: err.Error()})
+		return false
+	}
+	proto := d.dec.Protocol()
+	for j := n; j < len(d.obs); j++ {
+		o := &d.obs[j]
+		o.Protocol = proto
+		if o.Sensor == "" {
+			o.Sensor = meta.Sensor
+		}
+		if o.TimeUnixNano == 0 {
+			o.TimeUnixNano = meta.RecvUnixNano
+		}
+		o.IngestUnixNano = meta.IngestUnixNano
+	}
+	return true
+}
+
+// deadMsg is the CUAS_DEAD message of a dead letter of raw message seq. Its
+// de-duplication id derives from the raw message, so every instance and
+// every redelivery that decodes the same frame stores it once.
+func deadMsg(protocol string, seq uint64, meta Meta, d deadLetter) *nats.Msg {
+	msg := &nats.Msg{Subject: bus.DeadSubject(protocol), Data: d.frame, Header: nats.Header{}}
+	msg.Header.Set(bus.HeaderReason, d.reason+": "+d.detail)
+	msg.Header.Set(bus.HeaderSensor, meta.Sensor)
+	msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(meta.RecvUnixNano, 10))
+	msg.Header.Set(bus.HeaderMsgID, "d"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(d.idx))
+	return msg
+}

@@ -1,0 +1,53 @@
+package fusion
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Collector exports the store's gauges (live tracks, dropped positions)
+// at scrape time; register it once per store.
+func (s *Store) Collector() prometheus.Collector { return newStoreCollector(s) }
+
+// RunExpiry removes expired tracks every period until ctx ends.
+func (s *Store) RunExpiry(ctx context.Context, period time.Duration, onExpire func([]string)) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if gone := s.Expire(); len(gone) > 0 && onExpire != nil {
+				onExpire(gone)
+			}
+		}
+	}
+}
+
+// storeCollector exports the store's gauges at scrape time.
+type storeCollector struct {
+	s       *Store
+	active  *prometheus.Desc
+	dropped *prometheus.Desc
+}
+
+func newStoreCollector(s *Store) prometheus.Collector {
+	return &storeCollector{
+		s:       s,
+		active:  prometheus.NewDesc("cuasd_tracks_active", "Live tracks, by protocol (a fused track counts once per protocol).", []string{"protocol"}, nil),
+		dropped: prometheus.NewDesc("cuasd_observations_dropped_total", "Observations not applied to a track, by reason.", []string{"reason"}, nil),
+	}
+}
+
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.active; ch <- c.dropped }
+func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
+	for p, n := range c.s.CountByProtocol() {
+		ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(n), p)
+	}
+	for r, n := range c.s.Dropped() {
+		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(n), r)
+	}
+}

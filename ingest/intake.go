@@ -1,0 +1,363 @@
+package ingest
+
+import (
+	"context"
+	"hash/maphash"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/lifecycle"
+)
+
+// Intake is the single-frame intake: the simplest way for an SDR script to
+// feed cuasd is one frame per NATS message, and one JetStream write per
+// frame cannot keep up with a busy receiver (JetStream's own per-message
+// ceiling is far below what cuasd decodes). So sensors publish frames on
+// core NATS to cuas.in.{protocol}.{sensor}; the intake gathers them into
+// length-prefixed batches per protocol and sensor (up to MaxBatch frames or
+// Linger, whichever comes first) and stores each batch in CUAS_RAW with one
+// write. Two delivery modes, chosen per message by the sender:
+//
+//   - Acknowledged (the message has a reply subject, as `nats req` and
+//     every NATS client's request sends): the intake answers "+OK" only
+//     after the batch holding the frame is stored, or "-ERR <reason>" when
+//     it could not be (the sender retries). A sender keeps many requests in
+//     flight (a window) to go fast. With a Cuas-Seq header (increasing per
+//     sensor), a retry of a frame already stored is answered "+OK
+//     duplicate" and not stored twice (within this process's memory of the
+//     last 65,536 sequence numbers per sensor; after a restart, or on
+//     another instance, a retry may be stored again).
+//   - Fire-and-forget (no reply subject): at most once; a frame lost to a
+//     full stream is counted in cuasd_frames_dropped_total.
+//
+// Frames of one batch share the receive time of its first frame (at most
+// Linger apart). Several cuasd instances share the intake through a NATS
+// queue group, so each frame is taken by one of them.
+type Intake struct {
+	// MaxBatch is the most frames in one batch (default
+	// bus.MaxFramesPerMessage).
+	MaxBatch int
+	// Linger is how long a partial batch waits for more frames (default
+	// 2 ms).
+	Linger time.Duration
+	// Publishers is the number of batches being stored at once (default
+	// 8); a sensor's batches always go to the same one, so its frames stay
+	// in order.
+	Publishers int
+
+	nc  *nats.Conn
+	log *slog.Logger
+	m   intakeMetrics
+
+	mu      sync.Mutex // guards batches and queues
+	batches map[string]*intakeBatch
+	queues  []chan *intakeBatch
+	seed    maphash.Seed
+	// wmu guards windows; it is never held while waiting for a publisher.
+	wmu     sync.Mutex
+	windows map[string]*seqWindow
+}
+
+// IntakeQueue is the NATS queue group the instances share.
+const IntakeQueue = "cuasd-intake"
+
+type intakeMetrics struct {
+	frames     *prometheus.CounterVec
+	duplicates prometheus.Counter
+	batches    prometheus.Counter
+}
+
+// NewIntake returns the intake on nc; its metrics are registered on reg
+// when it is not nil.
+func NewIntake(nc *nats.Conn, log *slog.Logger, reg prometheus.Registerer) *Intake {
+	in := &Intake{nc: nc, log: log, seed: maphash.MakeSeed(),
+		batches: map[string]*intakeBatch{}, windows: map[string]*seqWindow{}}
+	in.m = intakeMetrics{
+		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_intake_frames_total",
+			Help: "Single frames received on cuas.in.>, by protocol and mode (acked, fire_and_forget).",
+		}, []string{"protocol", "mode"}),
+		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_intake_duplicates_total",
+			Help: "Single frames whose Cuas-Seq was already received from their sensor (answered, not stored again).",
+		}),
+		batches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_intake_batches_total",
+			Help: "Batches the single-frame intake stored in CUAS_RAW.",
+		}),
+	}
+	for _, p := range decode.ProtocolNames() {
+		for _, mode := range []string{"acked", "fire_and_forget"} {
+			in.m.frames.WithLabelValues(p, mode)
+		}
+	}
+	if reg != nil {
+		reg.MustRegister(in.m.frames, in.m.duplicates, in.m.batches)
+	}
+	return in
+}
+
+// Name implements Source.
+func (in *Intake) Name() string { return "intake " + bus.IntakePrefix + ".>" }
+
+// intakeBatch is the frames of one protocol and sensor being gathered.
+type intakeBatch struct {
+	protocol, sensor string
+	body             []byte
+	n                int
+	recv             int64
+	started          time.Time
+	replies          []string // reply subjects of acknowledged frames
+	seqs             []uint64 // their sequence numbers (for a failed batch to forget), 0: none
+}
+
+// Run implements Source: it serves until ctx ends.
+func (in *Intake) Run(ctx context.Context, sink Sink, rep lifecycle.Reporter) error {
+	in.defaults()
+	var wg sync.WaitGroup
+	in.queues = make([]chan *intakeBatch, in.Publishers)
+	for i := range in.queues {
+		q := make(chan *intakeBatch, 64)
+		in.queues[i] = q
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range q {
+				in.store(ctx, sink, b)
+			}
+		}()
+	}
+	sub, err := in.nc.QueueSubscribe(bus.IntakePrefix+".>", IntakeQueue, func(m *nats.Msg) { in.receive(m, sink) })
+	if err == nil {
+		// A burst waits in the client's buffer rather than being dropped.
+		err = sub.SetPendingLimits(1<<20, 512<<20)
+	}
+	if err != nil {
+		in.closeQueues(&wg)
+		return err
+	}
+	rep.Up()
+	t := time.NewTicker(in.Linger)
+	defer t.Stop()
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case now := <-t.C:
+			in.flushOlder(now.Add(-in.Linger))
+		}
+	}
+	_ = sub.Drain()
+	in.flushOlder(time.Now().Add(time.Hour))
+	in.closeQueues(&wg)
+	return nil
+}
+
+func (in *Intake) defaults() {
+	if in.MaxBatch <= 0 {
+		in.MaxBatch = bus.MaxFramesPerMessage
+	}
+	if in.Linger <= 0 {
+		in.Linger = 2 * time.Millisecond
+	}
+	if in.Publishers <= 0 {
+		in.Publishers = 8
+	}
+}
+
+func (in *Intake) closeQueues(wg *sync.WaitGroup) {
+	in.mu.Lock()
+	for _, q := range in.queues {
+		close(q)
+	}
+	in.queues = nil
+	in.mu.Unlock()
+	wg.Wait()
+}
+
+// receive adds one frame to its batch.
+func (in *Intake) receive(m *nats.Msg, sink Sink) {
+	protocol, sensor, ok := intakeSubject(m.Subject)
+	if !ok || len(m.Data) == 0 || len(m.Data) > 0xffff {
+		sink.Dropped(protocol, "intake", "invalid", 1)
+		in.reply(m.Reply, "-ERR invalid: want cuas.in.{adsb|remoteid|mavlink}.{sensor} and one frame of 1 to 65535 bytes")
+		return
+	}
+	mode := "fire_and_forget"
+	if m.Reply != "" {
+		mode = "acked"
+	}
+	in.m.frames.WithLabelValues(protocol, mode).Inc()
+	seq, _ := strconv.ParseUint(m.Header.Get(bus.HeaderSeq), 10, 64)
+	key := protocol + "." + sensor
+	if seq != 0 && in.seen(key, seq) {
+		in.m.duplicates.Inc()
+		in.reply(m.Reply, "+OK duplicate")
+		return
+	}
+	in.mu.Lock()
+	b := in.batches[key]
+	if b == nil {
+		b = &intakeBatch{protocol: protocol, sensor: sensor, started: time.Now(), recv: recvTime(m)}
+		in.batches[key] = b
+	}
+	b.body = bus.AppendLP(b.body, m.Data)
+	b.n++
+	if m.Reply != "" {
+		b.replies = append(b.replies, m.Reply)
+		b.seqs = append(b.seqs, seq)
+	}
+	if b.n >= in.MaxBatch {
+		delete(in.batches, key)
+		in.dispatchLocked(key, b)
+	}
+	in.mu.Unlock()
+}
+
+// seen marks a sensor's sequence number received and reports whether it
+// already was.
+func (in *Intake) seen(key string, seq uint64) bool {
+	in.wmu.Lock()
+	defer in.wmu.Unlock()
+	w := in.windows[key]
+	if w == nil {
+		w = &seqWindow{}
+		in.windows[key] = w
+	}
+	return w.seen(seq)
+}
+
+// recvTime is the frame's Cuas-Recv-Ns, or now.
+func recvTime(m *nats.Msg) int64 {
+	if v, err := strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return time.Now().UnixNano()
+}
+
+// flushOlder sends every batch started before cutoff.
+func (in *Intake) flushOlder(cutoff time.Time) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for key, b := range in.batches {
+		if b.started.Before(cutoff) {
+			delete(in.batches, key)
+			in.dispatchLocked(key, b)
+		}
+	}
+}
+
+// dispatchLocked hands b to the publisher of its sensor (in.mu held). The
+// hand-off blocks while that publisher is busy: the NATS client buffers the
+// frames behind it, which is the back-pressure.
+func (in *Intake) dispatchLocked(key string, b *intakeBatch) {
+	if len(in.queues) == 0 {
+		return
+	}
+	q := in.queues[maphash.String(in.seed, key)%uint64(len(in.queues))]
+	q <- b
+}
+
+// store writes one batch to CUAS_RAW and answers its acknowledged frames.
+func (in *Intake) store(ctx context.Context, sink Sink, b *intakeBatch) {
+	_, err := sink.PublishBatch(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, b.body, b.n, b.recv, "")
+	if err != nil {
+		in.log.Warn("intake batch not stored", "protocol", b.protocol, "sensor", b.sensor, "frames", b.n, "err", err)
+		in.wmu.Lock()
+		w := in.windows[b.protocol+"."+b.sensor]
+		for _, s := range b.seqs {
+			if s != 0 && w != nil {
+				w.forget(s)
+			}
+		}
+		in.wmu.Unlock()
+		answer := "-ERR " + reasonOf(err)
+		for _, r := range b.replies {
+			in.reply(r, answer)
+		}
+		return
+	}
+	in.m.batches.Inc()
+	for _, r := range b.replies {
+		in.reply(r, "+OK")
+	}
+}
+
+func (in *Intake) reply(subject, text string) {
+	if subject != "" {
+		_ = in.nc.Publish(subject, []byte(text))
+	}
+}
+
+// intakeSubject splits cuas.in.{protocol}.{sensor}.
+func intakeSubject(s string) (protocol, sensor string, ok bool) {
+	rest, ok := strings.CutPrefix(s, bus.IntakePrefix+".")
+	if !ok {
+		return "", "", false
+	}
+	protocol, sensor, ok = strings.Cut(rest, ".")
+	if !ok || sensor == "" || strings.Contains(sensor, ".") || !decode.Protocol(protocol).Valid() {
+		return "", "", false
+	}
+	return protocol, sensor, true
+}
+
+// seqWindow remembers which of a sensor's last windowBits sequence numbers
+// it has received: a ring of bits above base, everything below base
+// counting as received.
+type seqWindow struct {
+	base uint64 // lowest sequence number still tracked
+	bits [windowBits / 64]uint64
+}
+
+const windowBits = 1 << 16
+
+// seen marks seq received and reports whether it already was. A number
+// more than a window below the window is a sensor that started counting
+// afresh (a reboot): the window restarts there rather than calling every
+// new frame a duplicate.
+func (w *seqWindow) seen(seq uint64) bool {
+	if seq+windowBits < w.base {
+		*w = seqWindow{base: seq}
+	}
+	if seq < w.base {
+		return true
+	}
+	if seq >= w.base+windowBits {
+		w.advance(seq - windowBits + 1)
+	}
+	i, bit := (seq%windowBits)/64, uint64(1)<<(seq%64)
+	if w.bits[i]&bit != 0 {
+		return true
+	}
+	w.bits[i] |= bit
+	return false
+}
+
+// forget unmarks seq (its batch was not stored), so a retry is stored.
+func (w *seqWindow) forget(seq uint64) {
+	if seq >= w.base && seq < w.base+windowBits {
+		w.bits[(seq%windowBits)/64] &^= uint64(1) << (seq % 64)
+	}
+}
+
+// advance moves base up to nb, clearing the bits of the numbers it leaves.
+func (w *seqWindow) advance(nb uint64) {
+	if nb-w.base >= windowBits {
+		w.bits = [windowBits / 64]uint64{}
+		w.base = nb
+		return
+	}
+	for s := w.base; s < nb; s++ {
+		w.bits[(s%windowBits)/64] &^= uint64(1) << (s % 64)
+	}
+	w.base = nb
+}

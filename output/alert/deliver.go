@@ -1,0 +1,180 @@
+package alert
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/lifecycle"
+)
+
+// Sink is where a delivery worker sends alert messages: a webhook, an MQTT
+// broker.
+type Sink interface {
+	// Send delivers one message (body is its JSON) or says why not. An
+	// error wrapped by Permanent is not retried.
+	Send(ctx context.Context, m *Message, body []byte) error
+}
+
+// Permanent marks err as not worth retrying (the receiver refused the
+// message itself, e.g. HTTP 400).
+func Permanent(err error) error { return &permanentError{err} }
+
+type permanentError struct{ error }
+
+// IsPermanent says whether err (or an error it wraps) was marked Permanent.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+func (p *permanentError) Unwrap() error { return p.error }
+
+// Backoff is the delay before retry attempt n (1 = the first retry):
+// exponential from one second, capped at five minutes, with ±20% jitter
+// so that many pending alerts do not hit a recovering receiver at once.
+func Backoff(n int) time.Duration {
+	d := time.Second << min(max(n-1, 0), 9)
+	d = min(d, 5*time.Minute)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// Deliverer runs one sink's durable consumer.
+type Deliverer struct {
+	JS      jetstream.JetStream
+	Store   *Store
+	Sink    Sink
+	Config  SinkConfig
+	Metrics *Metrics
+	Logger  *slog.Logger
+	// Workers is the number of messages sent at once (default 4).
+	Workers int
+	// Now is the clock (tests); nil is time.Now.
+	Now func() time.Time
+}
+
+// Run consumes until ctx ends. A message is acknowledged when the sink
+// has it, retried later (negative acknowledgement with back-off) when the
+// sink failed, and terminated as failed when it is older than the sink's
+// give-up age or the sink refused it.
+func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
+	workers := d.defaults()
+	cons, err := d.JS.Consumer(ctx, bus.StreamAlerts, consumerConfig(d.Config).Durable)
+	if err != nil {
+		return &Error{Sink: d.Config.Name, Msg: "consumer", Err: err}
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(workers * 2))
+	if err != nil {
+		return &Error{Sink: d.Config.Name, Msg: "consume", Err: err}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { <-ctx.Done(); it.Stop() }()
+	go d.watchPending(ctx, cons)
+	rep.Up()
+	msgs := make(chan jetstream.Msg)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for m := range msgs {
+				d.handle(ctx, m, rep)
+			}
+		})
+	}
+	defer wg.Wait()
+	defer close(msgs)
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return &Error{Sink: d.Config.Name, Msg: "next", Err: err}
+		}
+		msgs <- m
+	}
+}
+
+// defaults fills the unset fields and returns the number of workers.
+func (d *Deliverer) defaults() int {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Metrics == nil {
+		d.Metrics = NewMetrics(nil)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Workers <= 0 {
+		return 4
+	}
+	return d.Workers
+}
+
+// watchPending keeps cuasd_alert_pending current for this sink.
+func (d *Deliverer) watchPending(ctx context.Context, cons jetstream.Consumer) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		if info, err := cons.Info(ctx); err == nil {
+			d.Metrics.setPending(d.Config.Name, info.NumPending+uint64(info.NumAckPending))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// handle makes one delivery attempt of m.
+func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg, rep lifecycle.Reporter) {
+	var a Message
+	meta, err := m.Metadata()
+	if err != nil || json.Unmarshal(m.Data(), &a) != nil {
+		d.Logger.Error("alert sink: unreadable message; dropped", "sink", d.Config.Name)
+		_ = m.Term()
+		return
+	}
+	attempts := int(meta.NumDelivered)
+	sctx, cancel := context.WithTimeout(ctx, d.Config.TimeoutD)
+	err = d.Sink.Send(sctx, &a, m.Data())
+	cancel()
+	now := d.Now()
+	switch {
+	case err == nil:
+		_ = m.Ack()
+		d.outcome(ctx, &a, Delivered, "delivered", attempts, "")
+		rep.Up()
+	case ctx.Err() != nil:
+		// Shutting down: leave the message for the next run or instance.
+		_ = m.Nak()
+	case IsPermanent(err) || now.Sub(meta.Timestamp) >= d.Config.GiveUpD:
+		_ = m.Term()
+		d.outcome(ctx, &a, Failed, "failed", attempts, err.Error())
+		d.Logger.Error("alert delivery failed; given up", "sink", d.Config.Name, "alert", a.ID, "state", a.State, "attempts", attempts, "err", err)
+	default:
+		_ = m.NakWithDelay(Backoff(attempts))
+		d.outcome(ctx, &a, Pending, "retry", attempts, err.Error())
+		rep.Retrying(err)
+		d.Logger.Warn("alert delivery failed; will retry", "sink", d.Config.Name, "alert", a.ID, "attempts", attempts, "err", err)
+	}
+}
+
+func (d *Deliverer) outcome(ctx context.Context, a *Message, status, result string, attempts int, lastErr string) {
+	d.Metrics.deliveries.WithLabelValues(d.Config.Name, result).Inc()
+	if d.Store == nil {
+		return
+	}
+	if err := d.Store.attempt(ctx, a.ID, d.Config.Name, a.Seq, status, attempts, lastErr, d.Now()); err != nil {
+		d.Logger.Warn("alert status not recorded", "alert", a.ID, "err", err)
+	}
+}
