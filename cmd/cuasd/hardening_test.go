@@ -138,6 +138,8 @@ func TestSecondServeOnOneDataDir(t *testing.T) {
 	dir := t.TempDir()
 	base, stop := startServe(t, "--data-dir", dir)
 	defer stop()
+	// "serving" is printed before the last stages report up.
+	waitFor(t, "the first server to be ready", func() bool { resp, _ := get(t, base+"/readyz"); return resp.StatusCode == 200 })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := run(ctx, []string{"serve", "--data-dir", dir, "--http-addr", "127.0.0.1:0", "--nats-listen", "off", "--log-level", "error"},
