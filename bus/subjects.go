@@ -99,6 +99,11 @@ const (
 	// intake (decimal, per sensor, increasing): a retry with the same
 	// number is stored once.
 	HeaderSeq = "Cuas-Seq"
+	// HeaderLink is the network address a frame came from when that is
+	// not the sensor itself (a MAVLink UDP peer "192.0.2.7:14551"):
+	// metadata, never part of an identity, because it changes whenever a
+	// link reconnects.
+	HeaderLink = "Cuas-Link"
 	// HeaderMsgID is NATS's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
 )

@@ -132,7 +132,11 @@ type Track struct {
 	LastSeen     time.Time `json:"last_seen"`
 	Observations uint64    `json:"observations"`
 	Warnings     []string  `json:"warnings,omitempty"`
-	History      []Point   `json:"history,omitempty"`
+	// History is, on GET /v1/tracks/{id}, the track's recent positions;
+	// on a track event, the positions received since the track's previous
+	// event (every one it holds for a track not announced before), so that
+	// a consumer hears every fix although events come at most once a second.
+	History []Point `json:"history,omitempty"`
 	// AirData is what the aircraft's Mode S Comm-B replies (DF20/21) said.
 	AirData *AirData `json:"air_data,omitempty"`
 }

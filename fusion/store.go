@@ -79,7 +79,9 @@ type Store struct {
 // NewStore returns an empty store.
 func NewStore(cfg Config) *Store {
 	cfg.defaults()
-	return &Store{cfg: cfg, tracks: map[string]*track{}, alias: map[aliasKey]string{}, clocks: map[string]int64{}, dropped: map[string]uint64{}}
+	// Every drop reason is reported from the start, at 0.
+	dropped := map[string]uint64{dropNoIdentity: 0, dropModeSUnknown: 0}
+	return &Store{cfg: cfg, tracks: map[string]*track{}, alias: map[aliasKey]string{}, clocks: map[string]int64{}, dropped: dropped}
 }
 
 // TTL is the configured track lifetime.
@@ -116,9 +118,15 @@ func (s *Store) ApplyBatch(obs []decode.Observation) {
 
 func (s *Store) drop(reason string) { s.dropped[reason]++ }
 
+// The reasons of cuasd_observations_dropped_total.
+const (
+	dropNoIdentity   = "no_identity"             // no key to attach the observation to
+	dropModeSUnknown = "mode_s_unknown_aircraft" // a parity-addressed reply from an aircraft with no live track
+)
+
 func (s *Store) applyLocked(o *decode.Observation) (Update, bool) {
 	if o.Key == "" {
-		s.drop("no_identity")
+		s.drop(dropNoIdentity)
 		return Update{}, false
 	}
 	now := s.cfg.Now().UnixNano()
@@ -180,7 +188,7 @@ func (s *Store) trackFor(o *decode.Observation, ak aliasKey, now int64) *track {
 		// A Mode S reply's address comes from its parity: any corrupted
 		// reply yields *some* address, so it may only update an aircraft
 		// that announced itself with a CRC-checked squitter.
-		s.drop("mode_s_unknown_aircraft")
+		s.drop(dropModeSUnknown)
 		return nil
 	}
 	key := trackPrefix(o.Protocol) + o.Key

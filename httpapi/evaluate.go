@@ -34,7 +34,8 @@ type evaluateRequest struct {
 }
 
 type evalTrack struct {
-	ID              *string          `json:"id"`
+	TrackID         *string          `json:"track_id"`
+	ID              *string          `json:"id"` // deprecated alias of track_id (issue 24)
 	Lat             *float64         `json:"lat"`
 	Lon             *float64         `json:"lon"`
 	AltM            *float64         `json:"alt_m"`
@@ -213,10 +214,12 @@ func (req *evaluateRequest) input() (gate.Input, []FieldError) {
 	in.HeadingDeg, in.HasHeading = num("heading_deg", t.HeadingDeg, 0, 360, "must be a number of degrees in [0, 360]")
 	in.VRateMps, in.HasVRate = num("vertical_rate_mps", t.VerticalRateMps, -inf, inf, "must be a finite number of m/s")
 	in.EvidenceAgeS, in.HasEvidenceAge = num("evidence_age_s", t.EvidenceAgeS, 0, inf, "must be a non-negative number of seconds")
-	if t.ID != nil {
-		in.ID = *t.ID
-		if *t.ID == "" || len(*t.ID) > 256 {
-			bad("id", "must be 1 to 256 characters")
+	if id, ok := trackIDOf(t.TrackID, t.ID); !ok {
+		bad("track_id", "and its deprecated alias id differ; give track_id only")
+	} else if t.ID = id; id != nil {
+		in.ID = *id
+		if *id == "" || len(*id) > 256 {
+			bad("track_id", "must be 1 to 256 characters")
 		}
 	}
 	if t.Identity != nil {

@@ -152,6 +152,22 @@ func mergeInto(doc map[string]any, key string, val any, from string) error {
 	return nil
 }
 
+// OpenAPIJSON returns the merged OpenAPI document as indented JSON, with
+// the server URL set to basePath: what /openapi.json serves, and what
+// `make lint-openapi` hands to an independent linter.
+func OpenAPIJSON(basePath string) ([]byte, error) {
+	doc, err := openAPIDocument()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]any, len(doc)+1)
+	for k, v := range doc {
+		out[k] = v
+	}
+	out["servers"] = []any{map[string]any{"url": basePath, "description": "this cuasd instance"}}
+	return json.MarshalIndent(out, "", "  ")
+}
+
 // handleOpenAPI serves the merged document as JSON, with the server URL set
 // to the configured base path.
 func handleOpenAPI(d Deps) http.HandlerFunc {
@@ -161,19 +177,7 @@ func handleOpenAPI(d Deps) http.HandlerFunc {
 		err  error
 	)
 	return func(w http.ResponseWriter, r *http.Request) {
-		once.Do(func() {
-			var doc map[string]any
-			doc, err = openAPIDocument()
-			if err != nil {
-				return
-			}
-			out := make(map[string]any, len(doc)+1)
-			for k, v := range doc {
-				out[k] = v
-			}
-			out["servers"] = []any{map[string]any{"url": d.BasePath, "description": "this cuasd instance"}}
-			body, err = json.MarshalIndent(out, "", "  ")
-		})
+		once.Do(func() { body, err = OpenAPIJSON(d.BasePath) })
 		if err != nil {
 			writeProblem(w, r, http.StatusInternalServerError, "the embedded OpenAPI document is invalid: "+err.Error())
 			return

@@ -81,6 +81,8 @@ func routes(d Deps) http.Handler {
 			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
 			r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
 			r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
+			r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))
+			r.Get("/history", reader(handleHistoryArea(d)))
 
 			// The ledger.
 			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))

@@ -38,6 +38,8 @@ type Deps struct {
 	Live      LiveTracks
 	// Alerts serves GET /v1/alerts (issue 19); nil when not configured.
 	Alerts AlertStore
+	// History reads the recorded track history (issue 20).
+	History HistoryReader
 	// MAVLinkKey is the 32-byte signing key configured with --mavlink-key
 	// (nil when none), used to verify signed frames.
 	MAVLinkKey []byte

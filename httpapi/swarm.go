@@ -39,7 +39,8 @@ type swarmRequest struct {
 }
 
 type swarmTrack struct {
-	ID         *string  `json:"id"`
+	TrackID    *string  `json:"track_id"`
+	ID         *string  `json:"id"` // deprecated alias of track_id (issue 24)
 	Lat        *float64 `json:"lat"`
 	Lon        *float64 `json:"lon"`
 	AltM       *float64 `json:"alt_m"`
@@ -56,7 +57,7 @@ func handleSwarmTopologyPost(d Deps) http.HandlerFunc {
 			return
 		}
 		if req.Tracks == nil {
-			writeProblem(w, r, http.StatusBadRequest, "tracks is required", FieldError{Field: "tracks", Message: "is required: an array of {id, lat, lon}"})
+			writeProblem(w, r, http.StatusBadRequest, "tracks is required", FieldError{Field: "tracks", Message: "is required: an array of {track_id, lat, lon}"})
 			return
 		}
 		if len(req.Tracks) > swarmMaxTracks {
@@ -68,10 +69,15 @@ func handleSwarmTopologyPost(d Deps) http.HandlerFunc {
 		tracks := make([]swarm.Track, len(req.Tracks))
 		for i, t := range req.Tracks {
 			p := fmt.Sprintf("tracks[%d].", i)
+			id, same := trackIDOf(t.TrackID, t.ID)
+			if !same && len(errs) < 100 {
+				errs = append(errs, FieldError{Field: p + "track_id", Message: "and its deprecated alias id differ; give track_id only"})
+			}
+			t.ID = id
 			for _, f := range [...]struct {
 				name string
 				ok   bool
-			}{{"id", t.ID != nil}, {"lat", t.Lat != nil}, {"lon", t.Lon != nil}} {
+			}{{"track_id", !same || t.ID != nil}, {"lat", t.Lat != nil}, {"lon", t.Lon != nil}} {
 				if !f.ok && len(errs) < 100 {
 					errs = append(errs, FieldError{Field: p + f.name, Message: "is required"})
 				}
@@ -245,4 +251,17 @@ func swarmFields(se *swarm.Error) []FieldError {
 		errs = append(errs, FieldError{Field: f.Field, Message: f.Message})
 	}
 	return errs
+}
+
+// trackIDOf is a request's track id: track_id, or its deprecated alias id
+// (one name per concept: a track is track_id everywhere). same is false
+// when both are given and differ.
+func trackIDOf(trackID, id *string) (_ *string, same bool) {
+	switch {
+	case trackID == nil:
+		return id, true
+	case id != nil && *id != *trackID:
+		return trackID, false
+	}
+	return trackID, true
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cuasd/cuasd/fusion/swarm"
@@ -79,7 +80,7 @@ func TestSwarmTopologyValidation(t *testing.T) {
 		fields []string
 	}{
 		{"no tracks", `{}`, []string{"tracks"}},
-		{"missing fields", `{"tracks":[{"lat":0}]}`, []string{"tracks[0].id", "tracks[0].lon"}},
+		{"missing fields", `{"tracks":[{"lat":0}]}`, []string{"tracks[0].track_id", "tracks[0].lon"}},
 		{"duplicate and range", `{"tracks":[{"id":"a","lat":0,"lon":0},{"id":"a","lat":91,"lon":0}]}`, []string{"tracks[1].id", "tracks[1].lat"}},
 		{"options", `{"tracks":[],"link_m":0,"min_size":1,"max_alt_diff_m":-1}`, []string{"link_m", "min_size"}},
 		{"link too long", `{"tracks":[],"link_m":50001}`, []string{"link_m"}},
@@ -141,4 +142,42 @@ func TestSwarmTopologyGet(t *testing.T) {
 	down := newTestServer(t, Deps{Live: gateFakeLive{err: errors.New("store closed")}})
 	rec = do(t, down, "GET", gateSwarmPath, nil)
 	assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusServiceUnavailable)
+}
+
+// A track is track_id in every request and answer; id stays a deprecated
+// alias for one release, and the two may not disagree (issue 24, item 10).
+func TestTrackIDInRequests(t *testing.T) {
+	h := newTestServer(t, Deps{})
+	two := func(a, b string) string {
+		return `{"tracks":[{` + a + `,"lat":50,"lon":4},{` + b + `,"lat":50.0001,"lon":4.0001}]}`
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+	}{
+		{"track_id", two(`"track_id":"a"`, `"track_id":"b"`), http.StatusOK},
+		{"deprecated id", two(`"id":"a"`, `"id":"b"`), http.StatusOK},
+		{"both equal", two(`"track_id":"a","id":"a"`, `"track_id":"b"`), http.StatusOK},
+		{"both differ", two(`"track_id":"a","id":"x"`, `"track_id":"b"`), http.StatusBadRequest},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, h, "POST", gateSwarmPath, tc.body)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body.String())
+			}
+			if tc.status == http.StatusOK && !strings.Contains(rec.Body.String(), `"a"`) {
+				t.Errorf("the track ids are not in the answer: %s", rec.Body.String())
+			}
+		})
+	}
+	fl := &gateFakeLedger{}
+	he := newTestServer(t, Deps{Ledger: fl})
+	gateEvaluate(t, he, `{"track":{"track_id":"t-1","lat":50,"lon":4},"geofence":{"center":[50,4],"radius_m":100}}`)
+	if got := fl.last(t).subject; got != "track:t-1" {
+		t.Errorf("receipt subject %q, want track:t-1", got)
+	}
+	rec := do(t, he, "POST", gateEvalPath, `{"track":{"track_id":"t-1","id":"t-2","lat":50,"lon":4},"geofence":{"center":[50,4],"radius_m":100}}`)
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("evaluate with differing track_id and id: %d", rec.Code)
+	}
 }

@@ -75,6 +75,10 @@ func loadOA() {
 		oaErr = err
 		return
 	}
+	if err := strictOpenAPI(doc); err != nil {
+		oaErr = err // an unknown keyword would otherwise pass as an annotation
+		return
+	}
 	raw, err := json.Marshal(doc)
 	if err != nil {
 		oaErr = err

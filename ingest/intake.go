@@ -105,6 +105,11 @@ func NewIntake(nc *nats.Conn, log *slog.Logger, reg prometheus.Registerer) *Inta
 	return in
 }
 
+// Counters implements Counted.
+func (in *Intake) Counters() Counters {
+	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid"}}
+}
+
 // Name implements Source.
 func (in *Intake) Name() string { return "intake " + bus.IntakePrefix + ".>" }
 

@@ -53,7 +53,7 @@ func (c *idleConn) Read(p []byte) (int, error) {
 // ModeSListener accepts Beast or AVR receivers that push to cuasd (readsb's
 // and dump1090's --net-connector style outputs). Each connection is its own
 // sensor, named after the listener and the peer's IP address
-// ("beast-in-192.0.2.7"), so that per-sensor metrics and de-duplication
+// ("beast-in-192-0-2-7", see PeerSensor), so that per-sensor metrics and de-duplication
 // tell receivers apart and a receiver that reconnects keeps its name.
 type ModeSListener struct {
 	Format ModeSFormat
@@ -87,6 +87,11 @@ func ListenModeS(addr string, format ModeSFormat, log *slog.Logger) (*ModeSListe
 
 // Name implements Source.
 func (l *ModeSListener) Name() string { return string(l.Format) + "-listen " + l.ln.Addr().String() }
+
+// Counters implements Counted.
+func (l *ModeSListener) Counters() Counters {
+	return Counters{Adapter: string(l.Format) + "-listen", Protocols: []string{"adsb"}, DropReasons: []string{"queue_full"}}
+}
 
 // Addr is the bound address.
 func (l *ModeSListener) Addr() net.Addr { return l.ln.Addr() }
@@ -147,17 +152,17 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	defer cancel()
 	context.AfterFunc(cctx, func() { conn.Close() })
 	peer := conn.RemoteAddr().String()
-	sensor := l.Sensor
-	if host, _, err := net.SplitHostPort(peer); err == nil {
-		sensor += "-" + host
+	host, _, err := net.SplitHostPort(peer)
+	if err != nil {
+		host = peer
 	}
-	s := &ModeSStream{Format: l.Format, Sensor: bus.Token(sensor), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
+	s := &ModeSStream{Format: l.Format, Sensor: PeerSensor(l.Sensor, host), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
 	var r io.Reader = conn
 	if l.IdleTimeout >= 0 {
 		r = &idleConn{Conn: conn, idle: cmp.Or(l.IdleTimeout, DefaultIdleTimeout), last: time.Now()}
 	}
-	err := s.Run(cctx, r)
+	err = s.Run(cctx, r)
 	if errors.Is(err, errIdle) {
 		l.idled.Add(1)
 	}
@@ -183,6 +188,11 @@ func ConnectModeS(addr string, format ModeSFormat, log *slog.Logger) *ModeSClien
 
 // Name implements Source.
 func (c *ModeSClient) Name() string { return string(c.Format) + "-connect " + c.Addr }
+
+// Counters implements Counted.
+func (c *ModeSClient) Counters() Counters {
+	return Counters{Adapter: string(c.Format) + "-connect", Protocols: []string{"adsb"}, DropReasons: []string{"queue_full"}}
+}
 
 // Run implements Source: it reads the receiver, reconnecting, until ctx
 // ends.

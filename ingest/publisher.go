@@ -89,6 +89,9 @@ type Frame struct {
 	Signal float64
 	// Carrier names a Remote ID frame's wrapping (see bus.HeaderCarrier).
 	Carrier string
+	// Link is the network address the frame came from, as metadata (see
+	// bus.HeaderLink); empty: none.
+	Link string
 	// ID is the de-duplication id; empty derives one from the reception
 	// (protocol, sensor, RecvUnixNano, Data) with MsgID.
 	ID string
@@ -133,6 +136,9 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 		}
 		if f.Carrier != "" {
 			msg.Header.Set(bus.HeaderCarrier, f.Carrier)
+		}
+		if f.Link != "" {
+			msg.Header.Set(bus.HeaderLink, f.Link)
 		}
 		fut, err := p.js.PublishMsgAsync(msg)
 		if err != nil {
@@ -215,6 +221,24 @@ func (p *Publisher) wait(ctx context.Context, adapter, protocol string, res Resu
 		p.dropped.WithLabelValues(protocol, adapter, reasonOf(firstErr)).Add(float64(failed))
 	}
 	return res, firstErr
+}
+
+// publishReasons are the drop reasons the Publisher itself counts.
+var publishReasons = []string{"publish", "backpressure", "error"}
+
+// Declare creates c's counters at 0: frames received for each protocol,
+// and frames dropped for each protocol and reason (the Publisher's own
+// and c.DropReasons).
+func (p *Publisher) Declare(c Counters) {
+	for _, proto := range c.Protocols {
+		p.frames.WithLabelValues(proto, c.Adapter)
+		for _, r := range publishReasons {
+			p.dropped.WithLabelValues(proto, c.Adapter, r)
+		}
+		for _, r := range c.DropReasons {
+			p.dropped.WithLabelValues(proto, c.Adapter, r)
+		}
+	}
 }
 
 // Dropped counts frames an adapter discarded before publishing (for

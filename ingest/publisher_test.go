@@ -70,3 +70,20 @@ func TestMsgIDIsAReceptionIdentity(t *testing.T) {
 		t.Fatal("the id is not stable")
 	}
 }
+
+// A frame's link address travels as the Cuas-Link header: metadata, not
+// part of the subject or the sensor (issue 24, item 3).
+func TestPublishFramesCarriesLink(t *testing.T) {
+	js := testJS(t, bus.DefaultLimits())
+	p := NewPublisher(js, nil)
+	ctx := context.Background()
+	frames := []Frame{{Data: []byte{0xFE, 1}, Link: "192.0.2.7:14551"}}
+	if _, err := p.PublishFrames(ctx, "test", "mavlink", "rx", frames); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := js.Stream(ctx, bus.StreamRaw)
+	m, err := st.GetLastMsgForSubject(ctx, "cuas.raw.mavlink.rx")
+	if err != nil || m.Header.Get(bus.HeaderLink) != "192.0.2.7:14551" {
+		t.Fatalf("headers %v %v", m.Header, err)
+	}
+}

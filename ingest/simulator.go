@@ -25,6 +25,9 @@ type Simulator struct {
 // Name implements Source.
 func (s *Simulator) Name() string { return "simulator " + s.Sensor }
 
+// Counters implements Counted.
+func (s *Simulator) Counters() Counters { return Counters{Adapter: "simulator", Protocols: Protocols} }
+
 // Run implements Source: it publishes until ctx ends or the scenario's
 // duration is over.
 func (s *Simulator) Run(ctx context.Context, sink Sink, rep lifecycle.Reporter) error {

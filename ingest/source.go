@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"strings"
 
 	"github.com/cuasd/cuasd/lifecycle"
 )
@@ -40,3 +41,45 @@ type Sink interface {
 }
 
 var _ Sink = (*Publisher)(nil)
+
+// Counted is implemented by sources that know, before any traffic, the
+// label values they publish and drop frames under; cuasd serve declares
+// them to the Publisher so that every counter starts at 0 and an
+// increase()-based alert sees the first drop.
+type Counted interface{ Counters() Counters }
+
+// Counters are the label values of one adapter's frame counters.
+type Counters struct {
+	// Adapter is the adapter label (e.g. "beast-listen").
+	Adapter string
+	// Protocols are the protocols the adapter publishes.
+	Protocols []string
+	// DropReasons are the reasons the adapter itself drops frames for (the
+	// Publisher adds its own: publish, backpressure, error).
+	DropReasons []string
+}
+
+// PeerSensor names the sensor of one pushing connection: prefix, "-", and
+// the peer's address (its IP for a connection a listener accepted), with
+// every character outside [A-Za-z0-9_-] replaced by '-' and cut to 64
+// characters, so it is a subject token and a valid sensor name everywhere
+// ("beast-in-192-0-2-7"). Every per-connection source names its sensors
+// this way.
+func PeerSensor(prefix, addr string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	b.WriteByte('-')
+	for _, r := range addr {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	s := b.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"golang.org/x/mod/sumdb/note"
 )
@@ -36,9 +38,12 @@ type Options struct {
 	// Instance names this log; its origin (checkpoint first line and
 	// signed-note key name) is "cuasd/<Instance>" and its stream
 	// StreamFor(Instance). 1-64 letters, digits, '_' and '-' only ('.'
-	// cannot be part of a stream name). Default "default". The origin is
-	// fixed when the log is created: a log reopened under another instance
-	// name keeps its own (and a warning is logged).
+	// cannot be part of a stream name). Empty: the stream is
+	// StreamFor("default") and the origin is unique to the log, derived
+	// from the signing key ("cuasd/k-<first 16 hex digits of its key id>";
+	// random for an unsigned log), so that two deployments never share
+	// an origin by default. The origin is fixed when the log is created: a
+	// log reopened under another instance name or key keeps its own.
 	Instance string
 	// DataDir receives the generated signing key when SigningKeyFile is
 	// empty (created at first start with mode 0600, reused afterwards).
@@ -64,6 +69,9 @@ type Options struct {
 	// (default 1). With more than one, an ack means a quorum stored the
 	// batch.
 	Replicas int
+	// Registerer receives cuasd_ledger_appends_total{outcome} (stored,
+	// failed), both series present from the start; nil: unregistered.
+	Registerer prometheus.Registerer
 }
 
 // Log is the receipt ledger: an append-only RFC 6962 Merkle log of
@@ -71,6 +79,7 @@ type Options struct {
 // signed checkpoint per group commit. It is safe for concurrent use.
 type Log struct {
 	origin     string
+	derived    bool            // origin derived (no instance named): a stored one wins silently
 	signer     *envelopeSigner // nil in unsigned mode
 	dsse       *dsse.EnvelopeSigner
 	store      store
@@ -93,6 +102,9 @@ type Log struct {
 	failed  error // set when the store's state is unknown: appends stop
 
 	cache batchCache
+
+	appends         *prometheus.CounterVec // by outcome: stored, failed
+	stored, failedN prometheus.Counter     // its two series, looked up once (no allocation per append)
 
 	// marker records the stored batch count in the data directory
 	// (CheckStore); marked is the count last written.
@@ -130,7 +142,8 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Instance == "" {
+	named := opts.Instance != ""
+	if !named {
 		opts.Instance = "default"
 	}
 	if !validInstance(opts.Instance) {
@@ -186,7 +199,8 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		return nil, err
 	}
 	l := &Log{
-		origin:     "cuasd/" + opts.Instance,
+		origin:     newOrigin(named, opts.Instance, priv),
+		derived:    !named,
 		store:      st,
 		logger:     opts.Logger,
 		maxEntries: opts.MaxBatchEntries,
@@ -196,8 +210,10 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		reqs:       make(chan *appendReq, 2*opts.MaxBatchEntries),
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
+		appends:    newAppendsCounter(nil),
 		marker:     marker,
 	}
+	l.stored, l.failedN = l.appends.WithLabelValues("stored"), l.appends.WithLabelValues("failed")
 	l.marked.Store(marked)
 	lastVKey, err := l.rebuild(ctx)
 	if err != nil {
@@ -233,8 +249,26 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		l.logger.Info("ledger: opened", "origin", l.origin, "tree_size", l.size, "root", hex.EncodeToString(root),
 			"batches", len(l.batches), "mode", l.SigningMode())
 	}
+	if opts.Registerer != nil {
+		opts.Registerer.MustRegister(l.appends) // only once open: a failed Open registers nothing
+	}
 	go l.run()
 	return l, nil
+}
+
+// newOrigin is the origin of a new log: "cuasd/<instance>" when the
+// instance was named; otherwise unique to the log, derived from the
+// signing key, or random without one (an unsigned log).
+func newOrigin(named bool, instance string, priv ed25519.PrivateKey) string {
+	switch {
+	case named:
+		return "cuasd/" + instance
+	case priv != nil:
+		return "cuasd/k-" + KeyID(priv.Public().(ed25519.PublicKey))[:16]
+	}
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "cuasd/u-" + hex.EncodeToString(b[:])
 }
 
 // validInstance reports whether s can name an instance's ledger stream and
@@ -280,6 +314,9 @@ func (l *Log) rebuild(ctx context.Context) (lastVKey string, err error) {
 		origin, size, root, err := ParseCheckpoint(b.checkpoint)
 		if err != nil {
 			return errf(KindIntegrity, op, fmt.Sprintf("batch %d checkpoint", seq), err)
+		}
+		if seq == 1 && origin != l.origin && l.derived {
+			l.origin = origin // the log's own identity, fixed when it was created
 		}
 		if seq == 1 && origin != l.origin {
 			l.logger.Warn("ledger: the log's origin differs from the configured instance; keeping the log's", "log", origin, "configured", l.origin)
@@ -420,6 +457,33 @@ func (l *Log) markCurrentKey() {
 // handed to the committer, Append returns ctx's error but the entry may
 // still be appended.
 func (l *Log) Append(ctx context.Context, subject, predicateType string, record json.RawMessage) (Receipt, error) {
+	r, err := l.appendEntry(ctx, subject, predicateType, record)
+	switch {
+	case err == nil:
+		l.stored.Inc()
+	case ctx.Err() == nil:
+		// A caller giving up is not a ledger failure; anything else is.
+		l.failedN.Inc()
+	}
+	return r, err
+}
+
+// newAppendsCounter is cuasd_ledger_appends_total with both outcomes at 0,
+// so that an increase() alert sees the very first failure.
+func newAppendsCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cuasd_ledger_appends_total",
+		Help: "Ledger appends (gate decisions and emitted receipts), by outcome (stored, failed).",
+	}, []string{"outcome"})
+	c.WithLabelValues("stored")
+	c.WithLabelValues("failed")
+	if reg != nil {
+		reg.MustRegister(c)
+	}
+	return c
+}
+
+func (l *Log) appendEntry(ctx context.Context, subject, predicateType string, record json.RawMessage) (Receipt, error) {
 	payload, err := appendStatement(make([]byte, 0, len(record)+len(subject)+len(predicateType)+192), subject, predicateType, record)
 	if err != nil {
 		return Receipt{}, err
@@ -639,7 +703,9 @@ func (l *Log) Close() error {
 	return nil
 }
 
-// Origin is the log's origin line, "cuasd/<instance>".
+// Origin is the log's origin line: "cuasd/<instance>" for a log created
+// with an instance name, otherwise derived from the signing key (see
+// Options.Instance).
 func (l *Log) Origin() string { return l.origin }
 
 // SigningMode is ModeEd25519 or ModeUnsigned.

@@ -655,3 +655,47 @@ func TestInstancesHaveTheirOwnLogs(t *testing.T) {
 		}
 	}
 }
+
+// Without an instance name the origin is unique to the log: derived from
+// the signing key (random for an unsigned log), and kept across reopening;
+// two deployments no longer both sign for "cuasd/default" (issue 24,
+// item 7).
+func TestDefaultOriginIsUniquePerLog(t *testing.T) {
+	ctx := context.Background()
+	open := func(dir string, unsigned bool) (*ledger.Log, func()) {
+		js, stopNATS := ledger.StartNATS(t, filepath.Join(dir, "js"))
+		l, err := ledger.Open(ctx, js, ledger.Options{DataDir: dir, Unsigned: unsigned, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Append(ctx, "s", ledger.PredicateTypeReceipt, record(1)); err != nil {
+			t.Fatal(err)
+		}
+		return l, func() { l.Close(); stopNATS() }
+	}
+	seen := map[string]string{}
+	for _, c := range []struct {
+		name     string
+		unsigned bool
+	}{{"a", false}, {"b", false}, {"u", true}} {
+		dir := t.TempDir()
+		l, stop := open(dir, c.unsigned)
+		origin := l.Origin()
+		if !c.unsigned && origin != "cuasd/k-"+ledger.KeyID(l.PublicKey())[:16] {
+			t.Errorf("%s: origin %q, want cuasd/k- and the key id's first 16 digits", c.name, origin)
+		}
+		if c.unsigned && !strings.HasPrefix(origin, "cuasd/u-") {
+			t.Errorf("%s: origin %q, want cuasd/u-...", c.name, origin)
+		}
+		if other, dup := seen[origin]; dup {
+			t.Errorf("logs %s and %s share the origin %s", other, c.name, origin)
+		}
+		seen[origin] = c.name
+		stop()
+		l, stop = open(dir, c.unsigned)
+		if l.Origin() != origin || l.Checkpoint().Origin != origin {
+			t.Errorf("%s: reopened as %q (checkpoint %q), created as %q", c.name, l.Origin(), l.Checkpoint().Origin, origin)
+		}
+		stop()
+	}
+}

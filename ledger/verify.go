@@ -103,12 +103,8 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 		}
 		cpSigErr = fmt.Errorf("no public key given: the checkpoint signature is not verified")
 	} else {
-		switch {
-		case sigErr != nil:
-		case stmtErr == nil:
-			sigErr = checkEnvelopeSignature(&r.Envelope, payload, opts.PublicKey)
-		default:
-			sigErr = fmt.Errorf("not checked: the payload is unreadable")
+		if sigErr == nil {
+			sigErr = envelopeSignature(&r.Envelope, payload, stmtErr, opts.PublicKey)
 		}
 		if parseErr == nil {
 			cpSigErr = checkNoteSignature([]byte(r.Checkpoint), origin, opts.PublicKey)
@@ -116,7 +112,7 @@ func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
 			cpSigErr = fmt.Errorf("not checked: the checkpoint is unreadable")
 		}
 	}
-	add("envelope signature", sigErr, "Ed25519 over the DSSE PAE by keyid "+KeyID(opts.PublicKey))
+	add("envelope signature", sigErr, "Ed25519 over the DSSE PAE (payload type and payload) by keyid "+KeyID(opts.PublicKey))
 	add("checkpoint signature", cpSigErr, "signed note by "+origin)
 
 	if opts.Checkpoint != nil {
@@ -185,6 +181,21 @@ func unsignedPlaceholder(env *dsse.Envelope) bool {
 	})
 }
 
+// envelopeSignature checks the envelope's signature over the PAE of its
+// payload bytes. A statement that failed its own checks (stmtErr) is still
+// signed bytes: its signature is checked as long as the payload is base64,
+// so an altered but readable payload is reported as failing the signature,
+// not as unreadable.
+func envelopeSignature(env *dsse.Envelope, payload []byte, stmtErr error, pub ed25519.PublicKey) error {
+	if stmtErr != nil {
+		var err error
+		if payload, err = base64.StdEncoding.DecodeString(env.Payload); err != nil {
+			return fmt.Errorf("not checked: the payload is not base64 (%v)", err)
+		}
+	}
+	return checkEnvelopeSignature(env, payload, pub)
+}
+
 func checkEnvelopeSignature(env *dsse.Envelope, payload []byte, pub ed25519.PublicKey) error {
 	id := KeyID(pub)
 	pae := dsse.PAE(env.PayloadType, payload)
@@ -200,7 +211,7 @@ func checkEnvelopeSignature(env *dsse.Envelope, payload []byte, pub ed25519.Publ
 			return fmt.Errorf("signature of keyid %s is not base64", id)
 		}
 		if !ed25519.Verify(pub, pae, sig) {
-			return fmt.Errorf("signature of keyid %s does not verify", id)
+			return fmt.Errorf("the Ed25519 signature of keyid %s over the DSSE PAE does not verify: the payload or its type changed after signing", id)
 		}
 		return nil
 	}

@@ -62,14 +62,14 @@ func (a *alertsSource) UnmarshalYAML(n *yaml.Node) error {
 
 func (c *alertConfig) flags(fs *flag.FlagSet) {
 	fs.Var(&c.Alerts, "alerts", "alert rule `FILE` (YAML: sinks and rules; see docs/ALERTS.md); also inline under alerts: in --config")
-	fs.StringVar(&c.AlertsPublicURL, "alerts-public-url", "", "public base URL of this cuasd (e.g. https://cuas.example.org) for the receipt links in alerts; default: relative links")
-	fs.StringVar(&c.MQTTURL, "mqtt-url", "", "MQTT broker for alerts and Home Assistant (mqtt://host:1883 or mqtts://host:8883)")
-	fs.StringVar(&c.MQTTPrefix, "mqtt-prefix", "cuas", "prefix of cuasd's MQTT topics")
-	fs.StringVar(&c.MQTTDiscovery, "mqtt-discovery-prefix", "homeassistant", "Home Assistant MQTT discovery prefix, or off")
-	fs.StringVar(&c.MQTTCA, "mqtt-ca", "", "CA bundle (PEM) trusted for mqtts://")
-	fs.StringVar(&c.MQTTCert, "mqtt-cert", "", "client certificate (PEM) for mqtts://")
-	fs.StringVar(&c.MQTTKey, "mqtt-key", "", "private key of --mqtt-cert (PEM)")
-	fs.StringVar(&c.MQTTCredentials, "mqtt-credentials", "", "file with the MQTT user name on line 1 and the password on line 2")
+	fs.StringVar(&c.AlertsPublicURL, "alerts-public-url", "", "public base `URL` of this cuasd (e.g. https://cuas.example.org) for the receipt links in alerts; default: relative links")
+	fs.StringVar(&c.MQTTURL, "mqtt-url", "", "MQTT broker `URL` for alerts and Home Assistant (mqtt://host:1883 or mqtts://host:8883)")
+	fs.StringVar(&c.MQTTPrefix, "mqtt-prefix", "cuas", "`PREFIX` of cuasd's MQTT topics")
+	fs.StringVar(&c.MQTTDiscovery, "mqtt-discovery-prefix", "homeassistant", "Home Assistant MQTT discovery `PREFIX`, or off")
+	fs.StringVar(&c.MQTTCA, "mqtt-ca", "", "CA bundle `FILE` (PEM) trusted for mqtts://")
+	fs.StringVar(&c.MQTTCert, "mqtt-cert", "", "client certificate `FILE` (PEM) for mqtts://")
+	fs.StringVar(&c.MQTTKey, "mqtt-key", "", "private key `FILE` of --mqtt-cert (PEM)")
+	fs.StringVar(&c.MQTTCredentials, "mqtt-credentials", "", "`FILE` with the MQTT user name on line 1 and the password on line 2")
 }
 
 // validateAlerts parses and checks the rule file (keys, sinks, durations,

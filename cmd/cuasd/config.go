@@ -34,7 +34,20 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error { return d.Set(n.Value) }
 // byteSize is a size in bytes that reads "512MiB", "4GiB" or a plain number.
 type byteSize int64
 
-func (b *byteSize) String() string { return fmt.Sprint(int64(*b)) }
+// String prints the size in the largest binary unit that divides it
+// ("256MiB"), as --help shows defaults and as Set reads them back.
+func (b *byteSize) String() string {
+	v := int64(*b)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if v != 0 && v%u.m == 0 {
+			return fmt.Sprintf("%d%s", v/u.m, u.suffix)
+		}
+	}
+	return fmt.Sprint(v)
+}
 func (b *byteSize) Set(s string) error {
 	mult := int64(1)
 	t := strings.TrimSpace(s)
@@ -108,6 +121,11 @@ type config struct {
 	NATSTLSCert     string   `yaml:"nats-tls-cert"`
 	NATSTLSKey      string   `yaml:"nats-tls-key"`
 
+	// Track history (issue 20, package output/history).
+	History         bool     `yaml:"history"`
+	HistoryMaxAge   duration `yaml:"history-max-age"`
+	HistoryMaxBytes byteSize `yaml:"history-max-bytes"`
+
 	// Geofences and AllowList seed the replicated zone store (YAML only).
 	Geofences    []gate.Geofence `yaml:"geofences"`
 	AllowList    *gate.AllowList `yaml:"allowlist"`
@@ -134,67 +152,82 @@ func defaultConfig() config {
 		ObsMaxBytes:  1 << 30,
 		Replicas:     1,
 		TrackTTL:     duration(60 * time.Second),
-		Instance:     "default",
 		EvalInterval: duration(500 * time.Millisecond),
 		ShutdownWait: duration(15 * time.Second),
+		// Track history (issue 20).
+		History: true, HistoryMaxAge: duration(7 * 24 * time.Hour), HistoryMaxBytes: 8 << 30,
 	}
 }
 
 // flags binds every config field to a flag of fs.
 func (c *config) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration file (keys are the flag names)")
-	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP listen address")
-	fs.StringVar(&c.BasePath, "base-path", c.BasePath, "path prefix of the API and the map")
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for JetStream data and keys")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log format: text or json")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log level: debug, info, warn or error")
-	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "external NATS URL; empty starts an embedded nats-server with JetStream")
-	fs.StringVar(&c.NATSListen, "nats-listen", c.NATSListen, "embedded NATS client listener for sensors, or off")
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration `FILE` (keys are the flag names)")
+	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP listen address `HOST:PORT`")
+	fs.StringVar(&c.BasePath, "base-path", c.BasePath, "`PATH` prefix of the API and the map")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`DIR` for JetStream data and keys")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "log `FORMAT`: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "log `LEVEL`: debug, info, warn or error")
+	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "external NATS `URL`; empty starts an embedded nats-server with JetStream")
+	fs.StringVar(&c.NATSListen, "nats-listen", c.NATSListen, "`HOST:PORT` of the embedded NATS client listener for sensors, or off")
 	fs.StringVar(&c.NATSMonitor, "nats-monitor", "", "`HOST:PORT` of the embedded NATS server's HTTP monitoring (for nats-surveyor or the Prometheus NATS exporter; loopback unless --insecure-open); off when empty")
-	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit (e.g. 256MiB)")
-	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit (e.g. 16GiB)")
-	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync policy: an interval (e.g. 1s) or always")
-	fs.Var(&c.RawMaxAge, "raw-max-age", "how long raw frames are kept in CUAS_RAW")
-	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap of CUAS_RAW")
-	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long observations are kept in CUAS_OBS (with --publish-observations)")
+	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit `SIZE` (e.g. 256MiB)")
+	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit `SIZE` (e.g. 16GiB)")
+	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync `POLICY`: an interval (e.g. 1s) or always")
+	fs.Var(&c.RawMaxAge, "raw-max-age", "how long (`DURATION`) raw frames are kept in CUAS_RAW")
+	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap `SIZE` of CUAS_RAW")
+	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long (`DURATION`) observations are kept in CUAS_OBS (with --publish-observations)")
 	fs.BoolVar(&c.PublishObs, "publish-observations", c.PublishObs, "also publish decoded observations to CUAS_OBS for other consumers (fusion decodes raw frames in place and does not need them)")
-	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap of CUAS_OBS")
-	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "JetStream stream replicas (3 on a cluster)")
-	fs.Var(&c.TrackTTL, "track-ttl", "how long a track lives without updates")
+	fs.Var(&c.ObsMaxBytes, "obs-max-bytes", "byte cap `SIZE` of CUAS_OBS")
+	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "`N` JetStream stream replicas (3 on a cluster)")
+	fs.Var(&c.TrackTTL, "track-ttl", "how long (`DURATION`) a track lives without updates")
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
-	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on this address (like readsb's 30004)")
-	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on this address (like readsb's 30001)")
-	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output (host:30005), reconnecting")
-	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output (host:30002), reconnecting")
-	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 hex digits) to verify signed frames")
+	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004)")
+	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001)")
+	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting")
+	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output `HOST:PORT` (port 30002), reconnecting")
+	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
-	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address (e.g. 127.0.0.1:14550)")
-	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server (e.g. SITL 127.0.0.1:5760), reconnecting")
-	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key (PKCS#8 PEM); default: generated in the data dir")
-	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of the interface contract (docs/INTERFACE.md)")
-	fs.StringVar(&c.Instance, "instance", c.Instance, "instance name (letters, digits, '_' and '-'): the ledger's origin is cuasd/<instance> and its stream CUAS_LEDGER_<instance>")
-	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile URL template for the map (default: offline world outline)")
-	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution text the --tile-url provider requires")
-	fs.Var(&c.EvalInterval, "eval-interval", "how often the continuous gate evaluates every live track")
-	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML file of bearer tokens {name, role, sha256}; see `cuasd token new`")
-	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "requests per second per client (token or address), burst of the same; 0 = unlimited")
+	fs.StringVar(&c.MAVLinkUDP, "mavlink-udp", c.MAVLinkUDP, "listen for MAVLink on this UDP address `HOST:PORT` (e.g. 127.0.0.1:14550)")
+	fs.StringVar(&c.MAVLinkTCP, "mavlink-tcp", c.MAVLinkTCP, "connect to a MAVLink TCP server `HOST:PORT` (e.g. SITL 127.0.0.1:5760), reconnecting")
+	fs.StringVar(&c.SigningKey, "signing-key", c.SigningKey, "Ed25519 receipt signing key `FILE` (PKCS#8 PEM); default: generated in the data dir")
+	fs.BoolVar(&c.Unsigned, "unsigned", c.Unsigned, "emit receipts with the placeholder (unsigned) signature of the interface contract (docs/INTERFACE.md): an empty DSSE signature and unsigned checkpoints")
+	fs.StringVar(&c.Instance, "instance", c.Instance, "instance `NAME` (letters, digits, '_' and '-'): names the ledger stream CUAS_LEDGER_<NAME> and the origin cuasd/<NAME> of a new log (default: an origin derived from the signing key)")
+	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile `URL` template for the map (default: offline world outline)")
+	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution `TEXT` the --tile-url provider requires")
+	fs.Var(&c.EvalInterval, "eval-interval", "how often (`DURATION`) the continuous gate evaluates every live track")
+	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
 	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
-	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer token required by /metrics (default: open for probes)")
-	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "serve HTTPS with this certificate (PEM)")
-	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "private key of --tls-cert (PEM)")
-	fs.StringVar(&c.NATSUsers, "nats-users", c.NATSUsers, "YAML file of sensor credentials {user, password} for the embedded NATS listener (publish cuas.raw.> only)")
-	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate of the embedded NATS listener (PEM)")
-	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key of --nats-tls-cert (PEM)")
-	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long graceful shutdown may take")
+	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer `TOKEN` required by /metrics (default: open for probes)")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "serve HTTPS with this certificate `FILE` (PEM)")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "private key `FILE` of --tls-cert (PEM)")
+	fs.StringVar(&c.NATSUsers, "nats-users", c.NATSUsers, "YAML `FILE` of embedded NATS users {user, password, role}: sensor (publish frames), reader (read events) or admin")
+	fs.StringVar(&c.NATSTLSCert, "nats-tls-cert", c.NATSTLSCert, "TLS certificate `FILE` of the embedded NATS listener (PEM)")
+	fs.StringVar(&c.NATSTLSKey, "nats-tls-key", c.NATSTLSKey, "private key `FILE` of --nats-tls-cert (PEM)")
+	fs.Var(&c.ShutdownWait, "shutdown-timeout", "how long (`DURATION`) graceful shutdown may take")
 	c.alertConfig.flags(fs) // issue 19
+
+	// Track history (issue 20).
+	fs.BoolVar(&c.History, "history", c.History, "record every track position in <data-dir>/history.db for /v1/tracks/{id}/history and /v1/history")
+	fs.Var(&c.HistoryMaxAge, "history-max-age", "delete track history older than `DURATION` (0 = keep)")
+	fs.Var(&c.HistoryMaxBytes, "history-max-bytes", "byte cap `SIZE` of the track history, oldest deleted first (0 = none)")
 }
+
+const serveUsage = `Usage:
+  cuasd serve [flags]
+
+Runs the service: HTTP API and map, the embedded NATS server with JetStream
+(unless --nats-url), the decoders, fusion, the continuous gate and the
+receipt ledger. Every flag is also an environment variable CUAS_<FLAG>
+(upper case, '-' as '_') and a key of the --config YAML file; flags win over
+the environment, which wins over the file.
+`
 
 // parseConfig applies the file, the environment and the flags, in
 // increasing precedence.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
 	c := defaultConfig()
-	fs := flag.NewFlagSet("cuasd serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("cuasd serve", serveUsage, nil, stderr, stderr)
 	c.flags(fs)
 
 	// Find --config first (flag or CUAS_CONFIG), so the file sits under
@@ -243,6 +276,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	return c, c.validate()
 }
 
+// instance names this instance for partition ownership and events:
+// --instance, or "default". The ledger alone tells "not named" apart (its
+// default origin is then unique to the log).
+func (c *config) instance() string {
+	if c.Instance == "" {
+		return "default"
+	}
+	return c.Instance
+}
+
 func (c *config) validate() error {
 	var errs []error
 	if c.LogFormat != "text" && c.LogFormat != "json" {
@@ -250,6 +293,9 @@ func (c *config) validate() error {
 	}
 	if !strings.HasPrefix(c.BasePath, "/") || strings.HasSuffix(c.BasePath, "/") {
 		errs = append(errs, fmt.Errorf("--base-path must start with / and not end with one, got %q", c.BasePath))
+	}
+	if c.HistoryMaxAge < 0 {
+		errs = append(errs, fmt.Errorf("--history-max-age must not be negative (0 keeps history), got %s", c.HistoryMaxAge.String()))
 	}
 	if c.JSSync != "always" {
 		if _, err := time.ParseDuration(c.JSSync); err != nil {

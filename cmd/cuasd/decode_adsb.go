@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,19 +24,19 @@ import (
 // track in degrees and altitude in feet; any may be empty), against which
 // the candidate registers are checked.
 func runDecodeADSB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("decode adsb", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("cuasd decode adsb", `Usage:
+  cuasd decode adsb [--fix] [--ref LAT,LON] [--meteo] [--known GS,TRACK,ALT] HEX...
+  cuasd decode adsb [--ref LAT,LON] --even HEX --odd HEX --newest even|odd
+
+Decodes Mode S / ADS-B frames and prints the JSON answer of
+POST /v1/ads-b/decode. Every decoded field is an unauthenticated claim.`, args, stdout, stderr)
 	fix := fs.Bool("fix", false, "repair a single bit error in DF17/DF18 frames that fail their CRC")
 	ref := fs.String("ref", "", "reference position `LAT,LON` in degrees (the receiver's): local decoding, surface pairs")
-	even := fs.String("even", "", "the even (F=0) position frame of a CPR pair")
-	odd := fs.String("odd", "", "the odd (F=1) position frame of a CPR pair")
-	newest := fs.String("newest", "", "which frame of the pair was received last: even or odd")
+	even := fs.String("even", "", "the even (F=0) position frame of a CPR pair, in `HEX`")
+	odd := fs.String("odd", "", "the odd (F=1) position frame of a CPR pair, in `HEX`")
+	newest := fs.String("newest", "", "which frame of the pair was received last: `even|odd`")
 	meteo := fs.Bool("meteo", false, "Comm-B: also try the meteorological registers 4,4 and 4,5")
 	known := fs.String("known", "", "Comm-B: the aircraft's known ADS-B state `GS,TRACK,ALT` (knots, degrees, feet; leave any empty)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cuasd decode adsb [--fix] [--ref LAT,LON] [--meteo] [--known GS,TRACK,ALT] HEX...\n       cuasd decode adsb [--ref LAT,LON] --even HEX --odd HEX --newest even|odd")
-		fs.PrintDefaults()
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

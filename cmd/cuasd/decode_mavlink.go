@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/cuasd/cuasd/decode/mavlink"
@@ -19,31 +18,25 @@ import (
 // telemetry log (--tlog) and prints the JSON object of POST
 // /v1/mavlink/parse. --summary leaves out the per-frame list.
 func runDecodeMAVLink(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cuasd decode mavlink", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	tlog := fs.String("tlog", "", "parse the telemetry log `FILE` ([8-byte big-endian UNIX µs][frame]...; - for stdin)")
-	raw := fs.String("raw", "", "parse the raw byte-stream `FILE` of concatenated frames (- for stdin)")
-	summary := fs.Bool("summary", false, "print only stats and by_name, not every frame")
-	keyHex := fs.String("key", "", "MAVLink 2 signing key (64 hex digits) to verify signed frames")
-	compact := fs.Bool("compact", false, "print compact JSON instead of indented")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: cuasd decode mavlink [flags] HEX...
-       cuasd decode mavlink --tlog FILE [--summary]
-       cuasd decode mavlink --raw FILE [--summary]
+	fs := newFlagSet("cuasd decode mavlink", `Usage:
+  cuasd decode mavlink [flags] HEX...
+  cuasd decode mavlink --tlog FILE|- [--summary]
+  cuasd decode mavlink --raw FILE|- [--summary]
 
 Parses MAVLink v1/v2 frames (checksums verified against the common and
 ardupilotmega dialects) and prints the JSON answer of POST /v1/mavlink/parse.
 HEX arguments are concatenated; whitespace is ignored. Every decoded field
-is the sender's unauthenticated claim.
-
-`)
-		fs.PrintDefaults()
-	}
+is the sender's unauthenticated claim.`, args, stdout, stderr)
+	tlog := fs.String("tlog", "", "parse the telemetry log `FILE` ([8-byte big-endian UNIX µs][frame]...; - for stdin)")
+	raw := fs.String("raw", "", "parse the raw byte-stream `FILE` of concatenated frames (- for stdin)")
+	summary := fs.Bool("summary", false, "print only stats and by_name, not every frame")
+	keyHex := fs.String("key", "", "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
+	compact := fs.Bool("compact", false, "print compact JSON instead of indented")
 	// Flags may come before or after the hex arguments.
 	hexArgs, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return err
 		}
 		return fmt.Errorf("decode mavlink: %w", err)
 	}
@@ -99,9 +92,4 @@ is the sender's unauthenticated claim.
 }
 
 // mavlinkReadInput reads a whole file, or standard input for "-".
-func mavlinkReadInput(path string) ([]byte, error) {
-	if path == "-" {
-		return io.ReadAll(os.Stdin)
-	}
-	return os.ReadFile(path)
-}
+func mavlinkReadInput(path string) ([]byte, error) { return readInput(path) }

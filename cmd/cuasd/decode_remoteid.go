@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,14 +19,14 @@ import (
 //	cuasd decode remoteid [--carrier C] HEX   one message, pack or carrier frame → one JSON object
 //	cuasd decode remoteid --pcap FILE         every Remote ID frame of a capture → one JSON object per line
 func runDecodeRemoteID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("decode remoteid", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	pcapFile := fs.String("pcap", "", "decode every Remote ID frame of this pcap/pcapng capture, one JSON object per line")
-	carrierName := fs.String("carrier", "auto", "how to read HEX: "+strings.Join(remoteid.CarrierNames(), ", "))
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cuasd decode remoteid [--carrier C] HEX\n       cuasd decode remoteid --pcap FILE")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("cuasd decode remoteid", `Usage:
+  cuasd decode remoteid [--carrier CARRIER] HEX
+  cuasd decode remoteid --pcap FILE|-
+
+Decodes an ASTM F3411 Remote ID message, message pack or carrier frame, or
+every Remote ID frame of a pcap/pcapng capture (one JSON object per line).`, args, stdout, stderr)
+	pcapFile := fs.String("pcap", "", "decode every Remote ID frame of this pcap/pcapng capture `FILE` (- for standard input), one JSON object per line")
+	carrierName := fs.String("carrier", "auto", "how to read HEX, a `CARRIER`: "+strings.Join(remoteid.CarrierNames(), ", "))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,23 +73,33 @@ type remoteIDPcapLine struct {
 	Error           string                 `json:"error,omitempty"`
 }
 
+// replayRemoteIDPcap prints every Remote ID frame of the capture at path
+// (standard input for "-"); a capture without one is an error.
 func replayRemoteIDPcap(ctx context.Context, path string, stdout io.Writer) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("decode remoteid: %w", err)
+	var in io.Reader = stdin
+	if path != "-" {
+		fh, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("decode remoteid: %w", err)
+		}
+		defer fh.Close()
+		in = fh
 	}
-	defer fh.Close()
-	r, err := pcap.NewReader(fh)
+	path = inputName(path)
+	r, err := pcap.NewReader(in)
 	if err != nil {
 		return fmt.Errorf("decode remoteid: %s: %w", path, err)
 	}
 	enc := json.NewEncoder(stdout)
 	var f pcap.RemoteIDFrame
-	for {
+	for n := 0; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		err := r.NextRemoteID(&f)
+		if errors.Is(err, io.EOF) && n == 0 {
+			return fmt.Errorf("decode remoteid: no Remote ID frame in %s", path)
+		}
 		if errors.Is(err, io.EOF) {
 			return nil
 		}

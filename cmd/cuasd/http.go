@@ -122,6 +122,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Ledger:     s.ledger,
 		Drones:     s.drones,
 		Zones:      s.zones,
+		History:    s.historyReader(),
 		MAVLinkKey: s.cfg.mavlinkKey(),
 		Web:        webHandler(s.cfg),
 

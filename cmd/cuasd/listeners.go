@@ -140,3 +140,17 @@ func listenAddr(src ingest.Source) string {
 	}
 	return ""
 }
+
+// declareCounters creates every frame counter cuasd serve can increment
+// (the HTTP adapters for every protocol, and each counted source) at 0, so
+// that /metrics shows them before any traffic (issue 24).
+func declareCounters(pub *ingest.Publisher, sources []ingest.Source) {
+	for _, a := range []string{"http", "http-decode"} {
+		pub.Declare(ingest.Counters{Adapter: a, Protocols: ingest.Protocols})
+	}
+	for _, src := range sources {
+		if c, ok := src.(ingest.Counted); ok {
+			pub.Declare(c.Counters())
+		}
+	}
+}

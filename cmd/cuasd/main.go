@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,22 +47,34 @@ Usage:
   cuasd decode remoteid --pcap F   decode every Remote ID frame of a pcap/pcapng capture
   cuasd decode mavlink HEX         parse MAVLink v1/v2 frames
   cuasd decode mavlink --tlog F    parse a MAVLink telemetry log
-  cuasd replay FILE --format F     publish a capture (beast, avr, tlog, pcap, hex) to a running
-                                   cuasd over NATS [--speed N | --max] [--nats-url URL]
-  cuasd simulate [flags]            publish synthetic aircraft, drones, MAVLink vehicles and a
+  cuasd replay FILE [--format F]   publish a capture (beast, avr, tlog, pcap, hex; recognised
+                                   without --format) to a running cuasd over NATS
+                                   [--speed N | --max] [--nats-url URL]
+  cuasd simulate [flags]           publish synthetic aircraft, drones, MAVLink vehicles and a
                                    swarm to a running cuasd (--rate N for load tests)
-  cuasd verify BUNDLE.json         verify a receipt bundle offline
+  cuasd verify BUNDLE              verify a receipt bundle offline
   cuasd token new --name N --role R
                                    print a fresh API token and its --auth-tokens line
   cuasd version                    print the version
 
-Run "cuasd serve -h" for the service's flags. Every flag of serve is also
-an environment variable CUAS_<FLAG> and a key of the --config YAML file.
+A FILE or BUNDLE argument may be - for standard input. Run
+"cuasd COMMAND --help" for a command's flags. Every flag of serve is also an
+environment variable CUAS_<FLAG> and a key of the --config YAML file.
 `
 
 // run is the whole program, callable from tests: args exclude the program
-// name, getenv reads the environment.
+// name, getenv reads the environment. Help asked for (-h, --help on any
+// command) is a success.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// dispatch runs the command args[0].
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return errors.New("no command given")
@@ -90,10 +103,25 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return fmt.Errorf("unknown command %q", args[0])
 }
 
+const decodeUsage = `Usage:
+  cuasd decode adsb HEX...         decode Mode S / ADS-B frames to JSON
+  cuasd decode remoteid HEX        decode a Remote ID message, pack or carrier frame
+  cuasd decode remoteid --pcap F   decode every Remote ID frame of a pcap/pcapng capture
+  cuasd decode mavlink HEX         parse MAVLink v1/v2 frames
+  cuasd decode mavlink --tlog F    parse a MAVLink telemetry log
+
+A file argument F may be - for standard input.
+Run "cuasd decode PROTOCOL --help" for the flags of one protocol.
+`
+
 // runDecode dispatches `cuasd decode <protocol>`.
 func runDecode(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
+		fmt.Fprint(stderr, decodeUsage)
 		return errors.New("decode: name a protocol: adsb, remoteid or mavlink")
+	}
+	if wantsHelp(args[:1]) {
+		return printHelp(stdout, decodeUsage)
 	}
 	switch args[0] {
 	case "adsb", "ads-b":

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -111,13 +110,21 @@ func loadTLS(certFile, keyFile, flags string) (*tls.Config, error) {
 // runToken implements `cuasd token new --name N --role R`: it prints a
 // fresh token (shown once) and the line to add to the --auth-tokens file.
 func runToken(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "new" {
-		return errors.New("token: usage: cuasd token new --name NAME --role reader|sensor|operator|admin")
+	const usage = `Usage:
+  cuasd token new --name NAME --role reader|sensor|operator|admin
+
+Prints a fresh API bearer token (shown once) and the entry to add to the
+--auth-tokens file of cuasd serve (only its SHA-256 is stored).`
+	if len(args) > 0 && wantsHelp(args[:1]) {
+		return printHelp(stdout, usage)
 	}
-	fs := flag.NewFlagSet("cuasd token new", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("name", "", "token name (shown in logs and 403 answers; never the secret)")
-	roleName := fs.String("role", "reader", "reader, sensor, operator or admin")
+	if len(args) == 0 || args[0] != "new" {
+		fmt.Fprintln(stderr, usage)
+		return errors.New("token: name a subcommand: new")
+	}
+	fs := newFlagSet("cuasd token new", usage, args[1:], stdout, stderr)
+	name := fs.String("name", "", "token `NAME` (shown in logs and 403 answers; never the secret)")
+	roleName := fs.String("role", "reader", "`ROLE`: reader, sensor, operator or admin")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
+	"github.com/cuasd/cuasd/output/history"
 	"github.com/cuasd/cuasd/reference"
 	"github.com/cuasd/cuasd/web"
 )
@@ -34,7 +35,11 @@ import (
 // the data flow and stop in exactly the reverse order, on a requested
 // shutdown and on every failure alike (see service.components).
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
+	out := stderr
+	if wantsHelp(args) {
+		out = stdout
+	}
+	cfg, err := parseConfig(args, getenv, out)
 	if err != nil {
 		return err
 	}
@@ -75,6 +80,9 @@ type service struct {
 	integrity *integrity
 	http      *http.Server
 	alerts    alertStoreRef // issue 19
+
+	historyOnce sync.Once
+	history     *history.Recorder // nil with --history=false
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -151,7 +159,7 @@ func (s *service) loadDrones(context.Context) error {
 func (s *service) openLedger(ctx context.Context) error {
 	l, err := ledger.Open(ctx, s.bus.JS, ledger.Options{
 		Instance: s.cfg.Instance, DataDir: s.cfg.DataDir, SigningKeyFile: s.cfg.SigningKey,
-		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas,
+		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas, Registerer: s.reg,
 	})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -203,7 +211,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
 		s.reg.MustRegister(s.store.Collector())
-		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.Instance, s.cfg.Replicas, 0, s.log)
+		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.instance(), s.cfg.Replicas, 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
 		}
@@ -261,7 +269,7 @@ func (s *service) gateStage() lifecycle.Component {
 			Interval: time.Duration(s.cfg.EvalInterval),
 			Version:  version(),
 			Events:   s.bus.Conn,
-			Instance: s.cfg.Instance,
+			Instance: s.cfg.instance(),
 			Log:      s.log,
 		}, s.reg)
 		return nil
@@ -300,6 +308,7 @@ func (s *service) outputList() ([]output.Output, error) {
 		return nil, err
 	}
 	outs = append(outs, alerts...)
+	outs = append(outs, s.historyOutputs()...)
 	return outs, nil
 }
 
@@ -326,6 +335,7 @@ func (s *service) inputs() lifecycle.Component {
 		// The single-frame intake (cuas.in.>) is always on: it is how a
 		// sensor script publishes one frame per message.
 		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg)}, s.sources...)
+		declareCounters(s.publisher, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {
 			wg.Add(1)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -19,20 +18,24 @@ import (
 // runSimulate implements `cuasd simulate`: synthetic traffic published to a
 // running cuasd over NATS.
 func runSimulate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("cuasd simulate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	url := fs.String("nats-url", envOr(getenv, "CUAS_NATS_URL", "nats://127.0.0.1:4222"), "NATS URL of the running cuasd")
+	fs := newFlagSet("cuasd simulate", `Usage:
+  cuasd simulate [flags]
+
+Publishes synthetic aircraft (ADS-B), drones (Remote ID), MAVLink vehicles and
+a swarm to a running cuasd over NATS, through the same raw subjects as real
+receivers (--rate N for load tests).`, args, stdout, stderr)
+	url := fs.String("nats-url", envOr(getenv, "CUAS_NATS_URL", "nats://127.0.0.1:4222"), "NATS `URL` of the running cuasd (CUAS_NATS_URL)")
 	cfg := sim.DefaultDemo()
-	fs.IntVar(&cfg.Aircraft, "aircraft", cfg.Aircraft, "aircraft broadcasting ADS-B")
-	fs.IntVar(&cfg.Drones, "drones", cfg.Drones, "drones broadcasting Remote ID")
-	fs.IntVar(&cfg.MAVLink, "mavlink", cfg.MAVLink, "MAVLink vehicles")
-	fs.IntVar(&cfg.SwarmSize, "swarm", cfg.SwarmSize, "drones in one coordinated swarm (0: none)")
-	fs.IntVar(&cfg.Intruders, "intruders", cfg.Intruders, "drones flying into the protected zone")
-	fs.Float64Var(&cfg.CenterLat, "lat", sim.DemoSite[0], "latitude of the protected site")
-	fs.Float64Var(&cfg.CenterLon, "lon", sim.DemoSite[1], "longitude of the protected site")
-	fs.Float64Var(&cfg.Rate, "rate", 0, "target frames per second (0: realistic broadcast rates)")
-	fs.DurationVar(&cfg.Duration, "duration", 0, "stop after this long (0: until interrupted)")
-	sensor := fs.String("sensor", "sim", "sensor name")
+	fs.IntVar(&cfg.Aircraft, "aircraft", cfg.Aircraft, "`N` aircraft broadcasting ADS-B")
+	fs.IntVar(&cfg.Drones, "drones", cfg.Drones, "`N` drones broadcasting Remote ID")
+	fs.IntVar(&cfg.MAVLink, "mavlink", cfg.MAVLink, "`N` MAVLink vehicles")
+	fs.IntVar(&cfg.SwarmSize, "swarm", cfg.SwarmSize, "`N` drones in one coordinated swarm (0: none)")
+	fs.IntVar(&cfg.Intruders, "intruders", cfg.Intruders, "`N` drones flying into the protected zone")
+	fs.Float64Var(&cfg.CenterLat, "lat", sim.DemoSite[0], "latitude of the protected site, in `DEGREES`")
+	fs.Float64Var(&cfg.CenterLon, "lon", sim.DemoSite[1], "longitude of the protected site, in `DEGREES`")
+	fs.Float64Var(&cfg.Rate, "rate", 0, "target `RATE` in frames per second (0: realistic broadcast rates)")
+	fs.DurationVar(&cfg.Duration, "duration", 0, "stop after this long, a `DURATION` (0: until interrupted)")
+	sensor := fs.String("sensor", "sim", "sensor `NAME` (the last token of the raw subjects)")
 	batch := fs.Bool("batch", false, "publish one lp-framed batch per protocol and tick instead of one message per frame")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -9,12 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cuasd/cuasd/ledger"
 )
 
-const verifyUsage = `Usage: cuasd verify BUNDLE.json [--pubkey KEY.pem] [--checkpoint CP] [--consistency PROOF.json]
-                    [--envelope-out FILE] [--record-out FILE]
+const verifyUsage = `Usage:
+  cuasd verify BUNDLE|- [--pubkey FILE] [--checkpoint FILE] [--consistency FILE]
+               [--envelope-out FILE] [--record-out FILE]
 
 Checks a receipt bundle (the answer of POST /v1/receipt/emit or
 GET /v1/receipt/{index}) offline: the in-toto statement and its subject
@@ -39,20 +41,18 @@ Exit status 0 when every check passes, 1 otherwise, with the reasons.
 
 // runVerify implements `cuasd verify`.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, verifyUsage) }
-	pubPath := fs.String("pubkey", "", "Ed25519 public key (PKIX PEM) of the ledger")
-	cpPath := fs.String("checkpoint", "", "a trusted checkpoint (signed note or GET /v1/receipt/checkpoint JSON)")
-	consPath := fs.String("consistency", "", "consistency proof JSON from the bundle's tree size to the checkpoint's")
-	envOut := fs.String("envelope-out", "", "write the DSSE envelope JSON here (cosign --signature)")
-	recOut := fs.String("record-out", "", "write the record, the statement's predicate bytes, here (cosign's blob)")
+	fs := newFlagSet("cuasd verify", verifyUsage, args, stdout, stderr)
+	pubPath := fs.String("pubkey", "", "Ed25519 public key `FILE` (PKIX PEM) of the ledger")
+	cpPath := fs.String("checkpoint", "", "a trusted checkpoint `FILE` (signed note or GET /v1/receipt/checkpoint JSON)")
+	consPath := fs.String("consistency", "", "consistency proof JSON `FILE` from the bundle's tree size to the checkpoint's")
+	envOut := fs.String("envelope-out", "", "write the DSSE envelope JSON to `FILE` (cosign --signature)")
+	recOut := fs.String("record-out", "", "write the record, the statement's predicate bytes, to `FILE` (cosign's blob)")
 
 	// Flags may come before or after the bundle.
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil
+			return err
 		}
 		return fmt.Errorf("verify: %w", err)
 	}
@@ -103,20 +103,33 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "%s  %-20s %s\n", status, c.Name, c.Detail)
 	}
+	origin, _, _, _ := ledger.ParseCheckpoint([]byte(r.Checkpoint))
 	if verr != nil {
-		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s\n", r.Index, pos[0])
+		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s (log %s); failed: %s\n", r.Index, inputName(pos[0]), origin, failedChecks(checks))
 		return errSilent
 	}
-	fmt.Fprintf(stdout, "verified: entry %d is in the log at tree size %d, signed by keyid %s\n",
-		r.Index, r.TreeSize, ledger.KeyID(opts.PublicKey))
+	fmt.Fprintf(stdout, "verified: entry %d is in the log %s at tree size %d, signed by keyid %s\n",
+		r.Index, origin, r.TreeSize, ledger.KeyID(opts.PublicKey))
 	return nil
 }
 
+// failedChecks names the checks that failed, in order.
+func failedChecks(checks []ledger.Check) string {
+	var names []string
+	for _, c := range checks {
+		if !c.OK {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 func readBundle(path string) (*ledger.Receipt, error) {
-	b, err := os.ReadFile(path)
+	b, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
 	}
+	path = inputName(path)
 	var r ledger.Receipt
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("verify: %s is not a receipt bundle: %w", path, err)

@@ -35,6 +35,9 @@ func (e *decodeError) Error() string  { return e.err.Error() }
 func (e *decodeError) Unwrap() error  { return e.err }
 func (e *decodeError) Reason() string { return e.reason }
 
+// Reasons implements ReasonLister.
+func (*ADSB) Reasons() []string { return []string{"crc", "length", "invalid"} }
+
 func adsbReason(err error) string {
 	switch {
 	case errors.Is(err, adsb.ErrCRC):

@@ -70,6 +70,7 @@ func NewFeed(js jetstream.JetStream, cfg FeedConfig, reg prometheus.Registerer) 
 		dead: make(chan jetstream.PubAckFuture, 4096)}
 	for _, d := range cfg.Decoders {
 		f.decs[string(d.Protocol())] = &msgDecoder{dec: d}
+		cfg.Metrics.declare(string(d.Protocol()), d)
 	}
 	f.fm = newFeedMetrics()
 	if reg != nil {

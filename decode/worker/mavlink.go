@@ -28,6 +28,9 @@ func NewMAVLink(key []byte) (*MAVLink, error) {
 // Protocol implements FrameDecoder.
 func (*MAVLink) Protocol() decode.Protocol { return decode.MAVLink }
 
+// Reasons implements ReasonLister.
+func (*MAVLink) Reasons() []string { return []string{"no_frame", "crc", "signature", "header"} }
+
 // Decode implements FrameDecoder. A chunk in which no frame verifies is an
 // error (a dead letter) that says what was found instead.
 func (d *MAVLink) Decode(chunk []byte, meta Meta, out []decode.Observation) ([]decode.Observation, error) {

@@ -43,6 +43,9 @@ func (d *RemoteID) Decode(frame []byte, meta Meta, out []decode.Observation) ([]
 	return append(out, o), nil
 }
 
+// Reasons implements ReasonLister.
+func (*RemoteID) Reasons() []string { return []string{"carrier", "not_remote_id", "invalid"} }
+
 func ridReason(err error) string {
 	if errors.Is(err, remoteid.ErrNotRemoteID) {
 		return "not_remote_id"

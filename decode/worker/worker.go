@@ -42,6 +42,15 @@ type FrameDecoder interface {
 // label for metrics ("crc", "length", "checksum"...).
 type Reasoner interface{ Reason() string }
 
+// ReasonLister is implemented by decoders that name, before any frame,
+// every reason their errors carry, so that cuasd_frames_rejected_total has
+// each (protocol, reason) series at 0 from the start.
+type ReasonLister interface{ Reasons() []string }
+
+// workerReasons are the reasons the worker itself gives: an unframeable
+// message, a line that is not hex, and Reason's default.
+var workerReasons = []string{"framing", "not_hex", "invalid"}
+
 // Reason returns the metrics label of a decode error.
 func Reason(err error) string {
 	var r Reasoner
@@ -111,7 +120,23 @@ func NewWorker(js jetstream.JetStream, dec FrameDecoder, m *Metrics, log *slog.L
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Worker{js: js, dec: &msgDecoder{dec: dec}, log: log, m: m, batch: 256, proto: string(dec.Protocol())}
+	w := &Worker{js: js, dec: &msgDecoder{dec: dec}, log: log, m: m, batch: 256, proto: string(dec.Protocol())}
+	m.declare(w.proto, dec)
+	return w
+}
+
+// declare creates the counters of protocol at 0, so that increase()-based
+// alerts see the first frame and the first reject.
+func (m *Metrics) declare(protocol string, dec FrameDecoder) {
+	m.decoded.WithLabelValues(protocol)
+	m.obs.WithLabelValues(protocol)
+	reasons := workerReasons
+	if rl, ok := dec.(ReasonLister); ok {
+		reasons = append(reasons[:len(reasons):len(reasons)], rl.Reasons()...)
+	}
+	for _, r := range reasons {
+		m.rejected.WithLabelValues(protocol, r)
+	}
 }
 
 // ConsumerName is the durable consumer shared by every instance.

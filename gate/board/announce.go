@@ -51,6 +51,9 @@ type announced struct {
 	obs   uint64
 	state string // decision, breach and swarm, to notice a change of assessment
 	view  events.Track
+	// lastPoint is the receive time (Unix ns) of the newest position the
+	// track's events carried, so that the next event carries only newer ones.
+	lastPoint int64
 }
 
 // eventKinds label cuasd_events_published_total.
@@ -139,10 +142,15 @@ func (a *announcer) announceTracks(now time.Time, tracks []fusion.Track, byID ma
 		if st != nil && !(changed && now.Sub(st.at) >= events.MinInterval) && now.Sub(st.at) < events.KeepAlive {
 			continue
 		}
-		view := t.View(false)
+		var after int64
+		if st != nil {
+			after = st.lastPoint
+		}
+		view, last := newPositions(t, after)
 		p, k := trackSubject(t.ID)
 		a.send("track", bus.TrackSubject(p, k), events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as})
-		a.tracks[t.ID] = &announced{at: now, obs: t.Observations, state: state, view: view}
+		view.History = nil
+		a.tracks[t.ID] = &announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last}
 	}
 	for id, st := range a.tracks {
 		if live[id] {
@@ -152,6 +160,25 @@ func (a *announcer) announceTracks(now time.Time, tracks []fusion.Track, byID ma
 		a.send("track", bus.TrackSubject(p, k), events.TrackEvent{Header: a.header(events.TypeTrackLost, now), Track: st.view})
 		delete(a.tracks, id)
 	}
+}
+
+// newPositions is the track's view with, as its history, the positions
+// received after the Unix-ns time after (every one it holds for a track
+// not announced before), and the time of its newest position. Events are
+// at most one a second while positions come faster (ADS-B: two a second),
+// so this is how an output such as the history recorder hears every fix.
+func newPositions(t *fusion.Track, after int64) (events.Track, int64) {
+	view := t.View(len(t.History) > 0)
+	all := view.History
+	view.History = nil
+	last := after
+	for i, p := range t.History {
+		if p.T > after {
+			view.History = append(view.History, all[i])
+			last = max(last, p.T)
+		}
+	}
+	return view, last
 }
 
 func boolStr(v bool) string {

@@ -219,3 +219,53 @@ func TestAnnouncesSwarmsAndOnlyWhatItOwns(t *testing.T) {
 		t.Fatalf("dissolution not announced")
 	}
 }
+
+// TestTrackEventsCarryEveryPosition: positions come faster than track
+// events (at most one a second), so each event carries the positions
+// received since the previous one, and together they hold every fix once
+// (what the history recorder of issue 20 stores).
+func TestTrackEventsCarryEveryPosition(t *testing.T) {
+	s := natstest.Start(t)
+	log := newEventLog(t, s)
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	st := newTestStore(c)
+	b := New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "test"}, nil)
+	ctx := context.Background()
+	var sent []float64
+	for i := 0; i < 20; i++ {
+		c.t = c.t.Add(400 * time.Millisecond)
+		lat := 52 + float64(i)*0.001
+		o := ridObs("D1", lat, 4, c.t.UnixNano())
+		st.Apply(&o)
+		sent = append(sent, fusionRound(lat))
+		b.Sweep(ctx)
+	}
+	ups := only(log.drain(), events.TypeTrackUpdate)
+	if len(ups) < 3 || len(ups) > 9 {
+		t.Fatalf("%d track events for 8 s of positions; want about one a second", len(ups))
+	}
+	var got []float64
+	for _, u := range ups {
+		var te events.TrackEvent
+		if err := json.Unmarshal(u.raw, &te); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range te.Track.History {
+			got = append(got, p.Lat)
+		}
+	}
+	// The positions after the last event are announced with the next one.
+	if len(got) == 0 || len(got) > len(sent) {
+		t.Fatalf("events carried %d positions of %d", len(got), len(sent))
+	}
+	for i := range got {
+		if got[i] != sent[i] {
+			t.Fatalf("position %d is %v, want %v (all carried: %v)", i, got[i], sent[i], got)
+		}
+	}
+	if len(sent)-len(got) > 3 {
+		t.Fatalf("only %d of %d positions carried", len(got), len(sent))
+	}
+}
+
+func fusionRound(v float64) float64 { return float64(int64(v*1e6+0.5)) / 1e6 }

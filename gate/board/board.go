@@ -167,6 +167,9 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 		}),
 	}
+	for _, o := range []string{"recorded", "failed", "dropped"} {
+		b.receipts.WithLabelValues(o) // present at 0: increase() alerts see the first failure
+	}
 	b.registerSweepMetrics(reg)
 	b.snap.Store(&Snapshot{Generated: cfg.Now()})
 	if cfg.Events != nil {

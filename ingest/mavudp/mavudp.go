@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -172,8 +171,8 @@ func (p *publisher) run(ctx context.Context) {
 
 // collect parses what s holds and returns the frames as ingest.Frames
 // sharing one freshly allocated backing array (frames outlive the read
-// buffer).
-func collect(s *mavlink.Stream, recv int64) []ingest.Frame {
+// buffer), with link (the peer's address, or empty) as their metadata.
+func collect(s *mavlink.Stream, recv int64, link string) []ingest.Frame {
 	var frames []ingest.Frame
 	var arena []byte
 	for {
@@ -186,32 +185,15 @@ func collect(s *mavlink.Stream, recv int64) []ingest.Frame {
 		}
 		start := len(arena)
 		arena = append(arena, f.Raw...)
-		frames = append(frames, ingest.Frame{Data: arena[start:len(arena):len(arena)], RecvUnixNano: recv})
+		frames = append(frames, ingest.Frame{Data: arena[start:len(arena):len(arena)], RecvUnixNano: recv, Link: link})
 	}
 	return frames
 }
 
-// peerSensor names a per-peer sensor: base, "-", the address with every
-// character outside [A-Za-z0-9_-] replaced by '-' ("mavlink-127-0-0-1-14551"),
-// so it is a valid subject token.
-func peerSensor(base string, addr string) string {
-	var b strings.Builder
-	b.WriteString(base)
-	b.WriteByte('-')
-	for _, r := range addr {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	s := b.String()
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
-}
+// peerSensor names a per-peer sensor with ingest.PeerSensor: base, "-",
+// the address (an IP for a UDP peer, host:port for the TCP client's fixed
+// address) ("mavlink-127-0-0-1").
+func peerSensor(base string, addr string) string { return ingest.PeerSensor(base, addr) }
 
 // UDPConfig configures a UDP listener.
 type UDPConfig struct {
@@ -220,10 +202,13 @@ type UDPConfig struct {
 	// Sensor names the receiver (a subject token: [A-Za-z0-9_-]{1,64});
 	// default "mavlink".
 	Sensor string
-	// PerPeerSensor publishes each peer's frames under its own sensor,
-	// Sensor + "-" + the peer's address: a MAVLink system id is unique only
-	// on one link, so two vehicles both calling themselves system 1 from
-	// two addresses stay two tracks.
+	// PerPeerSensor publishes each peer host's frames under its own
+	// sensor, Sensor + "-" + the peer's IP address (not its port): a MAVLink
+	// system id is unique only on one network, so two vehicles both calling
+	// themselves system 1 from two hosts stay two tracks, while a link that
+	// reconnects from a new source port keeps its identity
+	// (sysid-compid@sensor). The full peer address travels as metadata in
+	// each raw message's Cuas-Link header.
 	PerPeerSensor bool
 	// MaxPeers bounds the peers with parser state (default 256); when a new
 	// peer arrives at the limit the least recently heard one is forgotten.
@@ -248,6 +233,7 @@ type UDP struct {
 type peer struct {
 	s      mavlink.Stream
 	sensor string
+	link   string // the peer's address, as metadata
 	last   time.Time
 	seen   parserSeen // its parser's counts already in the totals
 }
@@ -276,6 +262,11 @@ func ListenUDP(cfg UDPConfig) (*UDP, error) {
 		return nil, &Error{Op: "listen", Err: err}
 	}
 	return &UDP{cfg: cfg, conn: conn, peers: map[netip.AddrPort]*peer{}}, nil
+}
+
+// Counters implements ingest.Counted.
+func (*UDP) Counters() ingest.Counters {
+	return ingest.Counters{Adapter: "mavlink-udp", Protocols: []string{Protocol}, DropReasons: []string{"queue_full"}}
 }
 
 // Name implements ingest.Source.
@@ -327,7 +318,7 @@ func (u *UDP) Run(ctx context.Context, sink ingest.Sink, rep lifecycle.Reporter)
 		p := u.peer(from, now)
 		p.last = now
 		p.s.Write(buf[:n])
-		frames := collect(&p.s, now.UnixNano())
+		frames := collect(&p.s, now.UnixNano(), p.link)
 		u.c.account(&p.seen, p.s.Stats())
 		u.pub.enqueue(batch{sensor: p.sensor, frames: frames})
 	}
@@ -348,9 +339,9 @@ func (u *UDP) peer(from netip.AddrPort, now time.Time) *peer {
 		delete(u.peers, oldest)
 		u.c.evicted.Add(1)
 	}
-	p := &peer{sensor: u.cfg.Sensor, last: now}
+	p := &peer{sensor: u.cfg.Sensor, link: from.String(), last: now}
 	if u.cfg.PerPeerSensor {
-		p.sensor = peerSensor(u.cfg.Sensor, from.String())
+		p.sensor = peerSensor(u.cfg.Sensor, from.Addr().Unmap().String())
 	}
 	u.peers[from] = p
 	u.c.peers.Store(int64(len(u.peers)))
@@ -406,6 +397,11 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 		cfg.Log = slog.Default()
 	}
 	return &TCP{cfg: cfg}, nil
+}
+
+// Counters implements ingest.Counted.
+func (*TCP) Counters() ingest.Counters {
+	return ingest.Counters{Adapter: "mavlink-tcp", Protocols: []string{Protocol}, DropReasons: []string{"queue_full"}}
 }
 
 // Name implements ingest.Source.
@@ -469,7 +465,7 @@ func (t *TCP) session(ctx context.Context, rep lifecycle.Reporter) (got bool, er
 			t.c.datagrams.Add(1)
 			t.c.bytes.Add(int64(n))
 			s.Write(buf[:n])
-			t.pub.enqueue(batch{sensor: t.cfg.Sensor, frames: collect(&s, now)})
+			t.pub.enqueue(batch{sensor: t.cfg.Sensor, frames: collect(&s, now, "")})
 			t.c.account(&seen, s.Stats())
 		}
 		if err != nil {

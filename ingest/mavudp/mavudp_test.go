@@ -24,6 +24,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 type fakePub struct {
 	mu      sync.Mutex
 	frames  map[string][][]byte // by sensor
+	byLink  map[string][][]byte // by Link metadata
+	sensors map[string]string   // link → sensor
 	recv    []int64
 	fail    bool
 	dropped map[string]int
@@ -45,10 +47,12 @@ func (f *fakePub) PublishFrames(ctx context.Context, adapter, protocol, sensor s
 		return ingest.Result{}, errors.New("bus down")
 	}
 	if f.frames == nil {
-		f.frames = map[string][][]byte{}
+		f.frames, f.byLink, f.sensors = map[string][][]byte{}, map[string][][]byte{}, map[string]string{}
 	}
 	for _, fr := range frames {
 		f.frames[sensor] = append(f.frames[sensor], append([]byte(nil), fr.Data...))
+		f.byLink[fr.Link] = append(f.byLink[fr.Link], fr.Data)
+		f.sensors[fr.Link] = sensor
 		f.recv = append(f.recv, fr.RecvUnixNano)
 	}
 	return ingest.Result{Accepted: len(frames)}, nil
@@ -142,16 +146,21 @@ func TestUDP(t *testing.T) {
 	send(a, sig[11:])
 	waitFor(t, "4 frames", func() bool { return pub.count() == 4 })
 
-	sa := peerSensor("rx", a.LocalAddr().String())
-	sb := peerSensor("rx", b.LocalAddr().String())
+	// Both peers are on 127.0.0.1: one sensor, two links (each with its
+	// own stream reassembly).
+	la, lb := a.LocalAddr().String(), b.LocalAddr().String()
 	pub.mu.Lock()
-	gotA, gotB := pub.frames[sa], pub.frames[sb]
+	gotA, gotB := pub.byLink[la], pub.byLink[lb]
+	sensorA, sensorB := pub.sensors[la], pub.sensors[lb]
 	pub.mu.Unlock()
 	if len(gotA) != 3 || !bytes.Equal(gotA[0], hb) || !bytes.Equal(gotA[1], gpi) || !bytes.Equal(gotA[2], sig) {
-		t.Errorf("peer a (%s): %x", sa, gotA)
+		t.Errorf("peer a (%s): %x", la, gotA)
 	}
 	if len(gotB) != 1 || !bytes.Equal(gotB[0], gpi) {
-		t.Errorf("peer b (%s): %x", sb, gotB)
+		t.Errorf("peer b (%s): %x", lb, gotB)
+	}
+	if sensorA != "rx-127-0-0-1" || sensorB != sensorA {
+		t.Errorf("sensors %q and %q, want both rx-127-0-0-1", sensorA, sensorB)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -166,6 +175,57 @@ func TestUDP(t *testing.T) {
 			t.Error("no receive time")
 		}
 	}
+}
+
+// A vehicle whose link reconnects (a new UDP source port) keeps its
+// identity: the sensor, and so the track key sysid-compid@sensor, does not
+// include the port; the address is metadata (issue 24, item 3).
+func TestUDPReconnectKeepsIdentity(t *testing.T) {
+	v := vectors(t)
+	pub := &fakePub{}
+	u, err := ListenUDP(UDPConfig{Addr: "127.0.0.1:0", Sensor: "rx", PerPeerSensor: true, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- u.Run(ctx, pub, lifecycle.Discard) }()
+	var links []string
+	for i := range 2 {
+		c, err := net.DialUDP("udp", nil, u.Addr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		links = append(links, c.LocalAddr().String())
+		if _, err := c.Write(v["HEARTBEAT_v1"]); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the heartbeat", func() bool { return pub.count() == i+1 })
+		c.Close()
+	}
+	cancel()
+	<-done
+	if links[0] == links[1] {
+		t.Fatalf("the two connections share the address %s", links[0])
+	}
+	pub.mu.Lock()
+	defer pub.mu.Unlock()
+	if len(pub.frames) != 1 || len(pub.frames["rx-127-0-0-1"]) != 2 {
+		t.Errorf("sensors %v, want both heartbeats under rx-127-0-0-1", keysOf(pub.frames))
+	}
+	for _, l := range links {
+		if len(pub.byLink[l]) != 1 {
+			t.Errorf("link %s: %d frames carry it as metadata, want 1", l, len(pub.byLink[l]))
+		}
+	}
+}
+
+func keysOf(m map[string][][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func TestUDPPeerLimitAndPublishFailure(t *testing.T) {

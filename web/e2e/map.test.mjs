@@ -121,6 +121,38 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     await page.context().close();
   });
 
+  // Issue 20: the recorded history on the map, from the real cuasd's
+  // history store (the demo's tracks are recorded from the start).
+  test("track history: a selected track shows its recorded path; a slider replays the last hour", async () => {
+    const page = await newPage({ width: 1280, height: 800 });
+    const top = page.locator("#board-list .threat").first();
+    await top.waitFor({ timeout: WAIT_MS });
+    await page.waitForTimeout(3000); // a few seconds of positions recorded
+    await top.click();
+    // The recorded path is an SVG path of at least two points.
+    await page.waitForFunction(() => {
+      const p = document.querySelector("path.history-trail");
+      return p && (p.getAttribute("d") || "").split("L").length >= 2;
+    }, null, { timeout: WAIT_MS });
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(() => !document.querySelector("path.history-trail"), null, { timeout: WAIT_MS });
+
+    await page.locator("#replay-toggle").click();
+    await page.locator("#replay-slider").waitFor({ state: "visible", timeout: WAIT_MS });
+    await page.waitForFunction(() => document.querySelectorAll("path.replay-pos").length > 0, null, { timeout: WAIT_MS });
+    assert.match(await page.locator("#replay-time").innerText(), /^\d\d:\d\d:\d\d UTC$/);
+    assert.ok(await page.locator(".leaflet-marker-icon.trk").first().isHidden(), "the live markers are hidden while replaying");
+    await page.screenshot({ path: path.join(outDir, "desktop-replay.png") });
+    // An hour ago the demo was not running: the replayed picture is empty.
+    await page.locator("#replay-slider").fill("0");
+    await page.waitForFunction(() => document.querySelectorAll("path.replay-pos").length === 0, null, { timeout: WAIT_MS });
+    assert.notEqual(await page.locator("#replay-time").innerText(), "", "the slider shows its time");
+    await page.locator("#replay-toggle").click();
+    await page.locator(".leaflet-marker-icon.trk").first().waitFor({ state: "visible", timeout: WAIT_MS });
+    assert.equal(await page.locator("#replay-slider").isHidden(), true, "back to live hides the slider");
+    await page.context().close();
+  });
+
   test("decoder playground: a pasted ADS-B frame decodes to its callsign", async () => {
     const page = await newPage({ width: 1280, height: 800 });
     const decoded = await decodeADSB(page, ADSB_FRAME);

@@ -8,6 +8,7 @@ import { DronesView } from "./drones.js";
 import { LedgerView } from "./ledger.js";
 import { Live } from "./live.js";
 import { MapView } from "./map.js";
+import { HistoryView } from "./replay.js";
 import { SignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
@@ -40,9 +41,12 @@ const detail = new DetailPanel({
   onTrack: (t) => mapView.seedTrail(t.track_id, t.history),
 });
 
+const trackHistory = new HistoryView(mapView);
+
 function select(id, { centre = false } = {}) {
   state.selected = id;
   mapView.select(id);
+  trackHistory.select(id);
   board.select(id);
   if (id === null) {
     detail.hide();

@@ -269,6 +269,78 @@ export class MapView {
     }
   }
 
+  /**
+   * showHistory draws a track's recorded path (GET
+   * /v1/tracks/{id}/history, issue 20), longer than the live trail; no
+   * points clear it.
+   */
+  showHistory(points) {
+    this.historyLine?.remove();
+    this.historyLine = null;
+    const ll = (Array.isArray(points) ? points : []).filter(hasPos).map((p) => [p.lat, p.lon]);
+    if (ll.length < 2) return;
+    this.historyLine = L.polyline(ll, {
+      pane: "vectors", color: "#ffd166", weight: 2.5, opacity: 0.9, interactive: false, className: "history-trail",
+    }).addTo(this.map);
+  }
+
+  /**
+   * replayControl adds the replay control (a button and a time slider) to
+   * the map; onToggle is called on the button, onSlide with the slider's
+   * value (seconds into the replayed hour).
+   */
+  replayControl(onToggle, onSlide) {
+    const Ctl = L.Control.extend({
+      onAdd: () => {
+        const div = L.DomUtil.create("div", "replay leaflet-bar");
+        const button = el("button", { type: "button", id: "replay-toggle", text: "Replay last hour" });
+        const slider = el("input", { type: "range", id: "replay-slider", min: "0", max: "3600", step: "5", value: "3600", hidden: "" });
+        slider.setAttribute("aria-label", "Time in the replayed hour");
+        const time = el("output", { id: "replay-time" });
+        button.addEventListener("click", onToggle);
+        slider.addEventListener("input", () => onSlide(Number(slider.value)));
+        div.append(button, slider, time);
+        L.DomEvent.disableClickPropagation(div);
+        L.DomEvent.disableScrollPropagation(div);
+        return div;
+      },
+    });
+    new Ctl({ position: "bottomleft" }).addTo(this.map);
+  }
+
+  /**
+   * showReplay draws the picture at time t (ms) from recorded history
+   * instead of the live one: every track where it last was at most two
+   * minutes before t, with its path over the five minutes before.
+   * tracks maps an id to its points ({ms, lat, lon, decision}, in time
+   * order); null returns to the live picture.
+   */
+  showReplay(tracks, t) {
+    if (!this.replay) this.replay = L.layerGroup().addTo(this.map);
+    this.replay.clearLayers();
+    const on = tracks !== null;
+    this.map.getContainer().classList.toggle("replaying", on);
+    if (on) this.trails.remove();
+    else this.trails.addTo(this.map);
+    if (!on) return;
+    for (const [id, pts] of tracks) {
+      let lo = 0, hi = pts.length - 1, i = -1;
+      while (lo <= hi) { // the last point at or before t
+        const mid = (lo + hi) >> 1;
+        if (pts[mid].ms <= t) { i = mid; lo = mid + 1; } else hi = mid - 1;
+      }
+      if (i < 0 || t - pts[i].ms > 120000) continue;
+      const colour = { monitor: "#39b26b", alert: "#f0b429", "intercept-recommended": "#ff4d5e" }[pts[i].decision] || "#8795a1";
+      const path = [];
+      for (let j = i; j >= 0 && t - pts[j].ms <= 300000; j--) path.push([pts[j].lat, pts[j].lon]);
+      if (path.length > 1) {
+        L.polyline(path, { pane: "vectors", color: colour, weight: 2, opacity: 0.8, interactive: false, className: "replay-trail" }).addTo(this.replay);
+      }
+      L.circleMarker([pts[i].lat, pts[i].lon], { radius: 5, color: colour, fillColor: colour, fillOpacity: 0.9, className: "replay-pos" })
+        .bindTooltip(el("span", { text: id })).addTo(this.replay);
+    }
+  }
+
   /** select highlights one track (null for none). */
   select(id) {
     const prev = this.selected;

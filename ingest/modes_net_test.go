@@ -1,0 +1,68 @@
+package ingest
+
+import (
+	"context"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/lifecycle"
+)
+
+// Two receivers pushing Beast from two addresses are two sensors, each
+// named <format>-in-<peer IP>: their frames land on two raw subjects, so
+// per-sensor metrics and de-duplication tell them apart (issue 24,
+// item 9). 127.0.0.2 is a second loopback address on Linux.
+func TestModeSListenerNamesEachConnection(t *testing.T) {
+	js := testJS(t, bus.DefaultLimits())
+	pub := NewPublisher(js, nil)
+	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, pub, lifecycle.Discard) }()
+	defer func() { cancel(); <-done }()
+
+	raw, _ := hex.DecodeString("8D4840D6202CC371C32CE0576098")
+	rec := adsb.AppendBeast(nil, &adsb.BeastFrame{Type: adsb.BeastModeSLong, Len: 14, Data: [14]byte(raw), Signal: 100})
+	for _, from := range []string{"127.0.0.1", "127.0.0.2"} {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		c, err := d.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Skipf("cannot connect from %s: %v", from, err)
+		}
+		// Two records: the parser publishes a record once the next begins.
+		if _, err := c.Write(append(append([]byte(nil), rec...), rec...)); err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	st, err := js.Stream(ctx, bus.StreamRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sensor := range []string{"beast-in-127-0-0-1", "beast-in-127-0-0-2"} {
+		subj := bus.RawSubject("adsb", sensor)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			msg, err := st.GetLastMsgForSubject(ctx, subj)
+			if err == nil {
+				if got := msg.Header.Get(bus.HeaderSensor); got != sensor {
+					t.Errorf("%s: Cuas-Sensor %q", subj, got)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no frame on %s: %v", subj, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

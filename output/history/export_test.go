@@ -1,0 +1,307 @@
+package history
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// exportPoints are two tracks whose longitudes (120…) are not valid
+// latitudes, so that a swapped coordinate order cannot pass.
+func exportPoints() []Point {
+	a := track("adsb:4CA1FA", "adsb", t0.Add(123456789), 500*time.Millisecond, 5, 30.25, 120.5)
+	a[2].Decision = "alert"
+	b := track("rid:SER-1", "remoteid", t0, time.Second, 3, -33.5, 151.25)
+	for i := range b {
+		b[i].Sensor = `rx1,"roof"` // needs RFC 4180 quoting
+		b[i].AltM = nil            // heights unknown
+		b[i].Decision = ""
+	}
+	return append(a, b...)
+}
+
+func encode(t *testing.T, f Format, single bool, pts []Point, next string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	e := NewEncoder(&buf, f, single)
+	id := ""
+	if single {
+		id = pts[0].TrackID
+	}
+	if err := e.Begin(id); err != nil {
+		t.Fatal(err)
+	}
+	for i := range pts {
+		if err := e.Add(&pts[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.End(next); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// kmlDoc is the part of KML 2.2 (with the gx extension) we write, read by
+// encoding/xml with namespace-qualified names: an element in the wrong
+// namespace does not match.
+type kmlDoc struct {
+	XMLName  xml.Name `xml:"http://www.opengis.net/kml/2.2 kml"`
+	Document struct {
+		Styles []struct {
+			ID string `xml:"id,attr"`
+		} `xml:"http://www.opengis.net/kml/2.2 Style"`
+		Placemarks []struct {
+			Name     string `xml:"http://www.opengis.net/kml/2.2 name"`
+			StyleURL string `xml:"http://www.opengis.net/kml/2.2 styleUrl"`
+			Track    struct {
+				AltitudeMode string   `xml:"http://www.opengis.net/kml/2.2 altitudeMode"`
+				When         []string `xml:"http://www.opengis.net/kml/2.2 when"`
+				Coord        []string `xml:"http://www.google.com/kml/ext/2.2 coord"`
+			} `xml:"http://www.google.com/kml/ext/2.2 Track"`
+		} `xml:"http://www.opengis.net/kml/2.2 Placemark"`
+	} `xml:"http://www.opengis.net/kml/2.2 Document"`
+}
+
+func TestKMLParsesAsKML22(t *testing.T) {
+	pts := exportPoints()
+	var doc kmlDoc
+	if err := xml.Unmarshal(encode(t, KML, false, pts, ""), &doc); err != nil {
+		t.Fatal(err)
+	}
+	styles := map[string]bool{}
+	for _, s := range doc.Document.Styles {
+		styles["#"+s.ID] = true
+	}
+	pm := doc.Document.Placemarks
+	if len(pm) != 2 || pm[0].Name != "adsb:4CA1FA" || pm[1].Name != "rid:SER-1" {
+		t.Fatalf("placemarks %+v, want one per track", pm)
+	}
+	if pm[0].StyleURL != "#decision-alert" || !styles[pm[0].StyleURL] || !styles[pm[1].StyleURL] {
+		t.Fatalf("styles %q %q (defined %v): want the worst decision, defined", pm[0].StyleURL, pm[1].StyleURL, styles)
+	}
+	if pm[0].Track.AltitudeMode != "absolute" || pm[1].Track.AltitudeMode != "clampToGround" {
+		t.Fatalf("altitude modes %q %q", pm[0].Track.AltitudeMode, pm[1].Track.AltitudeMode)
+	}
+	for i, want := range [][]Point{pts[:5], pts[5:]} {
+		tr := pm[i].Track
+		if len(tr.When) != len(want) || len(tr.Coord) != len(want) {
+			t.Fatalf("placemark %d: %d when, %d coord, want %d each", i, len(tr.When), len(tr.Coord), len(want))
+		}
+		for j, p := range want {
+			when, err := time.Parse(time.RFC3339Nano, tr.When[j])
+			if err != nil || !when.Equal(p.Time) {
+				t.Fatalf("when %q, want %s (%v)", tr.When[j], p.Time, err)
+			}
+			f := strings.Fields(tr.Coord[j]) // "lon lat alt"
+			lon, _ := strconv.ParseFloat(f[0], 64)
+			lat, _ := strconv.ParseFloat(f[1], 64)
+			if len(f) != 3 || lon != p.Lon || lat != p.Lat {
+				t.Fatalf("gx:coord %q, want %g %g alt", tr.Coord[j], p.Lon, p.Lat)
+			}
+		}
+	}
+}
+
+func TestKMLEscapesNames(t *testing.T) {
+	pts := track(`mav:1-1@<rx&"1">`, "mavlink", t0, time.Second, 2, 0, 0)
+	var doc kmlDoc
+	if err := xml.Unmarshal(encode(t, KML, true, pts, ""), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Document.Placemarks[0].Name; got != pts[0].TrackID {
+		t.Fatalf("name %q, want %q", got, pts[0].TrackID)
+	}
+}
+
+// checkGeoJSONFeature checks one Feature against RFC 7946 (§3.1.2, §3.1.4,
+// §3.2) and against the points it must hold.
+func checkGeoJSONFeature(t *testing.T, f map[string]any, want []Point) {
+	t.Helper()
+	if f["type"] != "Feature" {
+		t.Fatalf("type %v, want Feature", f["type"])
+	}
+	g := f["geometry"].(map[string]any)
+	coords := g["coordinates"].([]any)
+	if g["type"] != "LineString" || len(coords) < 2 {
+		t.Fatalf("geometry %v with %d positions; a LineString needs two or more", g["type"], len(coords))
+	}
+	props := f["properties"].(map[string]any)
+	times := props["times"].([]any)
+	if len(coords) != len(want) || len(times) != len(want) || props["track_id"] != want[0].TrackID {
+		t.Fatalf("%d positions, %d times for %v; want %d of %s", len(coords), len(times), props["track_id"], len(want), want[0].TrackID)
+	}
+	for i, c := range coords {
+		pos := c.([]any)
+		lon, lat := pos[0].(float64), pos[1].(float64)
+		if len(pos) < 2 || len(pos) > 3 || lon < -180 || lon > 180 || lat < -90 || lat > 90 {
+			t.Fatalf("position %v is not [lon, lat(, alt)] in range", pos)
+		}
+		if lon != want[i].Lon || lat != want[i].Lat {
+			t.Fatalf("position %d is %v, want [%g, %g]", i, pos, want[i].Lon, want[i].Lat)
+		}
+		if (want[i].AltM != nil) != (len(pos) == 3) {
+			t.Fatalf("position %v: altitude present must follow the data", pos)
+		}
+		if ts, err := time.Parse(time.RFC3339Nano, times[i].(string)); err != nil || !ts.Equal(want[i].Time) {
+			t.Fatalf("time %v, want %s", times[i], want[i].Time)
+		}
+	}
+}
+
+func TestGeoJSONFollowsRFC7946(t *testing.T) {
+	pts := exportPoints()
+	var fc map[string]any
+	if err := json.Unmarshal(encode(t, GeoJSON, false, pts, "CUR"), &fc); err != nil {
+		t.Fatal(err)
+	}
+	feats := fc["features"].([]any)
+	if fc["type"] != "FeatureCollection" || len(feats) != 2 || fc["next_cursor"] != "CUR" {
+		t.Fatalf("collection %v with %d features, cursor %v", fc["type"], len(feats), fc["next_cursor"])
+	}
+	checkGeoJSONFeature(t, feats[0].(map[string]any), pts[:5])
+	checkGeoJSONFeature(t, feats[1].(map[string]any), pts[5:])
+
+	var one map[string]any
+	if err := json.Unmarshal(encode(t, GeoJSON, true, pts[:5], ""), &one); err != nil {
+		t.Fatal(err)
+	}
+	checkGeoJSONFeature(t, one, pts[:5])
+}
+
+func TestGeoJSONSinglePositionIsAPoint(t *testing.T) {
+	var f map[string]any
+	if err := json.Unmarshal(encode(t, GeoJSON, true, exportPoints()[:1], ""), &f); err != nil {
+		t.Fatal(err)
+	}
+	if g := f["geometry"].(map[string]any); g["type"] != "Point" || len(g["coordinates"].([]any)) != 3 {
+		t.Fatalf("one position as %v", g)
+	}
+}
+
+func TestCSVIsRFC4180(t *testing.T) {
+	pts := exportPoints()
+	raw := encode(t, CSV, false, pts, "")
+	if !bytes.Contains(raw, []byte("\r\n")) || !bytes.Contains(raw, []byte(`"rx1,""roof"""`)) {
+		t.Fatalf("not RFC 4180 (CRLF, quoted field with doubled quotes):\n%s", raw)
+	}
+	r := csv.NewReader(bytes.NewReader(raw))
+	rows, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(pts)+1 {
+		t.Fatalf("%d rows, want a header and %d points", len(rows), len(pts))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for i, p := range pts {
+		row := rows[i+1]
+		lat, _ := strconv.ParseFloat(row[col["lat"]], 64)
+		lon, _ := strconv.ParseFloat(row[col["lon"]], 64)
+		ts, err := time.Parse(time.RFC3339Nano, row[col["time"]])
+		if row[col["track_id"]] != p.TrackID || lat != p.Lat || lon != p.Lon || err != nil || !ts.Equal(p.Time) || row[col["sensor"]] != p.Sensor {
+			t.Fatalf("row %d %v, want %+v", i+1, row, p)
+		}
+	}
+}
+
+func TestJSONShapes(t *testing.T) {
+	pts := exportPoints()
+	var one struct {
+		TrackID string `json:"track_id"`
+		Points  []struct {
+			Time string  `json:"time"`
+			Lat  float64 `json:"lat"`
+		} `json:"points"`
+		Count int `json:"count"`
+	}
+	if err := json.Unmarshal(encode(t, JSON, true, pts[:5], ""), &one); err != nil {
+		t.Fatal(err)
+	}
+	if one.TrackID != "adsb:4CA1FA" || one.Count != 5 || len(one.Points) != 5 || one.Points[0].Time != "2026-11-26T05:00:00.123456789Z" {
+		t.Fatalf("single-track JSON %+v", one)
+	}
+	var page struct {
+		Tracks []struct {
+			TrackID string `json:"track_id"`
+			Count   int    `json:"count"`
+		} `json:"tracks"`
+		Count  int    `json:"count"`
+		Points int    `json:"points"`
+		Next   string `json:"next_cursor"`
+	}
+	if err := json.Unmarshal(encode(t, JSON, false, pts, "N"), &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Count != 2 || page.Points != 8 || page.Next != "N" || page.Tracks[1].TrackID != "rid:SER-1" || page.Tracks[1].Count != 3 {
+		t.Fatalf("page JSON %+v", page)
+	}
+}
+
+func TestEmptyAnswersAreValid(t *testing.T) {
+	for _, f := range Formats {
+		for _, single := range []bool{true, false} {
+			var buf bytes.Buffer
+			e := NewEncoder(&buf, f, single)
+			if err := e.Begin("adsb:ABC123"); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.End(""); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			switch f {
+			case KML:
+				err = xml.Unmarshal(buf.Bytes(), new(kmlDoc))
+			case CSV:
+				_, err = csv.NewReader(&buf).ReadAll()
+			default:
+				err = json.Unmarshal(buf.Bytes(), new(map[string]any))
+			}
+			if err != nil {
+				t.Errorf("%s single=%v: %v in %q", f, single, err, buf.String())
+			}
+		}
+	}
+}
+
+func TestFormatForAccept(t *testing.T) {
+	for accept, want := range map[string]Format{
+		"": JSON, "*/*": JSON, "application/geo+json": GeoJSON, "text/html, application/vnd.google-earth.kml+xml;q=0.9": KML,
+		"text/csv": CSV, "application/json": JSON,
+	} {
+		if got := FormatForAccept(accept); got != want {
+			t.Errorf("Accept %q → %s, want %s", accept, got, want)
+		}
+	}
+}
+
+// TestPointJSONMatchesEncodingJSON: the hand-written point encoder writes
+// what encoding/json writes for pointJSON, for plain and awkward values.
+func TestPointJSONMatchesEncodingJSON(t *testing.T) {
+	pts := exportPoints()
+	odd := pts[0]
+	odd.Sensor, odd.AltKind, odd.Decision = "rx \"1\"\\\n\u00e9<>&", "", "alert"
+	odd.Lat, odd.Lon, odd.SpeedMps, odd.Lambda = -89.123456789, 1e-7, f64(123456789.5), f64(0)
+	for i, p := range append(pts, odd) {
+		got := appendPointJSON(nil, &p)
+		var a, b map[string]any
+		want, _ := json.Marshal(pointJSONOf(&p))
+		if err := json.Unmarshal(got, &a); err != nil {
+			t.Fatalf("point %d: %v in %s", i, err, got)
+		}
+		_ = json.Unmarshal(want, &b)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("point %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}

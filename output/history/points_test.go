@@ -1,0 +1,60 @@
+package history
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/events"
+)
+
+func TestPointsOf(t *testing.T) {
+	lat, lon := 51.0, -1.0
+	ev := events.TrackEvent{Header: events.Header{V: 1, Type: events.TypeTrackUpdate},
+		Track: events.Track{TrackID: "adsb:4CA1FA", Lat: &lat, Lon: &lon, LastSeen: t0.Add(3 * time.Second),
+			SpeedMps: f64(100), Sensors: []string{"rx1", "rx2"}, AltKind: "barometric"}}
+	t.Run("current position when no history", func(t *testing.T) {
+		pts := pointsOf(&ev, "adsb", &assessment{decision: "alert", lambda: 0.5}, nil)
+		if len(pts) != 1 || !pts[0].Time.Equal(t0.Add(3*time.Second)) || pts[0].Sensor != "rx1,rx2" ||
+			pts[0].Decision != "alert" || *pts[0].Lambda != 0.5 || *pts[0].SpeedMps != 100 || pts[0].Protocol != "adsb" {
+			t.Fatalf("%+v", pts)
+		}
+	})
+	t.Run("history points, assessment over fallback", func(t *testing.T) {
+		e := ev
+		e.Track.History = []events.Point{{T: t0, Lat: 50, Lon: -2, AltM: f64(10)}, {T: t0.Add(time.Second), Lat: 50.5, Lon: -1.5}}
+		e.Assessment = &events.Assessment{Decision: "monitor", Lambda: 0.1}
+		pts := pointsOf(&e, "adsb", &assessment{decision: "alert"}, nil)
+		if len(pts) != 2 || pts[0].Lat != 50 || *pts[0].AltM != 10 || pts[0].AltKind != "barometric" || pts[1].AltKind != "" ||
+			pts[0].SpeedMps != nil || pts[1].SpeedMps == nil || pts[0].Decision != "monitor" {
+			t.Fatalf("%+v", pts)
+		}
+	})
+	t.Run("fixes sharing a receive time stay distinct", func(t *testing.T) {
+		e := ev
+		e.Track.History = []events.Point{{T: t0, Lat: 50, Lon: -2}, {T: t0, Lat: 50.1, Lon: -2}, {T: t0, Lat: 50.2, Lon: -2}}
+		pts := pointsOf(&e, "adsb", nil, nil)
+		if len(pts) != 3 || !pts[1].Time.Equal(t0.Add(1)) || !pts[2].Time.Equal(t0.Add(2)) {
+			t.Fatalf("%+v", pts)
+		}
+	})
+	t.Run("no position, lost track", func(t *testing.T) {
+		e := ev
+		e.Track.Lat = nil
+		if pts := pointsOf(&e, "adsb", nil, nil); len(pts) != 0 {
+			t.Fatalf("a track without a position gave %+v", pts)
+		}
+		e = ev
+		e.Type = events.TypeTrackLost
+		if pts := pointsOf(&e, "adsb", nil, nil); len(pts) != 0 {
+			t.Fatalf("track.lost without history gave %+v", pts)
+		}
+	})
+}
+
+func TestSubjectProtocol(t *testing.T) {
+	for subj, want := range map[string]string{"cuas.track.adsb.4CA1FA": "adsb", "cuas.track.remoteid.X_Y": "remoteid", "cuas.swarm": ""} {
+		if got := subjectProtocol(subj); got != want {
+			t.Errorf("%s → %q, want %q", subj, got, want)
+		}
+	}
+}

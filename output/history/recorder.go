@@ -1,0 +1,382 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/lifecycle"
+	"github.com/cuasd/cuasd/output"
+)
+
+// Config configures a Recorder.
+type Config struct {
+	// Path is the SQLite database file (cuasd: <data-dir>/history.db).
+	Path string
+	// MaxAge deletes points older than this (--history-max-age); 0 keeps
+	// them forever.
+	MaxAge time.Duration
+	// MaxBytes bounds the space the points occupy (--history-max-bytes);
+	// 0 means no bound.
+	MaxBytes int64
+	// PruneEvery is how often the limits are applied (default 1 min).
+	PruneEvery time.Duration
+	// FlushEvery is the longest a received point waits before it is
+	// committed (default 250 ms); a batch also commits at 2048 points.
+	FlushEvery time.Duration
+	// QueueLen is how many events may wait for the writer before new ones
+	// are dropped and counted (default 65536).
+	QueueLen int
+	Logger   *slog.Logger
+	// Registry receives cuasd_history_points_total; nil means none.
+	Registry prometheus.Registerer
+}
+
+// Recorder is the history output (output.Output) and the reader of what it
+// recorded. Its store is open while Run runs; queries at other times fail
+// with ErrUnavailable.
+type Recorder struct {
+	cfg   Config
+	store atomic.Pointer[Store]
+	q     *output.Queue[[]Point]
+
+	mu        sync.Mutex
+	decisions map[string]assessment // track id → last recorded decision
+
+	points *prometheus.CounterVec
+}
+
+// assessment is a track's decision and Λ, from a threat event.
+type assessment struct {
+	decision string
+	lambda   float64
+}
+
+// New returns a recorder; nothing is opened until Run.
+func New(cfg Config) *Recorder {
+	if cfg.PruneEvery <= 0 {
+		cfg.PruneEvery = time.Minute
+	}
+	if cfg.FlushEvery <= 0 {
+		cfg.FlushEvery = 250 * time.Millisecond
+	}
+	if cfg.QueueLen <= 0 {
+		cfg.QueueLen = 1 << 16
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &Recorder{cfg: cfg, q: output.NewQueue[[]Point](cfg.QueueLen), decisions: map[string]assessment{},
+		points: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_history_points_total",
+			Help: "Track positions seen by the history recorder, by result (stored, duplicate, dropped: the queue was full, failed: the write failed).",
+		}, []string{"result"})}
+	for _, l := range []string{"stored", "duplicate", "dropped", "failed"} {
+		r.points.WithLabelValues(l)
+	}
+	if cfg.Registry != nil {
+		_ = cfg.Registry.Register(r.points)
+	}
+	return r
+}
+
+// Name identifies the output.
+func (r *Recorder) Name() string { return "history " + r.cfg.Path }
+
+// Run opens the store, subscribes to track and threat events and records
+// until ctx ends.
+func (r *Recorder) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
+	st, err := Open(r.cfg.Path)
+	if err != nil {
+		return err
+	}
+	r.store.Store(st)
+	defer func() {
+		r.store.Store(nil)
+		_ = st.Close()
+	}()
+	r.prune(ctx, st)
+	unTrack, err := ev.Subscribe(bus.TrackPrefix+".>", r.onTrack)
+	if err != nil {
+		return wrap("subscribe", err)
+	}
+	defer unTrack()
+	unThreat, err := ev.Subscribe(bus.ThreatPrefix+".>", r.onThreat)
+	if err != nil {
+		return wrap("subscribe", err)
+	}
+	defer unThreat()
+	rep.Up()
+	return r.write(ctx, st, rep)
+}
+
+// onTrack turns a track event into points for the writer. It runs on the
+// subscription's goroutine and never blocks: a full queue drops.
+func (r *Recorder) onTrack(m *nats.Msg) {
+	ev, err := decodeTrackEvent(m.Data)
+	if err != nil || ev.V != events.Version {
+		return
+	}
+	if ev.Type == events.TypeTrackLost {
+		r.mu.Lock()
+		delete(r.decisions, ev.Track.TrackID)
+		r.mu.Unlock()
+	}
+	var as *assessment
+	if ev.Assessment == nil {
+		r.mu.Lock()
+		if a, ok := r.decisions[ev.Track.TrackID]; ok {
+			as = &a
+		}
+		r.mu.Unlock()
+	}
+	pts := pointsOf(ev, subjectProtocol(m.Subject), as, nil)
+	if len(pts) > 0 && !r.q.Put(pts) {
+		r.points.WithLabelValues("dropped").Add(float64(len(pts)))
+	}
+}
+
+// trackEventIn is the part of a track event (events.TrackEvent) that the
+// recorder reads. Decoding only these fields costs half of decoding the
+// whole event (BenchmarkPointsOf), and the handler runs for every event.
+type trackEventIn struct {
+	V     int    `json:"v"`
+	Type  string `json:"type"`
+	Track struct {
+		TrackID    string         `json:"track_id"`
+		Lat        *float64       `json:"lat"`
+		Lon        *float64       `json:"lon"`
+		AltM       *float64       `json:"alt_m"`
+		AltKind    string         `json:"alt_kind"`
+		SpeedMps   *float64       `json:"speed_mps"`
+		HeadingDeg *float64       `json:"heading_deg"`
+		VRateMps   *float64       `json:"vertical_rate_mps"`
+		Sensors    []string       `json:"sensors"`
+		LastSeen   time.Time      `json:"last_seen"`
+		History    []events.Point `json:"history"`
+	} `json:"track"`
+	Assessment *struct {
+		Decision string  `json:"decision"`
+		Lambda   float64 `json:"lambda"`
+	} `json:"assessment"`
+}
+
+// decodeTrackEvent decodes what the recorder needs of a track event.
+func decodeTrackEvent(data []byte) (*events.TrackEvent, error) {
+	var in trackEventIn
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, err
+	}
+	t := &in.Track
+	ev := &events.TrackEvent{Header: events.Header{V: in.V, Type: in.Type},
+		Track: events.Track{TrackID: t.TrackID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, AltKind: t.AltKind,
+			SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, VRateMps: t.VRateMps, Sensors: t.Sensors,
+			LastSeen: t.LastSeen, History: t.History}}
+	if a := in.Assessment; a != nil {
+		ev.Assessment = &events.Assessment{Decision: a.Decision, Lambda: a.Lambda}
+	}
+	return ev, nil
+}
+
+// onThreat remembers a track's recorded decision, for the points of track
+// events that carry no assessment.
+func (r *Recorder) onThreat(m *nats.Msg) {
+	var ev events.ThreatEvent
+	if err := json.Unmarshal(m.Data, &ev); err != nil || ev.V != events.Version || ev.Threat.TrackID == "" {
+		return
+	}
+	r.mu.Lock()
+	r.decisions[ev.Threat.TrackID] = assessment{decision: ev.Threat.Decision, lambda: ev.Threat.Lambda}
+	r.mu.Unlock()
+}
+
+// subjectProtocol is the protocol token of cuas.track.{protocol}.{key}.
+func subjectProtocol(subject string) string {
+	rest, ok := strings.CutPrefix(subject, bus.TrackPrefix+".")
+	if !ok {
+		return ""
+	}
+	p, _, _ := strings.Cut(rest, ".")
+	return p
+}
+
+// pointsOf appends to dst the position fixes a track event carries: the
+// points of its history (the positions received since the track's
+// previous event), or, when it has none, its current position at its last
+// reception. The newest point gets the track's speed, heading and
+// vertical rate; every point gets the event's assessment, else fallback.
+func pointsOf(ev *events.TrackEvent, protocol string, fallback *assessment, dst []Point) []Point {
+	t := &ev.Track
+	base := Point{TrackID: t.TrackID, Protocol: protocol, Sensor: strings.Join(t.Sensors, ","), AltKind: t.AltKind}
+	if a := ev.Assessment; a != nil {
+		base.Decision, base.Lambda = a.Decision, ptr(a.Lambda)
+	} else if fallback != nil {
+		base.Decision, base.Lambda = fallback.decision, ptr(fallback.lambda)
+	}
+	if len(t.History) == 0 {
+		if t.Lat == nil || t.Lon == nil || ev.Type != events.TypeTrackUpdate {
+			return dst
+		}
+		p := base
+		p.Time, p.Lat, p.Lon, p.AltM = t.LastSeen.UTC(), *t.Lat, *t.Lon, t.AltM
+		p.SpeedMps, p.HeadingDeg, p.VRateMps = t.SpeedMps, t.HeadingDeg, t.VRateMps
+		return append(dst, p)
+	}
+	for i, h := range t.History {
+		p := base
+		p.Time, p.Lat, p.Lon, p.AltM = h.T.UTC(), h.Lat, h.Lon, h.AltM
+		// Two fixes read from one chunk of a receiver's stream can share a
+		// receive time; the store keys points by track and time, so the
+		// later one moves 1 ns on rather than being taken for a repeat.
+		if n := len(dst); i > 0 && !p.Time.After(dst[n-1].Time) {
+			p.Time = dst[n-1].Time.Add(time.Nanosecond)
+		}
+		if p.AltM == nil {
+			p.AltKind = ""
+		}
+		if i == len(t.History)-1 {
+			p.SpeedMps, p.HeadingDeg, p.VRateMps = t.SpeedMps, t.HeadingDeg, t.VRateMps
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// write commits what the queue delivers in batches, and applies the
+// retention limits, until ctx ends (then it commits what it holds).
+func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter) error {
+	flush := time.NewTicker(r.cfg.FlushEvery)
+	defer flush.Stop()
+	prune := time.NewTicker(r.cfg.PruneEvery)
+	defer prune.Stop()
+	var batch []Point
+	commit := func(ctx context.Context) error {
+		err := r.commit(ctx, st, batch)
+		batch = batch[:0]
+		return err
+	}
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			return r.drain(st, batch)
+		case pts := <-r.q.C():
+			batch = append(batch, pts...)
+			if len(batch) >= 2048 {
+				err = commit(ctx)
+			}
+		case <-flush.C:
+			err = commit(ctx)
+		case <-prune.C:
+			r.prune(ctx, st)
+		}
+		if err != nil && ctx.Err() == nil {
+			rep.Retrying(err)
+			return err
+		}
+	}
+}
+
+// drain commits the batch and whatever is queued when the recorder stops.
+func (r *Recorder) drain(st *Store, batch []Point) error {
+	for r.q.Len() > 0 {
+		batch = append(batch, <-r.q.C()...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return r.commit(ctx, st, batch)
+}
+
+func (r *Recorder) commit(ctx context.Context, st *Store, batch []Point) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	n, err := st.Insert(ctx, batch)
+	if err != nil {
+		r.points.WithLabelValues("failed").Add(float64(len(batch)))
+		return err
+	}
+	r.points.WithLabelValues("stored").Add(float64(n))
+	r.points.WithLabelValues("duplicate").Add(float64(len(batch) - n))
+	return nil
+}
+
+func (r *Recorder) prune(ctx context.Context, st *Store) {
+	n, err := st.Prune(ctx, time.Now(), r.cfg.MaxAge, r.cfg.MaxBytes)
+	if err == nil {
+		err = st.checkpoint(ctx)
+	}
+	if err != nil {
+		r.cfg.Logger.Warn("history retention", "err", err)
+	} else if n > 0 {
+		r.cfg.Logger.Info("history retention deleted points", "points", n)
+	}
+}
+
+// Dropped is the number of events' points dropped because the writer fell
+// behind.
+func (r *Recorder) Dropped() uint64 { return r.q.Dropped() }
+
+func (r *Recorder) open() (*Store, error) {
+	if st := r.store.Load(); st != nil {
+		return st, nil
+	}
+	return nil, ErrUnavailable
+}
+
+// Known reports whether track id has any stored point.
+func (r *Recorder) Known(ctx context.Context, id string) (bool, error) {
+	st, err := r.open()
+	if err != nil {
+		return false, err
+	}
+	return st.Known(ctx, id)
+}
+
+// Count is the number of points of track id in [from, to].
+func (r *Recorder) Count(ctx context.Context, id string, from, to time.Time) (int, error) {
+	st, err := r.open()
+	if err != nil {
+		return 0, err
+	}
+	return st.Count(ctx, id, from, to)
+}
+
+// Track calls fn for the points of one track (see Store.Track).
+func (r *Recorder) Track(ctx context.Context, q TrackQuery, fn func(*Point) error) (int, error) {
+	st, err := r.open()
+	if err != nil {
+		return 0, err
+	}
+	return st.Track(ctx, q, fn)
+}
+
+// Next is the cursor of the page after q's (see Store.Next).
+func (r *Recorder) Next(ctx context.Context, q AreaQuery) (*Cursor, error) {
+	st, err := r.open()
+	if err != nil {
+		return nil, err
+	}
+	return st.Next(ctx, q)
+}
+
+// Area calls fn for the points of one page of an area query (see
+// Store.Area).
+func (r *Recorder) Area(ctx context.Context, q AreaQuery, fn func(*Point) error) error {
+	st, err := r.open()
+	if err != nil {
+		return err
+	}
+	return st.Area(ctx, q, fn)
+}

@@ -1,0 +1,333 @@
+package history
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 26, 5, 0, 0, 0, time.UTC)
+
+func f64(v float64) *float64 { return &v }
+
+// track makes n points of one track, one every step from start, moving
+// north-east from (lat, lon).
+func track(id, proto string, start time.Time, step time.Duration, n int, lat, lon float64) []Point {
+	pts := make([]Point, n)
+	for i := range pts {
+		pts[i] = Point{TrackID: id, Protocol: proto, Time: start.Add(time.Duration(i) * step),
+			Lat: lat + float64(i)*0.001, Lon: lon + float64(i)*0.001, AltM: f64(100 + float64(i)), AltKind: "barometric",
+			Sensor: "rx1", Decision: "monitor", Lambda: f64(0.1)}
+	}
+	return pts
+}
+
+func openTemp(t testing.TB) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "history.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st, path
+}
+
+func insert(t testing.TB, st *Store, pts []Point) int {
+	t.Helper()
+	n, err := st.Insert(context.Background(), pts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func collectTrack(t testing.TB, st *Store, q TrackQuery) []Point {
+	t.Helper()
+	var out []Point
+	if _, err := st.Track(context.Background(), q, func(p *Point) error { out = append(out, *p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestInsertIgnoresRepeats(t *testing.T) {
+	st, _ := openTemp(t)
+	pts := track("adsb:4CA1FA", "adsb", t0, time.Second, 10, 51, -1)
+	if n := insert(t, st, pts); n != 10 {
+		t.Fatalf("first insert stored %d, want 10", n)
+	}
+	if n := insert(t, st, pts[5:]); n != 0 {
+		t.Fatalf("repeated points stored %d, want 0", n)
+	}
+	got := collectTrack(t, st, TrackQuery{ID: "adsb:4CA1FA", From: t0, To: t0.Add(time.Hour)})
+	if len(got) != 10 {
+		t.Fatalf("%d points, want 10", len(got))
+	}
+	p := got[3]
+	if !p.Time.Equal(t0.Add(3*time.Second)) || p.Lat != 51.003 || *p.AltM != 103 || p.SpeedMps != nil || *p.Lambda != 0.1 || p.Decision != "monitor" {
+		t.Fatalf("point 3 read back as %+v", p)
+	}
+}
+
+func TestTrackWindowAndOrder(t *testing.T) {
+	st, _ := openTemp(t)
+	pts := track("rid:X", "remoteid", t0, time.Second, 100, 10, 10)
+	// Inserted newest first: the answer must still be in time order.
+	for i := len(pts) - 1; i >= 0; i-- {
+		insert(t, st, pts[i:i+1])
+	}
+	insert(t, st, track("rid:Y", "remoteid", t0, time.Second, 50, 10, 10))
+	got := collectTrack(t, st, TrackQuery{ID: "rid:X", From: t0.Add(10 * time.Second), To: t0.Add(19 * time.Second)})
+	if len(got) != 10 {
+		t.Fatalf("%d points in a 10 s window, want 10", len(got))
+	}
+	for i, p := range got {
+		if want := t0.Add(time.Duration(10+i) * time.Second); !p.Time.Equal(want) || p.TrackID != "rid:X" {
+			t.Fatalf("point %d is %s %s, want rid:X at %s", i, p.TrackID, p.Time, want)
+		}
+	}
+}
+
+func TestThinKeepsFirstAndLastEvenly(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 101, 0, 0))
+	got := collectTrack(t, st, TrackQuery{ID: "adsb:A", From: t0, To: t0.Add(time.Hour), MaxPoints: 11})
+	if len(got) != 11 {
+		t.Fatalf("%d points, want 11", len(got))
+	}
+	for i, p := range got {
+		// 101 points thinned to 11: every 10th second.
+		if want := t0.Add(time.Duration(10*i) * time.Second); !p.Time.Equal(want) {
+			t.Fatalf("kept point %d at %s, want %s", i, p.Time, want)
+		}
+	}
+}
+
+func TestThinner(t *testing.T) {
+	for _, c := range []struct{ total, m int }{{10, 2}, {10, 3}, {7, 6}, {1000, 7}, {5, 5}, {5, 9}, {3, 1}} {
+		t.Run(fmt.Sprintf("%d_to_%d", c.total, c.m), func(t *testing.T) {
+			keep := thinner(c.total, c.m)
+			var kept []int
+			for i := 0; i < c.total; i++ {
+				if keep(i) {
+					kept = append(kept, i)
+				}
+			}
+			want := min(c.m, c.total)
+			if len(kept) != want || kept[len(kept)-1] != c.total-1 || (want > 1 && kept[0] != 0) {
+				t.Fatalf("kept %v, want %d points with the first and last", kept, want)
+			}
+		})
+	}
+}
+
+func collectArea(t testing.TB, st *Store, q AreaQuery) []Point {
+	t.Helper()
+	var out []Point
+	if err := st.Area(context.Background(), q, func(p *Point) error { out = append(out, *p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestAreaBoxWindowProtocol(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:IN", "adsb", t0, time.Second, 60, 51.0, -1.0))    // in the box
+	insert(t, st, track("adsb:OUT", "adsb", t0, time.Second, 60, 40.0, 20.0))   // elsewhere
+	insert(t, st, track("rid:IN", "remoteid", t0, time.Second, 60, 51.0, -1.0)) // other protocol
+	box := &BBox{-1.5, 50.5, -0.5, 51.5}
+	got := collectArea(t, st, AreaQuery{From: t0.Add(10 * time.Second), To: t0.Add(19 * time.Second), BBox: box, Protocol: "adsb", Limit: 1000})
+	if len(got) != 10 {
+		t.Fatalf("%d points, want the 10 of adsb:IN in the window", len(got))
+	}
+	for _, p := range got {
+		if p.TrackID != "adsb:IN" {
+			t.Fatalf("point of %s leaked into the box/protocol filter", p.TrackID)
+		}
+	}
+	all := collectArea(t, st, AreaQuery{From: t0, To: t0.Add(time.Hour), BBox: box, Limit: 1000})
+	if len(all) != 120 || all[0].TrackID != "adsb:IN" || all[119].TrackID != "rid:IN" {
+		t.Fatalf("%d points (%s … %s), want 120 ordered adsb:IN then rid:IN", len(all), all[0].TrackID, all[len(all)-1].TrackID)
+	}
+}
+
+func TestAreaPagesCoverEveryPointOnce(t *testing.T) {
+	st, _ := openTemp(t)
+	for i := 0; i < 7; i++ {
+		insert(t, st, track(fmt.Sprintf("adsb:%02d", i), "adsb", t0, time.Second, 33, 0, 0))
+	}
+	seen := map[string]bool{}
+	q := AreaQuery{From: t0, To: t0.Add(time.Hour), Limit: 50}
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("pagination does not end")
+		}
+		next, err := st.Next(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range collectArea(t, st, q) {
+			k := p.TrackID + p.Time.String()
+			if seen[k] {
+				t.Fatalf("point %s returned twice", k)
+			}
+			seen[k] = true
+		}
+		if next == nil {
+			break
+		}
+		c, err := ParseCursor(next.String())
+		if err != nil || c.TrackID != next.TrackID || !c.Time.Equal(next.Time) {
+			t.Fatalf("cursor %q did not round-trip: %+v %v", next.String(), c, err)
+		}
+		q.Cursor = c
+	}
+	if len(seen) != 7*33 {
+		t.Fatalf("pages held %d points, want %d", len(seen), 7*33)
+	}
+}
+
+func TestParseCursorRejectsGarbage(t *testing.T) {
+	for _, s := range []string{"", "!!", "bm90IGEgY3Vyc29y", Cursor{}.String()[:2]} {
+		if _, err := ParseCursor(s); err == nil {
+			t.Errorf("ParseCursor(%q) accepted garbage", s)
+		}
+	}
+}
+
+func TestPruneByAge(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Minute, 60, 0, 0)) // one hour
+	n, err := st.Prune(context.Background(), t0.Add(time.Hour), 30*time.Minute, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := collectTrack(t, st, TrackQuery{ID: "adsb:A", From: t0, To: t0.Add(2 * time.Hour)})
+	if n != 30 || len(left) != 30 || left[0].Time.Before(t0.Add(30*time.Minute)) {
+		t.Fatalf("deleted %d, left %d starting %s; want 30 and 30 from 05:30", n, len(left), left[0].Time)
+	}
+}
+
+func TestPruneBySize(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 20000, 0, 0))
+	before, err := st.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := before.Bytes / 2
+	if _, err := st.Prune(context.Background(), t0, 0, limit); err != nil {
+		t.Fatal(err)
+	}
+	after, err := st.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Bytes > limit || !after.Oldest.After(before.Oldest) || !after.Newest.Equal(before.Newest) {
+		t.Fatalf("after pruning to %d bytes: %+v (before %+v); want under the limit, oldest gone, newest kept", limit, after, before)
+	}
+}
+
+// TestSurvivesSIGKILL records in a child process, kills it with SIGKILL
+// once it says the batch is committed, and reads the batch back.
+func TestSurvivesSIGKILL(t *testing.T) {
+	if path := os.Getenv("HISTORY_KILL_CHILD"); path != "" {
+		st, err := Open(path)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		if _, err := st.Insert(context.Background(), track("adsb:K", "adsb", t0, time.Second, 500, 1, 1)); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("committed")
+		select {} // wait for the kill
+	}
+	path := filepath.Join(t.TempDir(), "history.db")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSurvivesSIGKILL$")
+	cmd.Env = append(os.Environ(), "HISTORY_KILL_CHILD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	_ = cmd.Process.Kill() // SIGKILL
+	_ = cmd.Wait()
+	if line != "committed\n" {
+		t.Fatalf("child said %q", line)
+	}
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	n, err := st.Count(context.Background(), "adsb:K", t0, t0.Add(time.Hour))
+	if err != nil || n != 500 {
+		t.Fatalf("after SIGKILL %d points (%v), want 500", n, err)
+	}
+}
+
+func TestReopenKeepsPoints(t *testing.T) {
+	st, path := openTemp(t)
+	insert(t, st, track("adsb:R", "adsb", t0, time.Second, 42, 1, 1))
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st2.Close()
+	if n, err := st2.Count(context.Background(), "adsb:R", t0, t0.Add(time.Hour)); err != nil || n != 42 {
+		t.Fatalf("after reopening %d points (%v), want 42", n, err)
+	}
+}
+
+// queryPlan is SQLite's plan for query.
+func queryPlan(t *testing.T, st *Store, query string, args ...any) string {
+	t.Helper()
+	rows, err := st.db.Query("EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
+}
+
+// TestQueryPlans: an area query reads the window's range of the primary
+// key (never every track through points_track), one track's window reads
+// points_track.
+func TestQueryPlans(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 100, 0, 0))
+	where, args := areaWhere(AreaQuery{From: t0, To: t0.Add(time.Minute), BBox: &BBox{-1, -1, 1, 1}, Protocol: "adsb",
+		Cursor: &Cursor{TrackID: "adsb:A", Time: t0}})
+	plan := queryPlan(t, st, `SELECT `+pointCols+` `+where+` `+areaOrder+` LIMIT 10`, args...)
+	if !strings.Contains(plan, "SEARCH points USING PRIMARY KEY (t>? AND t<?)") || strings.Contains(plan, "points_track") {
+		t.Errorf("area plan: %s", plan)
+	}
+	plan = queryPlan(t, st, `SELECT `+pointCols+` FROM points WHERE track_id = ? AND t BETWEEN ? AND ? ORDER BY t`, "adsb:A", 0, 1)
+	if !strings.Contains(plan, "USING INDEX points_track (track_id=? AND t>? AND t<?)") || strings.Contains(plan, "TEMP B-TREE") {
+		t.Errorf("track plan: %s", plan)
+	}
+}
