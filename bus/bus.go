@@ -230,6 +230,37 @@ func (b *Bus) EnsureStreams(ctx context.Context, l Limits) error {
 	return nil
 }
 
+// MissingStreams names the pipeline streams that do not exist (deleted by
+// an administrator, or lost with the server's store).
+func (b *Bus) MissingStreams(ctx context.Context) ([]string, error) {
+	var out []string
+	for _, cfg := range StreamConfigs(b.limits) {
+		_, err := b.JS.Stream(ctx, cfg.Name)
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			out = append(out, cfg.Name)
+		case err != nil:
+			return out, &Error{"stream " + cfg.Name, err}
+		}
+	}
+	return out, nil
+}
+
+// RecreateStream creates the pipeline stream name again with the limits
+// of EnsureStreams. The ledger's stream is not a pipeline stream: it is
+// never recreated (package ledger reports it missing instead).
+func (b *Bus) RecreateStream(ctx context.Context, name string) error {
+	for _, cfg := range StreamConfigs(b.limits) {
+		if cfg.Name == name {
+			if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+				return &Error{"recreate stream " + name, err}
+			}
+			return nil
+		}
+	}
+	return &Error{"recreate stream " + name, errors.New("not a pipeline stream")}
+}
+
 // StreamConfigs are the configurations of the pipeline's streams.
 //
 // CUAS_RAW and CUAS_OBS discard *new* messages when full: a publisher then

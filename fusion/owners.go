@@ -27,6 +27,8 @@ import (
 // instance's keys expire and the others claim them; a new instance makes
 // the others release their surplus.
 type Owners struct {
+	js       jetstream.JetStream
+	replicas int
 	kv       jetstream.KeyValue
 	instance string
 	ttl      time.Duration
@@ -44,19 +46,39 @@ func OpenOwners(ctx context.Context, js jetstream.JetStream, instance string, re
 	if ttl <= 0 {
 		ttl = 10 * time.Second
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := js.CreateOrUpdateKeyValue(ctx, ownersConfig(ttl, replicas))
+	if err != nil {
+		return nil, err
+	}
+	o := &Owners{js: js, replicas: replicas, kv: kv, instance: instance, ttl: ttl, log: log}
+	o.tick(ctx)
+	return o, nil
+}
+
+func ownersConfig(ttl time.Duration, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
 		Bucket:      OwnersBucket,
 		Description: "which cuasd instance records the gate decisions of each track partition",
 		TTL:         ttl,
 		Replicas:    max(replicas, 1),
 		Storage:     jetstream.FileStorage,
-	})
-	if err != nil {
-		return nil, err
 	}
-	o := &Owners{kv: kv, instance: instance, ttl: ttl, log: log}
-	o.tick(ctx)
-	return o, nil
+}
+
+// Missing reports whether the ownership bucket no longer exists.
+func (o *Owners) Missing(ctx context.Context) (bool, error) {
+	_, err := o.js.KeyValue(ctx, OwnersBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Recreate creates the ownership bucket again; the next renewal claims
+// the partitions anew.
+func (o *Owners) Recreate(ctx context.Context) error {
+	_, err := o.js.CreateOrUpdateKeyValue(ctx, ownersConfig(o.ttl, o.replicas))
+	return err
 }
 
 // Owns reports whether this instance records decisions for trackID.

@@ -159,6 +159,7 @@ func validatePolygon(e *Error, prefix string, p *Polygon) {
 		e.add(prefix, "coordinates", "must hold at least the exterior ring")
 		return
 	}
+	n0 := len(e.Fields)
 	total := 0
 	var first Point
 	for r, ring := range p.Coordinates {
@@ -207,6 +208,19 @@ func validatePolygon(e *Error, prefix string, p *Polygon) {
 	}
 	if total > MaxPolygonPoints {
 		e.add(prefix, "coordinates", fmt.Sprintf("at most %d positions in all", MaxPolygonPoints))
+	}
+	checkSimple(e, prefix, p, n0)
+}
+
+// checkSimple rejects a polygon whose rings cross or touch (issue 23): its
+// inside is ambiguous. It runs only on rings that were otherwise valid
+// (no field error since n0).
+func checkSimple(e *Error, prefix string, p *Polygon, n0 int) {
+	if len(e.Fields) != n0 {
+		return
+	}
+	if a, b, bad := SelfIntersection(p); bad {
+		e.add(prefix, "coordinates", fmt.Sprintf("the polygon intersects itself: the edge from %s meets the edge from %s", a, b))
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/cuasd/cuasd/reference"
-	"github.com/go-chi/chi/v5"
 )
 
 // DroneCatalog is the drone database as the HTTP layer reads it.
@@ -106,7 +105,10 @@ func handleDroneGet(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the drone database")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		dr, ok := d.Drones.Drone(id)
 		if !ok {
 			writeProblem(w, r, http.StatusNotFound, "no drone with id "+quote(id)+"; list them at /v1/drones/database")

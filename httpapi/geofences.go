@@ -2,11 +2,12 @@ package httpapi
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-
-	"github.com/go-chi/chi/v5"
+	"slices"
+	"strings"
 
 	"github.com/cuasd/cuasd/gate"
 )
@@ -37,9 +38,22 @@ type ZoneStore interface {
 // gate.MaxAllowEntries identities, fits.
 const zonesMaxBody = 4 << 20
 
-// geofenceList is the body of GET /v1/geofences.
+// Limits of the stored zones (issue 23): every sweep evaluates each live
+// track near a zone against its edges, and a receipt names the zone, so a
+// stored polygon has at most MaxZoneVertices positions and the store at
+// most MaxZones geofences. Larger is a 422. POST /v1/counter-uas/evaluate,
+// a one-off computation, still takes gate.MaxPolygonPoints.
+const (
+	MaxZoneVertices = 1000
+	MaxZones        = 500
+)
+
+// geofenceList is the body of GET /v1/geofences: a page in ID order.
 type geofenceList struct {
-	Geofences []gate.Geofence `json:"geofences"`
+	Geofences  []gate.Geofence `json:"geofences"`
+	Count      int             `json:"count"`
+	Total      int             `json:"total"`
+	NextCursor string          `json:"next_cursor,omitempty"`
 }
 
 func handleGeofencesList(d Deps) http.HandlerFunc {
@@ -48,16 +62,76 @@ func handleGeofencesList(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
+		q := newQuery(r, "limit", "cursor")
+		limit := q.intIn("limit", 100, 1, 1000)
+		after := ""
+		if c := q.str("cursor"); c != "" {
+			b, err := base64.RawURLEncoding.DecodeString(c)
+			if err != nil || !gate.ValidID(string(b)) {
+				q.errs = append(q.errs, FieldError{"cursor", "not a cursor returned by this endpoint"})
+			}
+			after = string(b)
+		}
+		if q.failed(w) {
+			return
+		}
 		gs, err := d.Zones.Geofences(r.Context())
 		if err != nil {
 			zoneStoreProblem(w, r, d, err, "")
 			return
 		}
-		if gs == nil {
-			gs = []gate.Geofence{}
-		}
-		writeJSON(w, http.StatusOK, geofenceList{Geofences: gs})
+		writeJSON(w, http.StatusOK, geofencePage(gs, after, limit))
 	}
+}
+
+// geofencePage is the page of gs (sorted by ID) after the ID after.
+func geofencePage(gs []gate.Geofence, after string, limit int) geofenceList {
+	start := 0
+	if after != "" {
+		start, _ = slices.BinarySearchFunc(gs, after, func(g gate.Geofence, id string) int { return strings.Compare(g.ID, id) })
+		if start < len(gs) && gs[start].ID == after {
+			start++
+		}
+	}
+	page := gs[start:min(len(gs), start+limit)]
+	out := geofenceList{Geofences: append([]gate.Geofence{}, page...), Count: len(page), Total: len(gs)}
+	if start+len(page) < len(gs) {
+		out.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page[len(page)-1].ID))
+	}
+	return out
+}
+
+// zoneVertexLimit answers 422 when a polygon has more positions than a
+// stored geofence may; it runs before validation, whose cost grows with
+// the positions.
+func zoneVertexLimit(w http.ResponseWriter, r *http.Request, g *gate.Geofence) bool {
+	if g.Polygon != nil {
+		n := 0
+		for _, ring := range g.Polygon.Coordinates {
+			n += len(ring)
+		}
+		if n > MaxZoneVertices {
+			writeProblem(w, r, http.StatusUnprocessableEntity,
+				fmt.Sprintf("the polygon has %d positions; a stored geofence may have at most %d (simplify it)", n, MaxZoneVertices),
+				FieldError{Field: "polygon.coordinates", Message: fmt.Sprintf("at most %d positions", MaxZoneVertices)})
+			return false
+		}
+	}
+	return true
+}
+
+// zoneCountLimit answers 422 when a new geofence would exceed MaxZones.
+func zoneCountLimit(w http.ResponseWriter, r *http.Request, d Deps, g *gate.Geofence) bool {
+	if _, exists, err := d.Zones.Geofence(r.Context(), g.ID); err == nil && !exists {
+		gs, err := d.Zones.Geofences(r.Context())
+		if err == nil && len(gs) >= MaxZones {
+			writeProblem(w, r, http.StatusUnprocessableEntity,
+				fmt.Sprintf("%d geofences are stored, the most allowed; delete one first", len(gs)),
+				FieldError{Field: "id", Message: fmt.Sprintf("at most %d geofences", MaxZones)})
+			return false
+		}
+	}
+	return true
 }
 
 func handleGeofenceGet(d Deps) http.HandlerFunc {
@@ -66,7 +140,10 @@ func handleGeofenceGet(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		g, ok, err := d.Zones.Geofence(r.Context(), id)
 		switch {
 		case err != nil:
@@ -87,9 +164,15 @@ func handleGeofencePut(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		var g gate.Geofence
 		if !decodeJSON(w, r, &g, zonesMaxBody) {
+			return
+		}
+		if !zoneVertexLimit(w, r, &g) {
 			return
 		}
 		var errs []FieldError
@@ -105,6 +188,9 @@ func handleGeofencePut(d Deps) http.HandlerFunc {
 		}
 		if len(errs) > 0 {
 			writeFieldProblems(w, r, http.StatusBadRequest, errs)
+			return
+		}
+		if !zoneCountLimit(w, r, d, &g) {
 			return
 		}
 		created, err := d.Zones.PutGeofence(r.Context(), g)
@@ -127,7 +213,10 @@ func handleGeofenceDelete(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the geofence store")
 			return
 		}
-		id := chi.URLParam(r, "id")
+		id, ok := pathParam(w, r, "id")
+		if !ok {
+			return
+		}
 		existed, err := d.Zones.DeleteGeofence(r.Context(), id)
 		switch {
 		case err != nil:

@@ -26,7 +26,7 @@ func TestGeofencesCRUD(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newTestServer(t, Deps{Zones: store(t)})
 			rec := do(t, h, "GET", gateFencePath, nil)
-			if rec.Code != 200 || rec.Body.String() != "{\"geofences\":[]}\n" {
+			if rec.Code != 200 || rec.Body.String() != "{\"geofences\":[],\"count\":0,\"total\":0}\n" {
 				t.Fatalf("empty list: %d %s", rec.Code, rec.Body)
 			}
 			body := `{"name":"Heathrow","class":"airport","center":[51.47,-0.4543],"radius_m":5000,"floor_m":0,"ceiling_m":150}`

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -76,6 +77,11 @@ func handleIngest(d Deps) http.HandlerFunc {
 			writeProblem(w, r, http.StatusBadRequest, errs[0].Field+": "+errs[0].Message, errs...)
 			return
 		}
+		if msg := recvTimeProblem(req.RecvUnixNano, time.Now()); msg != "" {
+			writeProblem(w, r, http.StatusUnprocessableEntity, "recv_time_unix_ns "+msg,
+				FieldError{"recv_time_unix_ns", msg})
+			return
+		}
 		frames := make([]ingest.Frame, 0, n)
 		for i, h := range req.Frames {
 			b, err := hex.DecodeString(strings.Join(strings.Fields(h), ""))
@@ -99,6 +105,9 @@ func handleIngest(d Deps) http.HandlerFunc {
 		if err != nil {
 			var bp interface{ Backpressure() bool }
 			w.Header().Set("Retry-After", "1")
+			if storeFull(w, r, err, fmt.Sprintf("%d of %d frames stored", res.Accepted+res.Duplicates, n)) {
+				return
+			}
 			if errors.As(err, &bp) && bp.Backpressure() {
 				writeProblem(w, r, http.StatusTooManyRequests,
 					fmt.Sprintf("the pipeline is saturated (%d of %d frames stored); retry the request, stored frames are de-duplicated", res.Accepted+res.Duplicates, n))
@@ -112,6 +121,46 @@ func handleIngest(d Deps) http.HandlerFunc {
 			"accepted": res.Accepted, "duplicates": res.Duplicates, "subject": res.Subject,
 		})
 	}
+}
+
+// storeFull answers 503 with Retry-After when JetStream refused frames for
+// lack of space (a stream at its cap, discard-new, or the store
+// exhausted): unlike saturation (429), space returns only as old frames
+// age out or an operator makes room. It reports whether it answered.
+func storeFull(w http.ResponseWriter, r *http.Request, err error, stored string) bool {
+	var sf interface{ StoreFull() bool }
+	if !errors.As(err, &sf) || !sf.StoreFull() {
+		return false
+	}
+	w.Header().Set("Retry-After", "30")
+	writeProblem(w, r, http.StatusServiceUnavailable,
+		"the raw-frame store is full ("+stored+"); frames are refused, not dropped: retry later, stored frames are de-duplicated")
+	return true
+}
+
+// Bounds of a stated receive time: a frame from the future would make a
+// track last_seen years ahead (it never expires on its sensor's clock), and
+// one older than the raw stream's default retention cannot be replayed
+// beside live data anyway.
+const (
+	MaxRecvFuture = 5 * time.Minute
+	MaxRecvPast   = 24 * time.Hour
+)
+
+// recvTimeProblem says what is wrong with a stated receive time (0: now),
+// or "".
+func recvTimeProblem(ns int64, now time.Time) string {
+	if ns == 0 {
+		return ""
+	}
+	t := time.Unix(0, ns)
+	switch {
+	case t.After(now.Add(MaxRecvFuture)):
+		return fmt.Sprintf("is %s in the future; at most %s ahead of the server clock is accepted", t.Sub(now).Round(time.Second), MaxRecvFuture)
+	case t.Before(now.Add(-MaxRecvPast)):
+		return fmt.Sprintf("is %s in the past; at most %s is accepted (replay older captures with cuasd replay)", now.Sub(t).Round(time.Second), MaxRecvPast)
+	}
+	return ""
 }
 
 // clip shortens user input quoted back in an error.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -113,4 +114,48 @@ func instrument(hist *prometheus.HistogramVec, log *slog.Logger) func(http.Handl
 				"method", r.Method, "route", route, "status", rec.status, "duration", d)
 		})
 	}
+}
+
+// MaxHeaderBytes bounds a request's line and headers. cuasd answers a
+// larger request with a 431 problem; ServerMaxHeaderBytes, the bound
+// net/http enforces itself with a plain-text 431 it writes before any
+// handler runs, is set higher so that this middleware sees the request
+// first.
+const (
+	MaxHeaderBytes       = 64 << 10
+	ServerMaxHeaderBytes = 1 << 20
+)
+
+// headerLimit answers 431 problem+json when the request line and headers
+// exceed MaxHeaderBytes.
+func headerLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				n += len(k) + len(v) + 4
+			}
+		}
+		if n > MaxHeaderBytes {
+			w.Header().Set("Connection", "close")
+			writeProblem(w, r, http.StatusRequestHeaderFieldsTooLarge,
+				fmt.Sprintf("the request line and headers hold %d bytes; at most %d are accepted", n, MaxHeaderBytes))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// pathParam is the URL parameter name of r, percent-decoded: chi matches
+// on the escaped path when the request has one, so an id with a space or
+// a slash arrives still encoded. ok is false for a malformed escape, after
+// a 400 problem was written.
+func pathParam(w http.ResponseWriter, r *http.Request, name string) (string, bool) {
+	v, err := url.PathUnescape(chi.URLParam(r, name))
+	if err != nil {
+		writeProblem(w, r, http.StatusBadRequest, "the "+name+" is not a valid URL path segment",
+			FieldError{Field: name, Message: "bad percent-escape"})
+		return "", false
+	}
+	return v, true
 }

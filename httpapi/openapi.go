@@ -80,7 +80,7 @@ func mergeOpenAPI(fsys fs.FS) (map[string]any, error) {
 
 // addCommonResponses documents, on every /v1 operation but the public
 // disclosure, the answers the shared middleware can give (authentication,
-// role, rate limit) and the bearer security, so fragments need not repeat
+// role, rate limit, oversized headers) and the bearer security, so fragments need not repeat
 // them.
 func addCommonResponses(doc map[string]any) {
 	paths, _ := doc["paths"].(map[string]any)
@@ -95,7 +95,7 @@ func addCommonResponses(doc map[string]any) {
 				continue
 			}
 			resp := ensureMap(o, "responses")
-			add := map[string]string{"429": "TooManyRequests"}
+			add := map[string]string{"429": "TooManyRequests", "431": "HeadersTooLarge"}
 			if p != "/v1/honest" {
 				add["401"], add["403"] = "Unauthorized", "Forbidden"
 				if _, ok := o["security"]; !ok {

@@ -51,6 +51,9 @@ func writeDecoded(w http.ResponseWriter, r *http.Request, d Deps, protocol strin
 	if err != nil {
 		var bp interface{ Backpressure() bool }
 		w.Header().Set("Retry-After", "1")
+		if storeFull(w, r, err, "decoded, none stored") {
+			return
+		}
 		if errors.As(err, &bp) && bp.Backpressure() {
 			writeProblem(w, r, http.StatusTooManyRequests, "decoded, but the pipeline is saturated and did not store the frames; retry")
 			return

@@ -38,19 +38,20 @@ const problemTypeBase = "https://github.com/cuasd/cuasd/blob/main/docs/ERRORS.md
 
 // problemSlugs gives each status we answer with a stable, documented type.
 var problemSlugs = map[int]string{
-	http.StatusBadRequest:            "invalid-request",
-	http.StatusUnauthorized:          "unauthorized",
-	http.StatusForbidden:             "forbidden",
-	http.StatusNotFound:              "not-found",
-	http.StatusMethodNotAllowed:      "method-not-allowed",
-	http.StatusConflict:              "conflict",
-	http.StatusRequestEntityTooLarge: "too-large",
-	http.StatusUnsupportedMediaType:  "unsupported-media-type",
-	http.StatusUnprocessableEntity:   "undecodable",
-	http.StatusTooManyRequests:       "rate-limited",
-	http.StatusInternalServerError:   "internal",
-	http.StatusNotImplemented:        "not-implemented",
-	http.StatusServiceUnavailable:    "unavailable",
+	http.StatusBadRequest:                  "invalid-request",
+	http.StatusUnauthorized:                "unauthorized",
+	http.StatusForbidden:                   "forbidden",
+	http.StatusNotFound:                    "not-found",
+	http.StatusMethodNotAllowed:            "method-not-allowed",
+	http.StatusConflict:                    "conflict",
+	http.StatusRequestEntityTooLarge:       "too-large",
+	http.StatusUnsupportedMediaType:        "unsupported-media-type",
+	http.StatusUnprocessableEntity:         "undecodable",
+	http.StatusTooManyRequests:             "rate-limited",
+	http.StatusRequestHeaderFieldsTooLarge: "headers-too-large",
+	http.StatusInternalServerError:         "internal",
+	http.StatusNotImplemented:              "not-implemented",
+	http.StatusServiceUnavailable:          "unavailable",
 }
 
 // writeJSON writes v as a JSON body with the given status.
@@ -94,7 +95,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail str
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// decodeJSON reads a JSON request body into dst. It insists on an
+// decodeJSON reads a JSON object request body into dst. It insists on an
 // application/json Content-Type (415), at most maxBytes of body (413; 0
 // means DefaultMaxBody), well-formed JSON with no unknown fields, correct
 // types and nothing after the object (400 naming the field). On failure it
@@ -115,7 +116,7 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 			fmt.Sprintf("request body of %d bytes exceeds the limit of %d bytes", r.ContentLength, maxBytes))
 		return false
 	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBytes))
+	raw, err := readBody(http.MaxBytesReader(w, r.Body, maxBytes), r.ContentLength)
 	if err != nil {
 		writeDecodeError(w, r, err, maxBytes)
 		return false
@@ -123,6 +124,16 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 	if d := jsonDepth(raw); d > MaxJSONDepth {
 		writeProblem(w, r, http.StatusBadRequest,
 			fmt.Sprintf("JSON nested %d levels deep; at most %d are accepted", d, MaxJSONDepth))
+		return false
+	}
+	// Every request body is an object. encoding/json decodes null into a
+	// struct as a no-op, so without this check `null` would act on a zero
+	// request (PUT /v1/allowlist with null emptied the list).
+	// Malformed bodies are left to the decoder, which names the offset.
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && jsonValueKind(t[0]) != "" {
+		writeProblem(w, r, http.StatusBadRequest,
+			fmt.Sprintf("request body must be a JSON object, got %s", jsonValueKind(t[0])),
+			FieldError{Field: "(body)", Message: "must be a JSON object"})
 		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -142,6 +153,18 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, dst any, maxBytes int64)
 		return false
 	}
 	return true
+}
+
+// readBody reads the whole body into one buffer of the declared length
+// when there is one (io.ReadAll would grow it by doubling: twice the
+// memory for a large request).
+func readBody(rd io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		return io.ReadAll(rd)
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, n+bytes.MinRead)) // room for the EOF read
+	_, err := buf.ReadFrom(rd)
+	return buf.Bytes(), err
 }
 
 func writeDecodeError(w http.ResponseWriter, r *http.Request, err error, maxBytes int64) {
@@ -214,6 +237,24 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return deepest
+}
+
+// jsonValueKind names the JSON type, other than an object, of a value
+// starting with c; "" for an object or malformed JSON.
+func jsonValueKind(c byte) string {
+	switch c {
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return "a number"
+	}
+	return ""
 }
 
 // jsonKind turns a Go kind into the JSON type a caller should send.

@@ -19,7 +19,7 @@ func routes(d Deps) http.Handler {
 	registerOrReuse(d.Registry, &hist)
 
 	r := chi.NewRouter()
-	r.Use(requestID, instrument(hist, d.Logger), recoverer(d.Logger))
+	r.Use(requestID, instrument(hist, d.Logger), recoverer(d.Logger), headerLimit)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		writeProblem(w, req, http.StatusNotFound, "no resource at "+req.URL.Path+"; see "+d.BasePath+"/openapi.json")
 	})

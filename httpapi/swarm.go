@@ -34,6 +34,8 @@ type swarmRequest struct {
 	MaxSpeedDiffMps   *float64     `json:"max_speed_diff_mps"`
 	MaxHeadingDiffDeg *float64     `json:"max_heading_diff_deg"`
 	Edges             *bool        `json:"edges"`
+	MaxEdges          *int         `json:"max_edges"`
+	EdgeOffset        *int         `json:"edge_offset"`
 }
 
 type swarmTrack struct {
@@ -111,6 +113,15 @@ func handleSwarmTopologyPost(d Deps) http.HandlerFunc {
 		if req.LinkM != nil && *req.LinkM == 0 {
 			errs = append(errs, FieldError{Field: "link_m", Message: "must be above 0"})
 		}
+		if req.MaxEdges != nil {
+			opt.MaxEdges = *req.MaxEdges
+			if *req.MaxEdges < 1 {
+				errs = append(errs, FieldError{Field: "max_edges", Message: fmt.Sprintf("must be an integer in [1, %d]", swarm.MaxMaxEdges)})
+			}
+		}
+		if req.EdgeOffset != nil {
+			opt.EdgeOffset = *req.EdgeOffset
+		}
 		if req.MinSize != nil {
 			opt.MinSize = *req.MinSize
 			if *req.MinSize < 2 {
@@ -138,7 +149,7 @@ func handleSwarmTopologyGet(d Deps) http.HandlerFunc {
 		var errs []FieldError
 		opt := swarm.Options{CollectEdges: true}
 		known := map[string]bool{"link_m": true, "min_size": true, "max_alt_diff_m": true,
-			"max_speed_diff_mps": true, "max_heading_diff_deg": true, "edges": true}
+			"max_speed_diff_mps": true, "max_heading_diff_deg": true, "edges": true, "max_edges": true, "edge_offset": true}
 		for k := range q {
 			if !known[k] {
 				errs = append(errs, FieldError{Field: k, Message: "unknown query parameter"})
@@ -167,6 +178,18 @@ func handleSwarmTopologyGet(d Deps) http.HandlerFunc {
 				errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
 			}
 			opt.MinSize = n
+		}
+		for _, f := range [...]struct {
+			name string
+			dst  *int
+		}{{"max_edges", &opt.MaxEdges}, {"edge_offset", &opt.EdgeOffset}} {
+			if s := q.Get(f.name); s != "" {
+				n, err := strconv.Atoi(s)
+				if err != nil || n < 0 || (f.name == "max_edges" && n == 0) {
+					errs = append(errs, FieldError{Field: f.name, Message: "must be a non-negative integer (max_edges at least 1)"})
+				}
+				*f.dst = n
+			}
 		}
 		if s := q.Get("edges"); s != "" {
 			b, err := strconv.ParseBool(s)
@@ -205,6 +228,12 @@ func writeTopology(w http.ResponseWriter, r *http.Request, d Deps, tracks []swar
 	top, err := swarm.Detect(tracks, opt)
 	if err != nil {
 		var se *swarm.Error
+		if errors.As(err, &se) && se.OverBudget {
+			// Valid input whose grouping needs more work than one request
+			// may take; the same input would be refused again.
+			writeFieldProblems(w, r, http.StatusUnprocessableEntity, swarmFields(se))
+			return
+		}
 		if errors.As(err, &se) && fromCaller {
 			writeFieldProblems(w, r, http.StatusBadRequest, swarmFields(se))
 			return

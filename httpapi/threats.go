@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -27,8 +28,12 @@ type boardJSON struct {
 	Total      int             `json:"total"`
 	NextCursor string          `json:"next_cursor,omitempty"`
 	Generated  time.Time       `json:"generated_at"`
-	Geofences  int             `json:"geofences"`
-	Statement  string          `json:"statement"`
+	// Stale is true when the board is older than its threshold: the gate
+	// is falling behind and the entries may no longer be current.
+	Stale     bool    `json:"stale"`
+	LagS      float64 `json:"lag_s"`
+	Geofences int     `json:"geofences"`
+	Statement string  `json:"statement"`
 }
 
 // boardQuery is the parsed filter of the board endpoints.
@@ -88,6 +93,20 @@ func (bq *boardQuery) page(s *board.Snapshot, withAxes bool) boardJSON {
 	return out
 }
 
+// staleReporter is the part of a board that knows how old it is
+// (*board.Gate).
+type staleReporter interface {
+	Staleness() (lag time.Duration, stale bool)
+}
+
+// markStale fills in the board's age.
+func markStale(out *boardJSON, b ThreatBoard) {
+	if sr, ok := b.(staleReporter); ok {
+		lag, stale := sr.Staleness()
+		out.Stale, out.LagS = stale, math.Round(lag.Seconds()*1000)/1000
+	}
+}
+
 // handleThreatsActive serves GET /v1/threats/active.
 func handleThreatsActive(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -99,8 +118,32 @@ func handleThreatsActive(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the threat board")
 			return
 		}
-		writeJSON(w, http.StatusOK, bq.page(d.Threats.Snapshot(), true))
+		if !knownGeofence(w, r, d, bq.geofence) {
+			return
+		}
+		out := bq.page(d.Threats.Snapshot(), true)
+		markStale(&out, d.Threats)
+		writeJSON(w, http.StatusOK, out)
 	}
+}
+
+// knownGeofence answers 404 when the geofence filter names a zone the
+// store does not hold: an empty list would read as "nothing near it".
+func knownGeofence(w http.ResponseWriter, r *http.Request, d Deps, id string) bool {
+	if id == "" || d.Zones == nil {
+		return true
+	}
+	_, ok, err := d.Zones.Geofence(r.Context(), id)
+	switch {
+	case err != nil:
+		zoneStoreProblem(w, r, d, err, "")
+		return false
+	case !ok:
+		writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no geofence %q; list them at /v1/geofences", clip(id)),
+			FieldError{Field: "geofence", Message: "unknown geofence"})
+		return false
+	}
+	return true
 }
 
 // handleThreatsStream serves GET /v1/threats/stream as Server-Sent Events:
@@ -115,6 +158,9 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the threat board")
 			return
 		}
+		if !knownGeofence(w, r, d, bq.geofence) {
+			return
+		}
 		rc := http.NewResponseController(w)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
@@ -123,7 +169,9 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 		ch, cancel := d.Threats.Subscribe()
 		defer cancel()
 		send := func() bool {
-			b, _ := json.Marshal(bq.page(d.Threats.Snapshot(), true))
+			out := bq.page(d.Threats.Snapshot(), true)
+			markStale(&out, d.Threats)
+			b, _ := json.Marshal(out)
 			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 			if _, err := fmt.Fprintf(w, "retry: 2000\nevent: board\ndata: %s\n\n", b); err != nil {
 				return false

@@ -1,9 +1,11 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -19,6 +21,35 @@ import (
 // that idle or hostile clients cannot exhaust file descriptors.
 const DefaultMaxConns = 256
 
+// DefaultIdleTimeout closes a receiver connection that sent nothing for
+// this long, so that idle clients cannot hold every one of the MaxConns
+// slots (issue 23). Receivers that are quiet for lack of traffic send
+// heartbeats far more often (readsb and dump1090: every 60 s).
+const DefaultIdleTimeout = 10 * time.Minute
+
+// errIdle ends a connection that sent nothing for its idle timeout.
+var errIdle = errors.New("no data within the idle timeout")
+
+// idleConn fails a read that times out (the stream readers' flush
+// deadline) once nothing has arrived for idle.
+type idleConn struct {
+	net.Conn
+	idle time.Duration
+	last time.Time
+}
+
+func (c *idleConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	now := time.Now()
+	if n > 0 {
+		c.last = now
+	}
+	if n == 0 && isTimeout(err) && now.Sub(c.last) > c.idle {
+		return 0, errIdle
+	}
+	return n, err
+}
+
 // ModeSListener accepts Beast or AVR receivers that push to cuasd (readsb's
 // and dump1090's --net-connector style outputs). Each connection is its own
 // sensor, named after the listener and the peer's IP address
@@ -31,11 +62,16 @@ type ModeSListener struct {
 	Sensor string
 	// MaxConns bounds the connections served at once (DefaultMaxConns).
 	MaxConns int
-	Log      *slog.Logger
+	// IdleTimeout closes a connection silent for this long
+	// (DefaultIdleTimeout; negative: never).
+	IdleTimeout time.Duration
+	Log         *slog.Logger
 
 	ln      net.Listener
 	active  atomic.Int64
 	refused atomic.Uint64
+	skipped atomic.Uint64
+	idled   atomic.Uint64
 }
 
 // ListenModeS binds addr now, so that an address in use is a start-up
@@ -45,7 +81,8 @@ func ListenModeS(addr string, format ModeSFormat, log *slog.Logger) (*ModeSListe
 	if err != nil {
 		return nil, &Error{Op: string(format) + " listen", Err: err}
 	}
-	return &ModeSListener{Format: format, Sensor: string(format) + "-in", MaxConns: DefaultMaxConns, Log: log, ln: ln}, nil
+	return &ModeSListener{Format: format, Sensor: string(format) + "-in", MaxConns: DefaultMaxConns,
+		IdleTimeout: DefaultIdleTimeout, Log: log, ln: ln}, nil
 }
 
 // Name implements Source.
@@ -61,6 +98,16 @@ func (l *ModeSListener) Addr() net.Addr { return l.ln.Addr() }
 
 // Refused counts connections closed because MaxConns were being served.
 func (l *ModeSListener) Refused() uint64 { return l.refused.Load() }
+
+// Active is the number of connections being served.
+func (l *ModeSListener) Active() int { return int(l.active.Load()) }
+
+// Skipped counts the bytes of finished connections that were not part of
+// a frame (noise, a wrong format, a hostile client).
+func (l *ModeSListener) Skipped() uint64 { return l.skipped.Load() }
+
+// Idled counts connections closed for sending nothing within IdleTimeout.
+func (l *ModeSListener) Idled() uint64 { return l.idled.Load() }
 
 // Close releases the listener without running it.
 func (l *ModeSListener) Close() error { return l.ln.Close() }
@@ -111,7 +158,15 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	}
 	s := &ModeSStream{Format: l.Format, Sensor: PeerSensor(l.Sensor, host), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
-	err = s.Run(cctx, conn)
+	var r io.Reader = conn
+	if l.IdleTimeout >= 0 {
+		r = &idleConn{Conn: conn, idle: cmp.Or(l.IdleTimeout, DefaultIdleTimeout), last: time.Now()}
+	}
+	err = s.Run(cctx, r)
+	if errors.Is(err, errIdle) {
+		l.idled.Add(1)
+	}
+	l.skipped.Add(uint64(s.Skipped))
 	l.Log.Info("Mode S receiver disconnected", "format", l.Format, "peer", peer,
 		"skipped_bytes", s.Skipped, "mode_ac", s.ModeAC, "err", errString(err))
 }

@@ -25,7 +25,12 @@ type Error struct {
 	// Pressure is true when JetStream refused the frames because a stream
 	// is full or the publisher is saturated: the caller should retry later.
 	Pressure bool
-	Err      error
+	// Full is true when the refusal was for lack of space: a stream at its
+	// byte or message cap (discard-new) or the JetStream store exhausted.
+	// Space returns only when old frames age out or an operator makes
+	// room, so callers answer "unavailable" rather than "slow down".
+	Full bool
+	Err  error
 }
 
 func (e *Error) Error() string { return "ingest: " + e.Op + ": " + e.Err.Error() }
@@ -33,6 +38,10 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Backpressure reports whether retrying later may succeed.
 func (e *Error) Backpressure() bool { return e.Pressure }
+
+// StoreFull reports whether JetStream refused the frames for lack of
+// space.
+func (e *Error) StoreFull() bool { return e.Full }
 
 // Protocols are the protocol tokens of the raw subjects.
 var Protocols = []string{"adsb", "remoteid", "mavlink", "dji"}
@@ -266,6 +275,7 @@ func reasonOf(err error) string {
 func classify(op string, err error) error {
 	pressure := errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+	full := false
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		// nats-server's JSErrCode values: 10028 memory and 10047 storage
@@ -274,15 +284,17 @@ func classify(op string, err error) error {
 		// messages exceeded; also a message too large for the store);
 		// 10078 is JSConsumerConfigRequiredErr, which a publish does not get.
 		switch apiErr.ErrorCode {
-		case 10047, 10077, 10078, 10028:
+		case 10047, 10077, 10028:
+			pressure, full = true, true
+		case 10078:
 			pressure = true
 		}
 	}
 	if s := err.Error(); strings.Contains(s, "maximum bytes") || strings.Contains(s, "maximum messages") ||
-		strings.Contains(s, "resources exceeded") {
-		pressure = true
+		strings.Contains(s, "resources exceeded") || strings.Contains(s, "insufficient resources") {
+		pressure, full = true, true
 	}
-	return &Error{Op: op, Pressure: pressure, Err: err}
+	return &Error{Op: op, Pressure: pressure, Full: full, Err: err}
 }
 
 // MsgID is the de-duplication id of a frame: a digest of what identifies a

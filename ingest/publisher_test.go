@@ -53,8 +53,8 @@ func TestPublishReportsBackpressure(t *testing.T) {
 		_, err = p.PublishFrames(context.Background(), "test", "adsb", "rx", []Frame{{Data: make([]byte, 100), RecvUnixNano: int64(i + 1)}})
 	}
 	var e *Error
-	if !errors.As(err, &e) || !e.Backpressure() {
-		t.Fatalf("a full stream gave %v, want a back-pressure error", err)
+	if !errors.As(err, &e) || !e.Backpressure() || !e.StoreFull() {
+		t.Fatalf("a full stream gave %v, want a back-pressure error for lack of space", err)
 	}
 }
 

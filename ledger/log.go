@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -104,6 +105,11 @@ type Log struct {
 
 	appends         *prometheus.CounterVec // by outcome: stored, failed
 	stored, failedN prometheus.Counter     // its two series, looked up once (no allocation per append)
+
+	// marker records the stored batch count in the data directory
+	// (CheckStore); marked is the count last written.
+	marker string
+	marked atomic.Uint64
 }
 
 // keyUse is a KeyInfo and the time of the last entry the key signed.
@@ -187,6 +193,11 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	if err != nil {
 		return nil, err
 	}
+	marker := markerPath(opts.DataDir, st.name)
+	marked, err := checkMarker(marker, st)
+	if err != nil {
+		return nil, err
+	}
 	l := &Log{
 		origin:     newOrigin(named, opts.Instance, priv),
 		derived:    !named,
@@ -200,8 +211,10 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		appends:    newAppendsCounter(nil),
+		marker:     marker,
 	}
 	l.stored, l.failedN = l.appends.WithLabelValues("stored"), l.appends.WithLabelValues("failed")
+	l.marked.Store(marked)
 	lastVKey, err := l.rebuild(ctx)
 	if err != nil {
 		return nil, err
@@ -684,6 +697,9 @@ func hexAll(hs [][]byte) []string {
 func (l *Log) Close() error {
 	l.closeOnce.Do(func() { close(l.quit) })
 	<-l.done
+	if js, ok := l.store.(*jsStore); ok {
+		return l.mark(js.acked.Load())
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -62,6 +63,9 @@ type jsStore struct {
 	subject string
 	last    uint64
 	timeout time.Duration
+	// acked mirrors last for readers outside the commit goroutine
+	// (check).
+	acked atomic.Uint64
 }
 
 func openJetStreamStore(ctx context.Context, js jetstream.JetStream, instance string, timeout time.Duration, replicas int) (*jsStore, error) {
@@ -96,7 +100,9 @@ func openJetStreamStore(ctx context.Context, js jetstream.JetStream, instance st
 		return nil, errf(KindIntegrity, op, fmt.Sprintf("stream %s has gaps: first %d, last %d, %d messages, %d deleted",
 			name, s.FirstSeq, s.LastSeq, s.Msgs, s.NumDeleted), nil)
 	}
-	return &jsStore{js: js, stream: st, name: name, subject: subject, last: s.LastSeq, timeout: timeout}, nil
+	js2 := &jsStore{js: js, stream: st, name: name, subject: subject, last: s.LastSeq, timeout: timeout}
+	js2.acked.Store(s.LastSeq)
+	return js2, nil
 }
 
 func (s *jsStore) count() uint64 { return s.last }
@@ -111,6 +117,7 @@ func (s *jsStore) append(ctx context.Context, body []byte, id string) error {
 		jetstream.WithMsgID(id))
 	if err == nil && !ack.Duplicate && ack.Sequence == s.last+1 {
 		s.last++
+		s.acked.Store(s.last)
 		return nil
 	}
 	// The publish failed or its answer is odd: find out what the stream
@@ -131,12 +138,38 @@ func (s *jsStore) append(ctx context.Context, body []byte, id string) error {
 		got, gerr := s.get(rctx, s.last+1)
 		if gerr == nil && bytes.Equal(got, body) {
 			s.last++
+			s.acked.Store(s.last)
 			return nil // stored after all; the ack was lost
 		}
 		return errf(KindIntegrity, op, "the stream holds a batch this log did not write", err)
 	default:
 		return errf(KindIntegrity, op, fmt.Sprintf("stream last sequence is %d, expected %d: another writer?", info.State.LastSeq, s.last), err)
 	}
+}
+
+// check compares the stream with the batches this process knows were
+// stored: a missing stream, or one holding fewer batches, means
+// acknowledged receipts are gone (KindIntegrity). It never creates the
+// stream: an empty ledger in its place would hide the loss.
+func (s *jsStore) check(ctx context.Context) (uint64, error) {
+	const op = "check"
+	want := s.acked.Load()
+	st, err := s.js.Stream(ctx, s.name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return want, errf(KindIntegrity, op, fmt.Sprintf("stream %s is missing: the %d acknowledged batches it held are gone", s.name, want), nil)
+	}
+	if err != nil {
+		return want, errf(KindStorage, op, "stream "+s.name, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return want, errf(KindStorage, op, "stream info "+s.name, err)
+	}
+	if t := info.State; t.LastSeq < want || t.Msgs < want || (t.Msgs > 0 && t.FirstSeq != 1) {
+		return want, errf(KindIntegrity, op, fmt.Sprintf("stream %s is truncated: it holds batches %d to %d (%d messages), %d were acknowledged",
+			s.name, t.FirstSeq, t.LastSeq, t.Msgs, want), nil)
+	}
+	return want, nil
 }
 
 func (s *jsStore) get(ctx context.Context, seq uint64) ([]byte, error) {

@@ -47,7 +47,7 @@ func (s *service) startHTTP(context.Context) error {
 		// write deadline forward before every event.
 		WriteTimeout:   time.Minute,
 		IdleTimeout:    2 * time.Minute,
-		MaxHeaderBytes: 64 << 10,
+		MaxHeaderBytes: httpapi.ServerMaxHeaderBytes, // httpapi answers over httpapi.MaxHeaderBytes with a 431 problem
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		TLSConfig:      tlsCfg,
 	}
@@ -143,14 +143,23 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 
 // readiness is /readyz: not ready while NATS, its streams, the reference
 // data or a pipeline stage is down; degraded (still serving) while an
-// input or output is down.
+// input or output is down or the threat board is stale.
 func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 	r := httpapi.Readiness{NotReady: s.bus.Ready(ctx), Components: s.status.Snapshot()}
 	if s.drones == nil || s.drones.Len() == 0 {
 		r.NotReady = append(r.NotReady, "drone database not loaded")
 	}
 	r.NotReady = append(r.NotReady, s.status.NotUp(lifecycle.Stage)...)
+	if s.integrity != nil {
+		r.NotReady = append(r.NotReady, s.integrity.NotReady(ctx)...)
+	}
 	r.Degraded = s.status.NotUp(lifecycle.Input, lifecycle.Output)
 	r.Degraded = append(r.Degraded, sensorsDown(s.sensorReg)...)
+	if s.gate != nil {
+		if lag, stale := s.gate.Staleness(); stale {
+			r.Degraded = append(r.Degraded, fmt.Sprintf("gate: the threat board is %s old (stale after %s): sweeps are falling behind",
+				lag.Round(time.Millisecond), s.gate.StaleAfter()))
+		}
+	}
 	return r
 }

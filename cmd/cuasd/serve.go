@@ -82,6 +82,7 @@ type service struct {
 	zones     *zones.Store
 	owners    *fusion.Owners
 	gate      *board.Gate
+	integrity *integrity
 	http      *http.Server
 	alerts    alertStoreRef // issue 19
 
@@ -116,6 +117,7 @@ func (s *service) components() []lifecycle.Component {
 		{Name: "zones", Start: s.openZones, Stop: func(context.Context) error { return s.zones.Close() }},
 	}
 	cs = append(cs, s.fusionStages()...)
+	cs = append(cs, s.integrityStage()) // issue 23: missing streams, consumers, buckets, ledger
 	cs = append(cs, s.gateStage())
 	cs = append(cs, s.outputs())
 	cs = append(cs, s.inputs())

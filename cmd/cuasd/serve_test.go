@@ -49,6 +49,7 @@ func startServeLines(t *testing.T, extra ...string) (baseURL string, before []st
 	case u := <-lines:
 		baseURL = strings.TrimSuffix(u, "/")
 		before = pre
+		awaitReady(baseURL)
 	case err := <-done:
 		cancel()
 		t.Fatalf("serve exited early: %v", err)
@@ -65,6 +66,23 @@ func startServeLines(t *testing.T, extra ...string) (baseURL string, before []st
 			}
 		case <-time.After(30 * time.Second):
 			t.Error("serve did not shut down")
+		}
+	}
+}
+
+// awaitReady gives the stages a moment to report up: "serving" is printed
+// once every component has started, and a stage reports up from its own
+// goroutine, which a loaded machine may not have run yet. It does not fail:
+// tests of a service that never gets ready go on after 10 s.
+func awaitReady(base string) {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return
 		}
 	}
 }

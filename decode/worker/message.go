@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
@@ -43,12 +44,19 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	// costs about as much as decoding one.
 	decoded := 0
 	var err error
-	d.scratch, err = bus.EachFrame(framing, data, d.scratch, func(k int, frame []byte) error {
-		if d.decodeFrame(k, frame, meta) {
-			decoded++
-		}
-		return nil
-	})
+	// A receive time far ahead of the storage time would make a track
+	// last_seen years in the future (issue 23): the message is a dead
+	// letter, kept with its reason, rather than decoded.
+	if bad := futureRecv(meta); bad != "" {
+		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "recv_time", detail: bad})
+	} else {
+		d.scratch, err = bus.EachFrame(framing, data, d.scratch, func(k int, frame []byte) error {
+			if d.decodeFrame(k, frame, meta) {
+				decoded++
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: err.Error()})
 	}
@@ -63,6 +71,20 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	if meta.RecvUnixNano > 0 {
 		m.lastFrame.WithLabelValues(p).Set(float64(meta.RecvUnixNano) / 1e9)
 	}
+}
+
+// MaxRecvAhead is how far a receiver's stated receive time may be ahead
+// of JetStream's storage time (clock skew between a receiver and the
+// server).
+const MaxRecvAhead = 5 * time.Minute
+
+// futureRecv says why meta's receive time is unacceptable, or "".
+func futureRecv(meta Meta) string {
+	if meta.StoredUnixNano == 0 || meta.RecvUnixNano <= meta.StoredUnixNano+int64(MaxRecvAhead) {
+		return ""
+	}
+	ahead := time.Duration(meta.RecvUnixNano - meta.StoredUnixNano)
+	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
 }
 
 // decodeFrame decodes frame k, appending to d.obs or d.dead; it reports

@@ -27,6 +27,10 @@ type Meta struct {
 	Carrier string
 	// Signal is the Cuas-Signal header (0: none).
 	Signal float64
+	// StoredUnixNano is when JetStream stored the raw message (0:
+	// unknown): the server's clock, against which a receiver's stated
+	// receive time is bounded.
+	StoredUnixNano int64
 }
 
 // FrameDecoder turns one raw frame into zero or more observations,
@@ -141,17 +145,24 @@ func (m *Metrics) declare(protocol string, dec FrameDecoder) {
 // ConsumerName is the durable consumer shared by every instance.
 func ConsumerName(protocol string) string { return "cuas-decode-" + protocol }
 
-// Run consumes until ctx ends.
-func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, bus.StreamRaw, jetstream.ConsumerConfig{
-		Durable:       ConsumerName(w.proto),
-		Description:   "cuasd decoder workers for " + w.proto + " (shared by every instance)",
-		FilterSubject: bus.RawPrefix + "." + w.proto + ".>",
+// ConsumerConfig is the durable consumer of a protocol's decoder
+// workers on bus.StreamRaw; cuasd recreates it from this when it goes
+// missing.
+func ConsumerConfig(protocol string) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       ConsumerName(protocol),
+		Description:   "cuasd decoder workers for " + protocol + " (shared by every instance)",
+		FilterSubject: bus.RawPrefix + "." + protocol + ".>",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
 		MaxAckPending: 20000,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
+	}
+}
+
+// Run consumes until ctx ends.
+func (w *Worker) Run(ctx context.Context) error {
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, bus.StreamRaw, ConsumerConfig(w.proto))
 	if err != nil {
 		return err
 	}
@@ -336,6 +347,7 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 		}
 	}
 	if md != nil {
+		meta.StoredUnixNano = md.Timestamp.UnixNano()
 		if meta.RecvUnixNano == 0 {
 			meta.RecvUnixNano = md.Timestamp.UnixNano()
 		}

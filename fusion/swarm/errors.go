@@ -6,6 +6,10 @@ import "strings"
 // with its JSON path (for example "tracks[3].lat" or "link_m").
 type Error struct {
 	Fields []FieldError
+	// OverBudget marks valid input that needs more work than
+	// Options.MaxPairTests allows (too many tracks within a link distance
+	// of each other); Fields then names what to change.
+	OverBudget bool
 }
 
 // FieldError is one invalid field of an Error.
@@ -16,7 +20,11 @@ type FieldError struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString("swarm: invalid input: ")
+	if e.OverBudget {
+		b.WriteString("swarm: over the work budget: ")
+	} else {
+		b.WriteString("swarm: invalid input: ")
+	}
 	for i, f := range e.Fields {
 		if i > 0 {
 			b.WriteString("; ")

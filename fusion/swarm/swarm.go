@@ -38,8 +38,20 @@ type Options struct {
 	// hover (under HoverMps), where a heading means nothing.
 	MaxSpeedDiffMps   float64
 	MaxHeadingDiffDeg float64
-	// CollectEdges asks Detect to list every link.
+	// CollectEdges asks Detect to list the links, a page of at most
+	// MaxEdges of them starting at EdgeOffset.
 	CollectEdges bool
+	// MaxEdges bounds the links Detect lists (0: DefaultMaxEdges); the
+	// answer says when more exist and where the next page starts.
+	MaxEdges int
+	// EdgeOffset skips that many links of the stable link order.
+	EdgeOffset int
+	// MaxPairTests bounds the candidate pairs (two tracks in neighbouring
+	// grid cells) tested: the work of a run. Spread tracks cost a few
+	// tests each; n tracks within one link distance cost n²/2, so a dense
+	// input is refused rather than left to run for minutes. 0 means
+	// DefaultMaxPairTests; negative means unlimited.
+	MaxPairTests int
 }
 
 // Defaults and limits of Options.
@@ -47,6 +59,12 @@ const (
 	DefaultLinkM   = 150.0
 	DefaultMinSize = 3
 	MaxLinkM       = 50_000.0
+	// DefaultMaxEdges and MaxMaxEdges bound one page of links.
+	DefaultMaxEdges = 10_000
+	MaxMaxEdges     = 100_000
+	// DefaultMaxPairTests is a fraction of a second of one core; spread
+	// tracks (BenchmarkDetect100k) stay far below it.
+	DefaultMaxPairTests = 30_000_000
 	// HoverMps is the speed under which a heading is ignored.
 	HoverMps = 1.0
 )
@@ -57,6 +75,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinSize == 0 {
 		o.MinSize = DefaultMinSize
+	}
+	if o.MaxEdges == 0 {
+		o.MaxEdges = DefaultMaxEdges
+	}
+	if o.MaxPairTests == 0 {
+		o.MaxPairTests = DefaultMaxPairTests
 	}
 	return o
 }
@@ -81,6 +105,12 @@ func (o Options) Validate() error {
 	}
 	if o.MaxHeadingDiffDeg > 180 {
 		e.add("max_heading_diff_deg", "must be at most 180")
+	}
+	if o.MaxEdges < 0 || o.MaxEdges > MaxMaxEdges {
+		e.add("max_edges", fmt.Sprintf("must be an integer in [1, %d]", MaxMaxEdges))
+	}
+	if o.EdgeOffset < 0 {
+		e.add("edge_offset", "must be a non-negative integer")
 	}
 	return e.orNil()
 }
@@ -133,6 +163,9 @@ type Grouping struct {
 	Comp  []int32
 	Size  []int32
 	Links int
+	// Exceeded says the run stopped at Options.MaxPairTests: the
+	// components are then only those found so far (a lower bound).
+	Exceeded bool
 }
 
 // Groups links the tracks under the options and returns their grouping.
@@ -153,6 +186,8 @@ type Detector struct {
 	pts   []point // in cell order
 	rows  []rowSeg
 	links int
+	tests int // candidate pairs tested
+	limit int // at most this many (<0: unlimited)
 }
 
 // cellEntry places one track in the grid: key is row<<32 | col, so that
@@ -183,7 +218,7 @@ func (d *Detector) Groups(tracks []Track, opt Options, onLink func(i, j int, dis
 	opt = opt.withDefaults()
 	n := len(tracks)
 	d.uf.Reset(n)
-	d.links = 0
+	d.links, d.tests, d.limit = 0, 0, opt.MaxPairTests
 	g := Grouping{Comp: make([]int32, n), Size: make([]int32, n)}
 	if n == 0 {
 		return g
@@ -204,7 +239,9 @@ func (d *Detector) Groups(tracks []Track, opt Options, onLink func(i, j int, dis
 		r := grid.row(t.Lat)
 		d.cells[i] = cellEntry{key: uint64(r)<<32 | uint64(grid.col(r, t.Lon)), idx: int32(i)}
 	}
-	slices.SortFunc(d.cells, func(a, b cellEntry) int { return cmp.Compare(a.key, b.key) })
+	// Ties broken by index: the link order, and so the pages of links, is
+	// the same for the same input.
+	slices.SortFunc(d.cells, func(a, b cellEntry) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.idx, b.idx)) })
 	d.rows = d.rows[:0]
 	for k, c := range d.cells {
 		t := &tracks[c.idx]
@@ -221,7 +258,7 @@ func (d *Detector) Groups(tracks []Track, opt Options, onLink func(i, j int, dis
 	sinδ := math.Sin(δ)
 	margin := rowDeg*(1+1e-9) + 1e-12
 	for ri, seg := range d.rows {
-		for k := seg.start; k < seg.end; k++ {
+		for k := seg.start; k < seg.end && !d.over(); k++ {
 			p := &d.pts[k]
 			// The longitudes the link circle spans: asin(sin δ / cos φ), or
 			// all of them when the circle reaches a pole. Widened by a hair
@@ -251,8 +288,12 @@ func (d *Detector) Groups(tracks []Track, opt Options, onLink func(i, j int, dis
 		g.Size[i] = d.uf.size[root]
 	}
 	g.Links = d.links
+	g.Exceeded = d.over()
 	return g
 }
+
+// over reports whether the pair-test budget is spent.
+func (d *Detector) over() bool { return d.limit >= 0 && d.tests > d.limit }
 
 // scanRow compares the point at cell position k with the points of one
 // row whose columns its link circle overlaps.
@@ -298,6 +339,9 @@ func (d *Detector) scanCols(tracks []Track, k int32, seg *rowSeg, c0, c1 int32, 
 	}
 	p := &d.pts[k]
 	for m := a; m < seg.end && d.pts[m].col <= c1; m++ {
+		if d.tests++; d.over() {
+			return
+		}
 		q := &d.pts[m]
 		dx, dy, dz := p.x-q.x, p.y-q.y, p.z-q.z
 		c2 := dx*dx + dy*dy + dz*dz
@@ -410,10 +454,15 @@ type Edge struct {
 type Topology struct {
 	// Components have at least two members, largest first, then by ID.
 	Components []Component `json:"components"`
-	// Edges lists the links when Options.CollectEdges is set.
+	// Edges lists a page of the links when Options.CollectEdges is set:
+	// at most Options.MaxEdges from Options.EdgeOffset in a stable order
+	// (the same input gives the same pages), each page sorted by A, B.
 	Edges []Edge `json:"edges"`
 	// EdgeCount is the number of links.
 	EdgeCount int `json:"edge_count"`
+	// NextEdgeOffset is where the next page of links starts, when there is
+	// one.
+	NextEdgeOffset *int `json:"next_edge_offset,omitempty"`
 	// Singletons are the ids of the tracks with no link, sorted.
 	Singletons []string `json:"singletons"`
 	// Swarms counts the components that are swarms.
@@ -435,7 +484,11 @@ func Detect(tracks []Track, opt Options) (Topology, error) {
 	top := Topology{Components: []Component{}, Edges: []Edge{}, Singletons: []string{}, LinkM: opt.LinkM, MinSize: opt.MinSize}
 	var onLink func(i, j int, d float64)
 	if opt.CollectEdges {
+		seen := 0
 		onLink = func(i, j int, d float64) {
+			if seen++; seen <= opt.EdgeOffset || len(top.Edges) >= opt.MaxEdges {
+				return
+			}
 			a, b := tracks[i].ID, tracks[j].ID
 			if b < a {
 				a, b = b, a
@@ -444,7 +497,15 @@ func Detect(tracks []Track, opt Options) (Topology, error) {
 		}
 	}
 	g := Groups(tracks, opt, onLink)
+	if g.Exceeded {
+		e := &Error{OverBudget: true}
+		e.add("tracks", fmt.Sprintf("more than %d candidate pairs lie within link_m of each other; lower link_m or send fewer tracks per request", opt.MaxPairTests))
+		return Topology{}, e
+	}
 	top.EdgeCount = g.Links
+	if next := opt.EdgeOffset + len(top.Edges); opt.CollectEdges && next < g.Links {
+		top.NextEdgeOffset = &next
+	}
 	slices.SortFunc(top.Edges, func(x, y Edge) int {
 		return cmp.Or(strings.Compare(x.A, y.A), strings.Compare(x.B, y.B))
 	})

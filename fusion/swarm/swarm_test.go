@@ -2,6 +2,7 @@ package swarm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -289,4 +290,25 @@ func BenchmarkDetect100k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(cputime.Process()-c0)/float64(b.N), "cpu-ns/op")
+}
+
+// TestPairBudget: a run stops once it has tested MaxPairTests candidate
+// pairs and says so; Detect turns that into an over-budget *Error.
+func TestPairBudget(t *testing.T) {
+	pile := cluster("p", gate.Point{Lat: 10, Lon: 10}, 200, 5) // 19,900 pairs
+	if g := Groups(pile, Options{MaxPairTests: 1000}, nil); !g.Exceeded || g.Links > 1000 {
+		t.Errorf("budget 1000: exceeded %v, %d links", g.Exceeded, g.Links)
+	}
+	if g := Groups(pile, Options{MaxPairTests: -1}, nil); g.Exceeded || g.Links != 19_900 {
+		t.Errorf("unlimited: exceeded %v, %d links", g.Exceeded, g.Links)
+	}
+	_, err := Detect(pile, Options{MaxPairTests: 1000})
+	var e *Error
+	if !errors.As(err, &e) || !e.OverBudget || len(e.Fields) != 1 || e.Fields[0].Field != "tracks" {
+		t.Errorf("Detect over budget: %v", err)
+	}
+	top, err := Detect(pile, Options{CollectEdges: true, MaxEdges: 100, EdgeOffset: 19_850})
+	if err != nil || len(top.Edges) != 50 || top.NextEdgeOffset != nil || top.EdgeCount != 19_900 {
+		t.Errorf("last page: %v, %d edges, next %v", err, len(top.Edges), top.NextEdgeOffset)
+	}
 }

@@ -21,6 +21,12 @@ import (
 const (
 	geofencePrefix = "geofence."
 	allowKey       = "allowlist"
+	// versionPrefix keys every geofence version ever stored by its
+	// content digest (gate.Geofence.Digest): decision records name a zone
+	// by id and digest, and the version stays here after the zone is
+	// replaced or deleted, so a record stays verifiable. A version key is
+	// written once and never changed.
+	versionPrefix = "version."
 )
 
 // Config says where the zones live and what seeds them.
@@ -84,6 +90,7 @@ func (s *Snapshot) Geofence(id string) (gate.Geofence, bool) {
 // Store is the replicated zone store. Its methods are safe for concurrent
 // use.
 type Store struct {
+	js  jetstream.JetStream
 	kv  jetstream.KeyValue
 	log *slog.Logger
 	cfg Config
@@ -116,20 +123,17 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, erro
 	if err := validateSeeds(&cfg); err != nil {
 		return nil, err
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      cfg.Bucket,
-		Description: "cuasd geofences and allow-list",
-		History:     10,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-	})
+	kv, err := js.CreateOrUpdateKeyValue(ctx, bucketConfig(&cfg))
 	if err != nil {
 		return nil, &Error{Op: "open bucket", Key: cfg.Bucket, Err: err}
 	}
-	s := &Store{kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
+	s := &Store{js: js, kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
 	s.snap.Store(&Snapshot{Geofences: []gate.Geofence{}, Allow: gate.NewAllowIndex(gate.AllowList{})})
 
 	for _, g := range cfg.Geofences {
+		if err := s.keepVersion(ctx, &g); err != nil {
+			return nil, err
+		}
 		if err := s.create(ctx, geofencePrefix+g.ID, g); err != nil {
 			return nil, err
 		}
@@ -247,6 +251,8 @@ func (s *Store) apply(key string, rev uint64, op jetstream.KeyValueOp, value []b
 			break
 		}
 		s.allow = a.Normalize()
+	case strings.HasPrefix(key, versionPrefix):
+		// Versions are read on demand (Version), not held in the snapshot.
 	case strings.HasPrefix(key, geofencePrefix) && del:
 		delete(s.fences, strings.TrimPrefix(key, geofencePrefix))
 	case strings.HasPrefix(key, geofencePrefix):
@@ -310,6 +316,10 @@ func (s *Store) PutGeofence(ctx context.Context, g gate.Geofence) (created bool,
 	if err != nil {
 		return false, &Error{Op: "put", Key: key, Err: err}
 	}
+	// The version first: a record may name it as soon as the zone is live.
+	if err := s.keepVersion(ctx, &g); err != nil {
+		return false, err
+	}
 	rev, err := s.kv.Create(ctx, key, b)
 	created = err == nil
 	if errors.Is(err, jetstream.ErrKeyExists) {
@@ -320,6 +330,86 @@ func (s *Store) PutGeofence(ctx context.Context, g gate.Geofence) (created bool,
 	}
 	s.apply(key, rev, jetstream.KeyValuePut, b)
 	return created, nil
+}
+
+func bucketConfig(cfg *Config) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{
+		Bucket:      cfg.Bucket,
+		Description: "cuasd geofences and allow-list",
+		History:     10,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+	}
+}
+
+// Missing reports whether the bucket no longer exists (deleted behind the
+// store's back).
+func (s *Store) Missing(ctx context.Context) (bool, error) {
+	_, err := s.js.KeyValue(ctx, s.cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return true, nil
+	}
+	return false, err
+}
+
+// Recreate creates the bucket again and writes back what this instance
+// holds: every geofence (with its version) and the allow-list, so a
+// deleted bucket loses nothing another write had not already replaced.
+func (s *Store) Recreate(ctx context.Context) error {
+	if _, err := s.js.CreateOrUpdateKeyValue(ctx, bucketConfig(&s.cfg)); err != nil {
+		return &Error{Op: "recreate bucket", Key: s.cfg.Bucket, Err: err}
+	}
+	// A new bucket numbers its revisions from 1 again: forget the old
+	// ones, or every later write would look older than what is applied.
+	s.mu.Lock()
+	s.revs, s.top = map[string]uint64{}, 0
+	s.mu.Unlock()
+	snap := s.Snapshot()
+	for _, g := range snap.Geofences {
+		if err := s.keepVersion(ctx, &g); err != nil {
+			return err
+		}
+		if err := s.create(ctx, geofencePrefix+g.ID, g); err != nil {
+			return err
+		}
+	}
+	return s.create(ctx, allowKey, snap.AllowList)
+}
+
+// keepVersion stores g under its digest unless that version is stored.
+func (s *Store) keepVersion(ctx context.Context, g *gate.Geofence) error {
+	b, err := json.Marshal(g)
+	if err != nil {
+		return &Error{Op: "keep version", Key: g.ID, Err: err}
+	}
+	key := versionPrefix + gate.DigestOf(b)
+	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return &Error{Op: "keep version", Key: key, Err: err}
+	}
+	return nil
+}
+
+// Version returns the geofence version with the digest (hex SHA-256 of its
+// JSON, as decision records name it) and whether it is stored. The
+// returned geofence's digest is checked against the one asked for.
+func (s *Store) Version(ctx context.Context, digest string) (gate.Geofence, bool, error) {
+	if len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "" {
+		return gate.Geofence{}, false, nil
+	}
+	e, err := s.kv.Get(ctx, versionPrefix+digest)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return gate.Geofence{}, false, nil
+	} else if err != nil {
+		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: err}
+	}
+	var g gate.Geofence
+	if err := decode(e.Value(), &g); err != nil {
+		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: err}
+	}
+	if gate.DigestOf(e.Value()) != digest {
+		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: errors.New("stored content does not match its digest")}
+	}
+	return g, true, nil
 }
 
 // DeleteGeofence removes a geofence and reports whether it existed.

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/internal/natstest"
 )
@@ -239,5 +240,95 @@ func TestSeedValidation(t *testing.T) {
 	want := []string{"geofences[0].radius_m", "geofences[1].id", "geofences[2].id", "allowlist.icao[0]"}
 	if !slices.Equal(fields, want) {
 		t.Errorf("fields %v, want %v", fields, want)
+	}
+}
+
+// TestVersionsOutliveTheirZone: every version of a geofence is kept under
+// its digest, so a decision record naming (id, digest) stays verifiable
+// after the zone is replaced or deleted (issue 23, item 4).
+func TestVersionsOutliveTheirZone(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	s := open(t, connect(t, ns), Config{Geofences: []gate.Geofence{airport()}})
+	seeded := airport()
+	v0 := seeded.Digest()
+	p := airport()
+	p.ID, p.RadiusM = "c1", 100
+	if _, err := s.PutGeofence(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	v1 := p.Digest()
+	p.RadiusM *= 2
+	if p.Digest() == v1 {
+		t.Fatal("a changed zone has the same digest")
+	}
+	if _, err := s.PutGeofence(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteGeofence(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct {
+		digest string
+		id     string
+		radius float64
+	}{{v0, seeded.ID, seeded.RadiusM}, {v1, p.ID, p.RadiusM / 2}, {p.Digest(), p.ID, p.RadiusM}} {
+		g, ok, err := s.Version(ctx, want.digest)
+		if err != nil || !ok || g.ID != want.id || g.RadiusM != want.radius || g.Digest() != want.digest {
+			t.Errorf("version %s: %+v %v %v", want.digest, g, ok, err)
+		}
+	}
+	if _, ok, _ := s.Version(ctx, "00"); ok {
+		t.Error("a malformed digest was found")
+	}
+	if got, _ := s.Geofences(ctx); !slices.Equal(ids(got), []string{"egll"}) {
+		t.Errorf("versions leaked into the geofences: %v", ids(got))
+	}
+}
+
+// TestRecreateAfterBucketDeleted: a bucket deleted behind the store's back
+// is recreated with what the store holds, and later writes apply (issue
+// 23, item 1).
+func TestRecreateAfterBucketDeleted(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	js := connect(t, ns)
+	s := open(t, js, Config{Geofences: []gate.Geofence{airport()}})
+	if _, err := s.PutGeofence(ctx, prison()); err != nil {
+		t.Fatal(err)
+	}
+	// Many revisions in the old bucket: more than the new one will reach.
+	for r := range 20 {
+		g := airport()
+		g.RadiusM = float64(1000 + r)
+		if _, err := s.PutGeofence(ctx, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := js.DeleteKeyValue(ctx, bus.BucketZones); err != nil {
+		t.Fatal(err)
+	}
+	if gone, err := s.Missing(ctx); !gone || err != nil {
+		t.Fatalf("Missing after deletion: %v %v", gone, err)
+	}
+	if err := s.Recreate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bus.BucketZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"egll", prison().ID} {
+		if _, err := kv.Get(ctx, "geofence."+id); err != nil {
+			t.Errorf("geofence %s not written back: %v", id, err)
+		}
+	}
+	g := airport()
+	g.RadiusM = 300
+	if _, err := s.PutGeofence(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.Geofence(ctx, "egll"); got.RadiusM != 300 {
+		t.Errorf("a write after the recreation did not apply: radius %g, want 300", got.RadiusM)
 	}
 }

@@ -44,6 +44,12 @@ type Config struct {
 	Policy gate.Policy
 	// Interval between evaluation sweeps (default 500 ms).
 	Interval time.Duration
+	// StaleAfter is the board age (time since the last sweep began) past
+	// which the board calls itself stale (default DefaultStaleAfter or
+	// four intervals, whichever is longer). An unchanged picture is
+	// re-swept every 2 s, so a healthy board is never older than that
+	// plus one sweep.
+	StaleAfter time.Duration
 	// Swarm is the proximity rule of swarm detection.
 	Swarm   swarm.Options
 	Version string
@@ -101,7 +107,12 @@ type Gate struct {
 	evaluations prometheus.Counter
 	receipts    *prometheus.CounterVec
 	sweep       prometheus.Histogram
+	lastSweep   prometheus.Gauge
+	overruns    prometheus.Counter
 }
+
+// DefaultStaleAfter is the default of Config.StaleAfter.
+const DefaultStaleAfter = 5 * time.Second
 
 type decisionState struct {
 	decision gate.Decision
@@ -139,6 +150,9 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 	if cfg.Policy == (gate.Policy{}) {
 		cfg.Policy = gate.DefaultPolicy()
 	}
+	if cfg.StaleAfter <= 0 {
+		cfg.StaleAfter = max(DefaultStaleAfter, 4*cfg.Interval)
+	}
 	b := &Gate{
 		cfg: cfg, subs: map[chan struct{}]struct{}{}, state: map[string]*decisionState{},
 		queue: make(chan receiptJob, 4096),
@@ -156,15 +170,56 @@ func New(cfg Config, reg prometheus.Registerer) *Gate {
 	for _, o := range []string{"recorded", "failed", "dropped"} {
 		b.receipts.WithLabelValues(o) // present at 0: increase() alerts see the first failure
 	}
-	if reg != nil {
-		reg.MustRegister(b.evaluations, b.receipts, b.sweep)
-	}
+	b.registerSweepMetrics(reg)
 	b.snap.Store(&Snapshot{Generated: cfg.Now()})
 	if cfg.Events != nil {
 		b.ann = newAnnouncer(cfg.Events, cfg.Instance, cfg.Owns, cfg.Log, reg)
 	}
 	return b
 }
+
+// registerSweepMetrics creates the sweep's health metrics and registers
+// them with the others: duration, lag and overruns are what show a gate
+// falling behind while the board still answers.
+func (b *Gate) registerSweepMetrics(reg prometheus.Registerer) {
+	b.lastSweep = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "cuasd_gate_sweep_last_seconds", Help: "Duration of the latest sweep of the continuous gate.",
+	})
+	b.overruns = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "cuasd_gate_sweep_overruns_total", Help: "Sweeps that took longer than the evaluation interval.",
+	})
+	lag := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cuasd_gate_sweep_lag_seconds",
+		Help: "Age of the threat board: time since the latest published sweep began.",
+	}, func() float64 { return b.Lag().Seconds() })
+	stale := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "cuasd_gate_board_stale", Help: "1 while the threat board is older than its stale threshold.",
+	}, func() float64 {
+		if b.Stale() {
+			return 1
+		}
+		return 0
+	})
+	if reg != nil {
+		reg.MustRegister(b.evaluations, b.receipts, b.sweep, b.lastSweep, b.overruns, lag, stale)
+	}
+}
+
+// Lag is the age of the board: how long ago the latest published sweep
+// began.
+func (b *Gate) Lag() time.Duration { return max(0, b.cfg.Now().Sub(b.Snapshot().Generated)) }
+
+// Stale reports whether the board is older than Config.StaleAfter.
+func (b *Gate) Stale() bool { return b.Lag() > b.cfg.StaleAfter }
+
+// Staleness is Lag and Stale at once, for the API's answer.
+func (b *Gate) Staleness() (time.Duration, bool) {
+	lag := b.Lag()
+	return lag, lag > b.cfg.StaleAfter
+}
+
+// StaleAfter is the threshold Stale uses.
+func (b *Gate) StaleAfter() time.Duration { return b.cfg.StaleAfter }
 
 // Snapshot returns the current board.
 func (b *Gate) Snapshot() *Snapshot { return b.snap.Load() }
@@ -228,13 +283,13 @@ func (b *Gate) Sweep(ctx context.Context) {
 		geofences, allow = zs.Geofences, zs.Allow
 	}
 	swarmOf := b.swarms(tracks)
-	boxes := zoneBoxes(geofences)
+	idx := newZoneIndex(zoneBoxes(geofences))
 	entries := make([]Entry, 0, len(tracks))
 	for i := range tracks {
 		if !tracks[i].HasPosition {
 			continue
 		}
-		e := b.evaluate(&tracks[i], swarmOf[i], geofences, boxes, allow, now)
+		e := b.evaluate(&tracks[i], swarmOf[i], geofences, idx, allow, now)
 		e.ReceiptIndex = b.track(ctx, &e, now)
 		entries = append(entries, e)
 	}
@@ -249,7 +304,12 @@ func (b *Gate) Sweep(ctx context.Context) {
 	prev := b.Snapshot()
 	snap := &Snapshot{Entries: entries, Generated: now, Version: prev.Version + 1, Zones: len(geofences)}
 	b.snap.Store(snap)
-	b.sweep.Observe(time.Since(start).Seconds())
+	took := time.Since(start)
+	b.sweep.Observe(took.Seconds())
+	b.lastSweep.Set(took.Seconds())
+	if took > b.cfg.Interval {
+		b.overruns.Inc()
+	}
 	b.notify()
 	if b.ann != nil {
 		b.ann.sweep(now, tracks, snap, geofences)
@@ -302,7 +362,7 @@ func (b *Gate) swarms(tracks []fusion.Track) []swarmMembership {
 // evaluate scores one positioned track against the zones that can matter
 // to it and returns its board entry (most severe zone first: a breach,
 // then the higher Λ).
-func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, boxes []zoneBox, allow *gate.AllowIndex, now time.Time) Entry {
+func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, idx *zoneIndex, allow *gate.AllowIndex, now time.Time) Entry {
 	samples := samplesOf(t)
 	in := b.input(t, samples, now)
 	if allow != nil && in.HasIdentity {
@@ -311,9 +371,10 @@ func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Ge
 	in.SwarmSize, in.HasSwarm = sw.size, true
 	e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
 	var res gate.Result
-	for _, z := range candidateZones(boxes, geofences, t.Lat, t.Lon) {
+	for _, z := range idx.candidates(t.Lat, t.Lon) {
 		g := &geofences[z]
-		in.Behaviour.DwellNearS = gate.DwellNear(samples, g, 0.5*g.ScaleM())
+		bx := &idx.boxes[z]
+		in.Behaviour.DwellNearS = gate.DwellNearWithin(samples, g, 0.5*bx.scale, bx.centre, bx.scale)
 		gate.EvaluateInto(&res, &in, g, &b.cfg.Policy)
 		b.evaluations.Inc()
 		if !e.HasGeofence || better(&res, &e.Result) {
@@ -517,7 +578,7 @@ func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time
 		ServiceVersion string         `json:"service_version"`
 		Time           string         `json:"time"`
 		Track          map[string]any `json:"track"`
-		Geofence       gate.Geofence  `json:"geofence"`
+		Geofence       zoneRef        `json:"geofence"`
 		Previous       string         `json:"previous_decision"`
 		Result         gate.Result    `json:"result"`
 		HumanDecision  bool           `json:"human_decision_required"`
@@ -530,14 +591,36 @@ func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time
 			"heading_deg": t.HeadingDeg, "sensors": t.Sensors, "last_seen": t.LastSeen, "warnings": t.Warnings,
 			"swarm_size": strconv.Itoa(e.SwarmSize), "side": string(e.Side),
 		},
-		Geofence: e.Geofence, Previous: prev.String(), Result: e.Result, HumanDecision: true,
+		Geofence: refOf(&e.Geofence), Previous: prev.String(), Result: e.Result, HumanDecision: true,
 	})
+}
+
+// zoneRef names the zone of a decision record by id and content digest
+// rather than embedding it: a polygon can be large (a record must stay
+// under the ledger's 64 KiB), and fusion/zones keeps every version under
+// its digest, so the record stays verifiable against the exact zone.
+type zoneRef struct {
+	ID     string     `json:"id"`
+	Name   string     `json:"name,omitempty"`
+	Class  gate.Class `json:"class,omitempty"`
+	SHA256 string     `json:"sha256"`
+}
+
+func refOf(g *gate.Geofence) zoneRef {
+	return zoneRef{ID: g.ID, Name: g.Name, Class: g.Class, SHA256: g.Digest()}
 }
 
 // zoneBox is a geofence's bounding box widened by the distance beyond which
 // it cannot be the most severe zone for a track: max(20 km, 20 × the zone's
 // proximity scale), in degrees.
-type zoneBox struct{ s, w, n, e float64 }
+type zoneBox struct {
+	s, w, n, e float64
+	// centre and scale are the zone's Centre and ScaleM, computed once a
+	// sweep: for a polygon each costs a pass over its positions.
+	centre gate.Point
+	scale  float64
+	cv     [3]float64 // centre as a unit vector
+}
 
 func zoneBoxes(zs []gate.Geofence) []zoneBox {
 	out := make([]zoneBox, len(zs))
@@ -550,33 +633,54 @@ func zoneBoxes(zs []gate.Geofence) []zoneBox {
 		if c := math.Cos(math.Min(lat+dLat, 89.9) * math.Pi / 180); c > 0 {
 			dLon = math.Min(360, dLat/c)
 		}
-		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon}
+		c := zs[i].Centre()
+		x, y, z := unitVec(c.Lat, c.Lon)
+		out[i] = zoneBox{s - dLat, w - dLon, n + dLat, e + dLon, c, zs[i].ScaleM(), [3]float64{x, y, z}}
 	}
 	return out
 }
 
-// candidateZones is the spatial prefilter of the continuous gate: the
-// zones whose widened box holds the track, or, when none does, the zone
-// with the nearest centre (every track is still scored against one zone).
-// A linear scan of boxes costs a few comparisons per zone, against about a
-// microsecond per full evaluation.
+// candidateZones is the spatial prefilter of the continuous gate by a
+// linear scan: the zones whose widened box holds the track, or, when none
+// does, the zone with the nearest centre (every track is still scored
+// against one zone). The sweep uses zoneIndex, which answers the same
+// without visiting every zone; this is its reference.
 func candidateZones(boxes []zoneBox, zs []gate.Geofence, lat, lon float64) []int {
 	var out []int
-	for i, b := range boxes {
-		inLon := (b.w <= lon && lon <= b.e) || b.e-b.w >= 360 || (b.w < -180 && lon >= b.w+360) || (b.e > 180 && lon <= b.e-360)
-		if lat >= b.s && lat <= b.n && inLon {
+	for i := range boxes {
+		if boxes[i].contains(lat, lon) {
 			out = append(out, i)
 		}
 	}
 	if len(out) > 0 || len(zs) == 0 {
 		return out
 	}
-	best, bestD := 0, math.Inf(1)
-	p := gate.Point{Lat: lat, Lon: lon}
-	for i := range zs {
-		if d := gate.Distance(p, zs[i].Centre()); d < bestD {
-			best, bestD = i, d
+	return []int{nearestCentre(boxes, lat, lon)}
+}
+
+// contains reports whether the widened box holds (lat, lon).
+func (b *zoneBox) contains(lat, lon float64) bool {
+	inLon := (b.w <= lon && lon <= b.e) || b.e-b.w >= 360 || (b.w < -180 && lon >= b.w+360) || (b.e > 180 && lon <= b.e-360)
+	return lat >= b.s && lat <= b.n && inLon
+}
+
+// nearestCentre is the index of the box whose zone centre is nearest:
+// the largest dot product of unit vectors, three multiplications a zone
+// instead of a haversine (a track far from every zone visits them all).
+func nearestCentre(boxes []zoneBox, lat, lon float64) int {
+	px, py, pz := unitVec(lat, lon)
+	best, bestDot := 0, math.Inf(-1)
+	for i := range boxes {
+		c := &boxes[i].cv
+		if d := px*c[0] + py*c[1] + pz*c[2]; d > bestDot {
+			best, bestDot = i, d
 		}
 	}
-	return []int{best}
+	return best
+}
+
+func unitVec(lat, lon float64) (x, y, z float64) {
+	sφ, cφ := math.Sincos(lat * math.Pi / 180)
+	sλ, cλ := math.Sincos(lon * math.Pi / 180)
+	return cφ * cλ, cφ * sλ, sφ
 }

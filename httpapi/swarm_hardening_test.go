@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"testing"
+
+	"github.com/cuasd/cuasd/gate"
+)
+
+// gatePile is n tracks within a few metres of one point: every pair is a
+// link, the input that made the endpoint quadratic in time and answer.
+func gatePile(n int) []map[string]any {
+	out := make([]map[string]any, n)
+	for i := range out {
+		p := gate.Destination(gate.Point{Lat: 51.5, Lon: -0.12}, float64(i%7), float64(i%360))
+		out[i] = map[string]any{"id": fmt.Sprintf("t%05d", i), "lat": p.Lat, "lon": p.Lon}
+	}
+	return out
+}
+
+// TestSwarmTopologyEdgesArePaged: 2,000 tracks at one point have
+// 1,999,000 links; the answer used to list them all (hundreds of MB for a
+// few thousand tracks). Now a page is at most max_edges, and the pages
+// join up to exactly the links (issue 23, item 3).
+func TestSwarmTopologyEdgesArePaged(t *testing.T) {
+	h := newTestServer(t, Deps{})
+	rec := do(t, h, "POST", gateSwarmPath, map[string]any{"tracks": gatePile(2000)})
+	var a struct {
+		gateSwarmAnswer
+		Next *int `json:"next_edge_offset"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &a); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %.300s", rec.Code, rec.Body)
+	}
+	if a.EdgeCount != 2000*1999/2 || len(a.Edges) > 10_000 || a.Next == nil || *a.Next != len(a.Edges) {
+		t.Fatalf("edge_count %d, %d edges listed, next %v: want all counted, at most 10000 listed and a next offset",
+			a.EdgeCount, len(a.Edges), a.Next)
+	}
+	if len(a.Components) != 1 || a.Components[0].Size != 2000 {
+		t.Errorf("components %d", len(a.Components))
+	}
+
+	// Small enough to walk: 60 tracks, 1,770 links in pages of 500.
+	seen := map[[2]string]bool{}
+	offset, pages := 0, 0
+	for {
+		rec := do(t, h, "POST", gateSwarmPath, map[string]any{"tracks": gatePile(60), "max_edges": 500, "edge_offset": offset})
+		var p struct {
+			gateSwarmAnswer
+			Next *int `json:"next_edge_offset"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || rec.Code != 200 {
+			t.Fatalf("page at %d: %d %.300s", offset, rec.Code, rec.Body)
+		}
+		pages++
+		for _, e := range p.Edges {
+			k := [2]string{e.A, e.B}
+			if seen[k] {
+				t.Fatalf("link %v on two pages", k)
+			}
+			seen[k] = true
+		}
+		if p.Next == nil {
+			break
+		}
+		offset = *p.Next
+	}
+	if len(seen) != 60*59/2 || pages != 4 {
+		t.Errorf("%d distinct links over %d pages, want 1770 over 4", len(seen), pages)
+	}
+	for _, bad := range []map[string]any{{"max_edges": 0}, {"max_edges": 100_001}, {"edge_offset": -1}} {
+		bad["tracks"] = gatePile(3)
+		if rec := do(t, h, "POST", gateSwarmPath, bad); rec.Code != http.StatusBadRequest {
+			t.Errorf("%v: %d %s", bad, rec.Code, rec.Body)
+		}
+	}
+}
+
+// TestSwarmTopologyOverBudget: 30,000 tracks at one point need 450 million
+// pair tests; the request is refused with a 422 naming the way out, after
+// a bounded amount of work, instead of running for minutes (issue 23,
+// item 3).
+func TestSwarmTopologyOverBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends 30,000 tracks")
+	}
+	h := newTestServer(t, Deps{})
+	rec := do(t, h, "POST", gateSwarmPath, map[string]any{"tracks": gatePile(30_000)})
+	if rec.Code != http.StatusUnprocessableEntity {
+		t.Fatalf("%d %.300s, want 422", rec.Code, rec.Body)
+	}
+	p := assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusUnprocessableEntity)
+	if len(p.Errors) == 0 || p.Errors[0].Field != "tracks" {
+		t.Errorf("problem %+v does not name tracks", p)
+	}
+	// The same pile with a link distance that links nothing is cheap.
+	rec = do(t, h, "POST", gateSwarmPath, map[string]any{"tracks": gatePile(30_000)[:3], "link_m": 0.001})
+	if rec.Code != 200 {
+		t.Errorf("tiny link_m: %d", rec.Code)
+	}
+}
+
+// benchSwarmBody is 100,000 tracks spread like the swarm package's
+// benchmark: 100 km square, a fifth in tight groups.
+func benchSwarmBody(b *testing.B) []byte {
+	rng := rand.New(rand.NewPCG(7, 7))
+	tracks := make([]map[string]any, 0, 100_000)
+	for len(tracks) < 100_000 {
+		q := gate.Point{Lat: 51.5 + (rng.Float64()-0.5)*0.9, Lon: -0.12 + (rng.Float64()-0.5)*1.44}
+		k := 1
+		if rng.IntN(5) == 0 {
+			k = 5 + rng.IntN(16)
+		}
+		for i := 0; i < k && len(tracks) < 100_000; i++ {
+			p := gate.Destination(q, rng.Float64()*120, rng.Float64()*360)
+			tracks = append(tracks, map[string]any{"id": fmt.Sprintf("t%06d", len(tracks)), "lat": p.Lat, "lon": p.Lon, "alt_m": 60})
+		}
+	}
+	body, err := json.Marshal(map[string]any{"tracks": tracks})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// BenchmarkSwarmTopologyPost100k serves POST /v1/swarm/topology with
+// 100,000 tracks end to end (decode, validate, group, encode); heap-MB is
+// the peak heap growth of one request.
+func BenchmarkSwarmTopologyPost100k(b *testing.B) {
+	body := benchSwarmBody(b)
+	h := newTestServer(b, Deps{})
+	var peak uint64
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		req := httptest.NewRequest("POST", gateSwarmPath, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		runtime.ReadMemStats(&m1)
+		if rec.Code != 200 {
+			b.Fatalf("%d %.300s", rec.Code, rec.Body)
+		}
+		peak = max(peak, m1.TotalAlloc-m0.TotalAlloc)
+	}
+	b.ReportMetric(float64(peak)/(1<<20), "alloc-MB/op")
+}
