@@ -10,10 +10,12 @@ type Error struct {
 	Fields []FieldError
 }
 
-// FieldError is one invalid field of an Error.
+// FieldError is one invalid field: its JSON path and what is wrong. It is
+// the one field-error type of cuasd: package swarm's validation and the
+// HTTP layer's problem details (the "errors" member) use it too.
 type FieldError struct {
-	Field   string
-	Message string
+	Field   string `json:"field"`
+	Message string `json:"message"`
 }
 
 func (e *Error) Error() string {

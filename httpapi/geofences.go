@@ -68,7 +68,7 @@ func handleGeofencesList(d Deps) http.HandlerFunc {
 		if c := q.str("cursor"); c != "" {
 			b, err := base64.RawURLEncoding.DecodeString(c)
 			if err != nil || !gate.ValidID(string(b)) {
-				q.errs = append(q.errs, FieldError{"cursor", "not a cursor returned by this endpoint"})
+				q.errs = append(q.errs, FieldError{Field: "cursor", Message: "not a cursor returned by this endpoint"})
 			}
 			after = string(b)
 		}

@@ -54,7 +54,7 @@ func (q *queryChecker) timeParam(name string, def time.Time) time.Time {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be an RFC 3339 time such as 2026-11-26T05:00:00Z or 2026-11-26T05:00:00.250+01:00, got %q", clip(v))})
+		q.errs = append(q.errs, FieldError{Field: name, Message: fmt.Sprintf("must be an RFC 3339 time such as 2026-11-26T05:00:00Z or 2026-11-26T05:00:00.250+01:00, got %q", clip(v))})
 		return def
 	}
 	return t.UTC()
@@ -66,7 +66,7 @@ func (q *queryChecker) window(defFrom func(to time.Time) time.Time, defTo time.T
 	to = q.timeParam("to", defTo)
 	from = q.timeParam("from", defFrom(to))
 	if from.After(to) {
-		q.errs = append(q.errs, FieldError{"from", fmt.Sprintf("from (%s) is after to (%s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))})
+		q.errs = append(q.errs, FieldError{Field: "from", Message: fmt.Sprintf("from (%s) is after to (%s)", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))})
 	}
 	return from, to
 }
@@ -103,7 +103,7 @@ func handleTrackHistory(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := url.PathUnescape(chi.URLParam(r, "id"))
 		if err != nil {
-			writeProblem(w, r, http.StatusBadRequest, "the track id is not a valid URL path segment", FieldError{"id", "bad escape"})
+			writeProblem(w, r, http.StatusBadRequest, "the track id is not a valid URL path segment", FieldError{Field: "id", Message: "bad escape"})
 			return
 		}
 		id = fusion.TrackID(id)
@@ -159,7 +159,7 @@ func checkTrackWindow(w http.ResponseWriter, r *http.Request, h HistoryReader, t
 	}
 	if n > MaxHistoryTrackPoints && tq.MaxPoints == 0 {
 		writeProblem(w, r, http.StatusBadRequest, fmt.Sprintf("the window holds %d points; one answer holds at most %d: narrow from/to or set max_points", n, MaxHistoryTrackPoints),
-			FieldError{"max_points", fmt.Sprintf("set at most %d to thin the track evenly", MaxHistoryTrackPoints)})
+			FieldError{Field: "max_points", Message: fmt.Sprintf("set at most %d to thin the track evenly", MaxHistoryTrackPoints)})
 		return false
 	}
 	return true
@@ -214,13 +214,13 @@ func parseAreaQuery(q *queryChecker) (history.AreaQuery, history.Format) {
 	aq := history.AreaQuery{Protocol: q.str("protocol", protocolEnum...), Limit: q.intIn("limit", DefaultHistoryPage, 1, MaxHistoryPage)}
 	aq.From, aq.To = q.window(func(to time.Time) time.Time { return to.Add(-DefaultHistoryWindow) }, now)
 	if aq.To.Sub(aq.From) > MaxHistoryWindow {
-		q.errs = append(q.errs, FieldError{"from", fmt.Sprintf("the window from %s to %s is longer than the limit of %s: query it in windows of at most %s",
+		q.errs = append(q.errs, FieldError{Field: "from", Message: fmt.Sprintf("the window from %s to %s is longer than the limit of %s: query it in windows of at most %s",
 			aq.From.Format(time.RFC3339), aq.To.Format(time.RFC3339), MaxHistoryWindow, MaxHistoryWindow)})
 	}
 	if s := q.str("bbox"); s != "" {
 		bb, err := parseBBox(s)
 		if err != nil {
-			q.errs = append(q.errs, FieldError{"bbox", err.Error()})
+			q.errs = append(q.errs, FieldError{Field: "bbox", Message: err.Error()})
 		} else {
 			b := history.BBox(*bb)
 			aq.BBox = &b
@@ -229,7 +229,7 @@ func parseAreaQuery(q *queryChecker) (history.AreaQuery, history.Format) {
 	if s := q.str("cursor"); s != "" {
 		c, err := history.ParseCursor(s)
 		if err != nil {
-			q.errs = append(q.errs, FieldError{"cursor", "not a cursor from a previous page's next_cursor or Link header"})
+			q.errs = append(q.errs, FieldError{Field: "cursor", Message: "not a cursor from a previous page's next_cursor or Link header"})
 		}
 		aq.Cursor = c
 	}

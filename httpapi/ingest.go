@@ -58,20 +58,20 @@ func handleIngest(d Deps) http.HandlerFunc {
 		}
 		var errs []FieldError
 		if !sensorRE.MatchString(req.Sensor) {
-			errs = append(errs, FieldError{"sensor", "must be 1-64 letters, digits, '-' or '_'"})
+			errs = append(errs, FieldError{Field: "sensor", Message: "must be 1-64 letters, digits, '-' or '_'"})
 		}
 		n := len(req.Frames) + len(req.FramesBase64)
 		switch {
 		case n == 0:
-			errs = append(errs, FieldError{"frames", "give at least one frame in frames (hex) or frames_base64"})
+			errs = append(errs, FieldError{Field: "frames", Message: "give at least one frame in frames (hex) or frames_base64"})
 		case n > MaxIngestFrames:
-			errs = append(errs, FieldError{"frames", fmt.Sprintf("at most %d frames per request, got %d", MaxIngestFrames, n)})
+			errs = append(errs, FieldError{Field: "frames", Message: fmt.Sprintf("at most %d frames per request, got %d", MaxIngestFrames, n)})
 		}
 		if req.Carrier != "" && (protocol != "remoteid" || !validCarrier(req.Carrier)) {
-			errs = append(errs, FieldError{"carrier", "only for remoteid: one of message, message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu"})
+			errs = append(errs, FieldError{Field: "carrier", Message: "only for remoteid: one of message, message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu"})
 		}
 		if req.RecvUnixNano < 0 {
-			errs = append(errs, FieldError{"recv_time_unix_ns", "must not be negative"})
+			errs = append(errs, FieldError{Field: "recv_time_unix_ns", Message: "must not be negative"})
 		}
 		if len(errs) > 0 {
 			writeProblem(w, r, http.StatusBadRequest, errs[0].Field+": "+errs[0].Message, errs...)
@@ -79,7 +79,7 @@ func handleIngest(d Deps) http.HandlerFunc {
 		}
 		if msg := recvTimeProblem(req.RecvUnixNano, time.Now()); msg != "" {
 			writeProblem(w, r, http.StatusUnprocessableEntity, "recv_time_unix_ns "+msg,
-				FieldError{"recv_time_unix_ns", msg})
+				FieldError{Field: "recv_time_unix_ns", Message: msg})
 			return
 		}
 		frames := make([]ingest.Frame, 0, n)
@@ -87,7 +87,7 @@ func handleIngest(d Deps) http.HandlerFunc {
 			b, err := hex.DecodeString(strings.Join(strings.Fields(h), ""))
 			if err != nil || len(b) == 0 {
 				writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames[%d] is not non-empty hex: %q", i, clip(h)),
-					FieldError{fmt.Sprintf("frames[%d]", i), "not hex"})
+					FieldError{Field: fmt.Sprintf("frames[%d]", i), Message: "not hex"})
 				return
 			}
 			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
@@ -96,7 +96,7 @@ func handleIngest(d Deps) http.HandlerFunc {
 			b, err := base64.StdEncoding.DecodeString(s)
 			if err != nil || len(b) == 0 {
 				writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames_base64[%d] is not non-empty base64", i),
-					FieldError{fmt.Sprintf("frames_base64[%d]", i), "not base64"})
+					FieldError{Field: fmt.Sprintf("frames_base64[%d]", i), Message: "not base64"})
 				return
 			}
 			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})

@@ -20,7 +20,7 @@ type publishOption struct {
 func (p *publishOption) check(r *http.Request, d Deps) (int, string, []FieldError) {
 	if !p.Publish {
 		if p.Sensor != "" {
-			return http.StatusBadRequest, `"sensor" only applies with "publish": true`, []FieldError{{"sensor", "needs publish"}}
+			return http.StatusBadRequest, `"sensor" only applies with "publish": true`, []FieldError{{Field: "sensor", Message: "needs publish"}}
 		}
 		return 0, "", nil
 	}
@@ -28,7 +28,7 @@ func (p *publishOption) check(r *http.Request, d Deps) (int, string, []FieldErro
 		p.Sensor = "http-decode"
 	}
 	if !sensorRE.MatchString(p.Sensor) {
-		return http.StatusBadRequest, "sensor must be 1-64 letters, digits, '-' or '_'", []FieldError{{"sensor", "invalid"}}
+		return http.StatusBadRequest, "sensor must be 1-64 letters, digits, '-' or '_'", []FieldError{{Field: "sensor", Message: "invalid"}}
 	}
 	if d.Auth != nil && roleFrom(r) < RoleSensor {
 		return http.StatusForbidden, `"publish": true needs the sensor role`, nil

@@ -10,17 +10,17 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+
+	"github.com/cuasd/cuasd/gate"
 )
 
 // DefaultMaxBody is the request body limit of endpoints that do not set
 // their own: 1 MiB.
 const DefaultMaxBody = 1 << 20
 
-// FieldError names one invalid input field in a validation problem.
-type FieldError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
+// FieldError names one invalid input field in a validation problem
+// (gate's type: one field-error type in all of cuasd).
+type FieldError = gate.FieldError
 
 // Problem is an RFC 9457 problem details object, the body of every non-2xx
 // answer.

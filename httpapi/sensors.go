@@ -34,7 +34,7 @@ func handleSensorGet(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := url.PathUnescape(chi.URLParam(r, "id"))
 		if err != nil {
-			writeProblem(w, r, http.StatusBadRequest, "the sensor id is not a valid URL path segment", FieldError{"id", "bad escape"})
+			writeProblem(w, r, http.StatusBadRequest, "the sensor id is not a valid URL path segment", FieldError{Field: "id", Message: "bad escape"})
 			return
 		}
 		var s sensors.Sensor

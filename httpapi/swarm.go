@@ -245,13 +245,7 @@ func writeTopology(w http.ResponseWriter, r *http.Request, d Deps, tracks []swar
 	writeJSON(w, http.StatusOK, top)
 }
 
-func swarmFields(se *swarm.Error) []FieldError {
-	errs := make([]FieldError, 0, len(se.Fields))
-	for _, f := range se.Fields {
-		errs = append(errs, FieldError{Field: f.Field, Message: f.Message})
-	}
-	return errs
-}
+func swarmFields(se *swarm.Error) []FieldError { return append([]FieldError(nil), se.Fields...) }
 
 // trackIDOf is a request's track id: track_id, or its deprecated alias id
 // (one name per concept: a track is track_id everywhere). same is false

@@ -63,7 +63,7 @@ func parseBoardQuery(w http.ResponseWriter, r *http.Request, stream bool) (board
 		b, err := base64.RawURLEncoding.DecodeString(c)
 		n, err2 := strconv.Atoi(string(b))
 		if err != nil || err2 != nil || n < 0 {
-			q.errs = append(q.errs, FieldError{"cursor", "not a cursor returned by this endpoint"})
+			q.errs = append(q.errs, FieldError{Field: "cursor", Message: "not a cursor returned by this endpoint"})
 		}
 		bq.offset = n
 	}

@@ -31,7 +31,7 @@ func newQuery(r *http.Request, allowed ...string) *queryChecker {
 	q := &queryChecker{r: r, vals: r.URL.Query()}
 	for name, vs := range q.vals {
 		if len(vs) > 1 {
-			q.errs = append(q.errs, FieldError{name, "repeated parameter; give it once"})
+			q.errs = append(q.errs, FieldError{Field: name, Message: "repeated parameter; give it once"})
 		}
 		ok := false
 		for _, a := range allowed {
@@ -41,7 +41,7 @@ func newQuery(r *http.Request, allowed ...string) *queryChecker {
 			}
 		}
 		if !ok {
-			q.errs = append(q.errs, FieldError{name, "unknown query parameter; allowed: " + strings.Join(allowed, ", ")})
+			q.errs = append(q.errs, FieldError{Field: name, Message: "unknown query parameter; allowed: " + strings.Join(allowed, ", ")})
 		}
 	}
 	return q
@@ -57,7 +57,7 @@ func (q *queryChecker) str(name string, enum ...string) string {
 			return v
 		}
 	}
-	q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be one of %s, got %q", strings.Join(enum, ", "), clip(v))})
+	q.errs = append(q.errs, FieldError{Field: name, Message: fmt.Sprintf("must be one of %s, got %q", strings.Join(enum, ", "), clip(v))})
 	return ""
 }
 
@@ -68,7 +68,7 @@ func (q *queryChecker) intIn(name string, def, lo, hi int) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
-		q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be an integer in [%d, %d], got %q", lo, hi, clip(v))})
+		q.errs = append(q.errs, FieldError{Field: name, Message: fmt.Sprintf("must be an integer in [%d, %d], got %q", lo, hi, clip(v))})
 		return def
 	}
 	return n
@@ -81,7 +81,7 @@ func (q *queryChecker) floatIn(name string, lo, hi float64) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || f < lo || f > hi {
-		q.errs = append(q.errs, FieldError{name, fmt.Sprintf("must be a number in [%g, %g], got %q", lo, hi, clip(v))})
+		q.errs = append(q.errs, FieldError{Field: name, Message: fmt.Sprintf("must be a number in [%g, %g], got %q", lo, hi, clip(v))})
 		return 0, false
 	}
 	return f, true
@@ -106,7 +106,7 @@ func handleTracksList(d Deps) http.HandlerFunc {
 		if s := q.str("bbox"); s != "" {
 			bb, err := parseBBox(s)
 			if err != nil {
-				q.errs = append(q.errs, FieldError{"bbox", err.Error()})
+				q.errs = append(q.errs, FieldError{Field: "bbox", Message: err.Error()})
 			}
 			f.BBox = bb
 		}
@@ -155,7 +155,7 @@ func handleTrackGet(d Deps) http.HandlerFunc {
 		raw := chi.URLParam(r, "id")
 		id, err := url.PathUnescape(raw)
 		if err != nil {
-			writeProblem(w, r, http.StatusBadRequest, "the track id is not a valid URL path segment", FieldError{"id", "bad escape"})
+			writeProblem(w, r, http.StatusBadRequest, "the track id is not a valid URL path segment", FieldError{Field: "id", Message: "bad escape"})
 			return
 		}
 		id = fusion.TrackID(id)

@@ -1,6 +1,10 @@
 package swarm
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/cuasd/cuasd/gate"
+)
 
 // Error reports invalid tracks or options, naming each offending field
 // with its JSON path (for example "tracks[3].lat" or "link_m").
@@ -12,11 +16,8 @@ type Error struct {
 	OverBudget bool
 }
 
-// FieldError is one invalid field of an Error.
-type FieldError struct {
-	Field   string
-	Message string
-}
+// FieldError is one invalid field of an Error: gate's type.
+type FieldError = gate.FieldError
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -34,7 +35,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func (e *Error) add(field, msg string) { e.Fields = append(e.Fields, FieldError{field, msg}) }
+func (e *Error) add(field, msg string) {
+	e.Fields = append(e.Fields, FieldError{Field: field, Message: msg})
+}
 
 func (e *Error) orNil() error {
 	if len(e.Fields) == 0 {
