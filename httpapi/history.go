@@ -120,7 +120,7 @@ func handleTrackHistory(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the track history")
 			return
 		}
-		if !checkTrackWindow(w, r, d.History, tq) {
+		if !checkTrackWindow(w, r, d, tq) {
 			return
 		}
 		historyHeaders(w, f, id+"-history")
@@ -138,9 +138,12 @@ func handleTrackHistory(d Deps) http.HandlerFunc {
 	}
 }
 
-// checkTrackWindow answers 404 for a track never recorded and 400 for a
-// window holding more than one answer may, else reports true.
-func checkTrackWindow(w http.ResponseWriter, r *http.Request, h HistoryReader, tq history.TrackQuery) bool {
+// checkTrackWindow answers 404 for a track never recorded (a live track
+// whose first positions are not yet recorded has an empty history, not
+// none) and 400 for a window holding more than one answer may, else
+// reports true.
+func checkTrackWindow(w http.ResponseWriter, r *http.Request, d Deps, tq history.TrackQuery) bool {
+	h := d.History
 	n, err := h.Count(r.Context(), tq.ID, tq.From, tq.To)
 	if err != nil {
 		historyFailed(w, r, err)
@@ -151,6 +154,9 @@ func checkTrackWindow(w http.ResponseWriter, r *http.Request, h HistoryReader, t
 		if err != nil {
 			historyFailed(w, r, err)
 			return false
+		}
+		if !known && d.Tracks != nil {
+			_, known = d.Tracks.Get(tq.ID)
 		}
 		if !known {
 			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no history of track %q (never seen, or older than the retention)", clip(tq.ID)))

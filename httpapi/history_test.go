@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/output/history"
 )
 
@@ -156,6 +158,21 @@ func TestTrackHistoryUnknownTrack(t *testing.T) {
 	rec := do(t, h, "GET", histURL("/v1/tracks/adsb:ABCDEF/history"), nil)
 	if rec.Code != 404 || !strings.Contains(rec.Body.String(), "adsb:ABCDEF") {
 		t.Fatalf("%d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestTrackHistoryOfALiveTrackNotYetRecorded: a track fusion holds whose
+// first positions have not reached the recorder yet has an empty history
+// (200), not none (404): the map asks as soon as a track is clicked.
+func TestTrackHistoryOfALiveTrackNotYetRecorded(t *testing.T) {
+	s := fusion.NewStore(fusion.Config{TTL: time.Minute})
+	s.Apply(&decode.Observation{Protocol: decode.ADSB, Key: "ABCDEF", ICAO: "ABCDEF", TimeUnixNano: time.Now().UnixNano(), Sensor: "s"})
+	h := newTestServer(t, Deps{History: historyStore(t), Tracks: s})
+	if rec := do(t, h, "GET", histURL("/v1/tracks/adsb:ABCDEF/history"), nil); rec.Code != 200 {
+		t.Fatalf("live track: %d %s", rec.Code, rec.Body.String())
+	}
+	if rec := do(t, h, "GET", histURL("/v1/tracks/adsb:123456/history"), nil); rec.Code != 404 {
+		t.Fatalf("unknown track: %d %s", rec.Code, rec.Body.String())
 	}
 }
 
