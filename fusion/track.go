@@ -60,9 +60,18 @@ func (m protoMask) list() []string {
 	return out
 }
 
+// cprFrame is what position decoding keeps of a compact position report:
+// its 17-bit latitude and longitude and whether it was a surface report
+// (not the whole observation, which would cost about 400 bytes per report
+// kept, twice per aircraft).
+type cprFrame struct {
+	lat, lon uint32
+	surface  bool
+}
+
 // cprState is what ADS-B position decoding keeps per aircraft.
 type cprState struct {
-	even, odd       decode.Observation // only the CPR fields are used
+	even, odd       cprFrame
 	evenT, oddT     int64
 	hasEven, hasOdd bool
 	fixT            int64 // time of the last accepted position
@@ -78,19 +87,20 @@ type track struct {
 	protocols protoMask
 
 	icao, uasID, operatorID, callsign, category string
-	categoryKind                                decode.CategoryKind
 	squawk, emergency, altKind, posMethod       string
-	systemID, componentID                       uint8
 
-	hasPos             bool
 	lat, lon           float64
-	hasAlt             bool
 	alt                float64
-	hasVel             bool
 	speed, heading, vr float64
-	hasOp              bool
 	opLat, opLon       float64
 	hAcc, vAcc         float32 // stated accuracy, metres; 0 unknown
+
+	// The small fields together: a track is allocated in Go's 1,536-byte
+	// size class only while padding does not push it over (1,544 bytes
+	// cost a 1,792-byte block).
+	hasPos, hasAlt, hasVel, hasOp bool
+	systemID, componentID         uint8
+	categoryKind                  decode.CategoryKind
 
 	sensors    []string
 	firstSeen  int64 // receive time
