@@ -1,6 +1,7 @@
 package fusion
 
 import (
+	"strconv"
 	"testing"
 	"unsafe"
 )
@@ -12,4 +13,24 @@ func TestTrackFitsItsSizeClass(t *testing.T) {
 	if n := unsafe.Sizeof(track{}); n > 1536 {
 		t.Fatalf("track is %d bytes: over the 1,536-byte size class (group the small fields, or shrink the history)", n)
 	}
+}
+
+// BenchmarkJumpWarning measures the warning a rejected position jump adds,
+// as it was (the distance formatted into the text) and as it is (one fixed
+// text): a spoofer can drive this path at the frame rate.
+func BenchmarkJumpWarning(b *testing.B) {
+	b.Run("formatted", func(b *testing.B) {
+		var t track
+		d := 12345.6
+		for b.Loop() {
+			t.addWarning("implausible position jump rejected (" + strconv.FormatFloat(d/1000, 'f', 1, 64) + " km)")
+			d += 100
+		}
+	})
+	b.Run("fixed", func(b *testing.B) {
+		var t track
+		for b.Loop() {
+			t.addWarning("implausible position jump rejected (faster than the plausible maximum speed)")
+		}
+	})
 }
