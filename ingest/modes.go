@@ -246,8 +246,24 @@ func (s *ModeSStream) runBeast(ctx context.Context, r io.Reader, add addFunc, fl
 }
 
 func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add addFunc, flush func()) error {
-	br := bufio.NewReaderSize(r, 64<<10)
 	var f adsb.AVRFrame
+	return s.eachLine(ctx, r, flush, func(line []byte) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			return
+		}
+		if perr := adsb.ParseAVR(line, &f); perr != nil {
+			s.Skipped += len(line)
+			return
+		}
+		add(avrType(f.Len), f.Timestamp, f.Signal, f.Bytes())
+	})
+}
+
+// eachLine calls fn with every line of r (AVR and SBS are line formats)
+// until EOF or ctx ends, flushing the partial batch whenever the read
+// deadline passes; a line over 4 KiB is skipped.
+func (s *ModeSStream) eachLine(ctx context.Context, r io.Reader, flush func(), fn func(line []byte)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	for ctx.Err() == nil {
 		setFlushDeadline(r)
@@ -264,13 +280,7 @@ func (s *ModeSStream) runAVR(ctx context.Context, r io.Reader, add addFunc, flus
 			}
 			continue
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			if perr := adsb.ParseAVR(line, &f); perr != nil {
-				s.Skipped += len(line)
-			} else {
-				add(avrType(f.Len), f.Timestamp, f.Signal, f.Bytes())
-			}
-		}
+		fn(line)
 		line = line[:0]
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -296,35 +306,11 @@ func avrType(n uint8) byte {
 // runSBS reads SBS text lines, publishing each MSG line as a frame; other
 // record types (SEL, ID, AIR, STA, CLK) carry nothing a track uses.
 func (s *ModeSStream) runSBS(ctx context.Context, r io.Reader, add addFunc, flush func()) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var line []byte
-	for ctx.Err() == nil {
-		setFlushDeadline(r)
-		part, err := br.ReadSlice('\n')
-		line = append(line, part...)
-		if isTimeout(err) {
-			flush()
-			continue
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			if len(line) > 4096 {
-				s.Skipped += len(line)
-				line = line[:0]
-			}
-			continue
-		}
+	return s.eachLine(ctx, r, flush, func(line []byte) {
 		if l := bytes.TrimSpace(line); bytes.HasPrefix(l, []byte("MSG,")) {
 			add(0, 0, 0, l)
 		} else {
 			s.Skipped += len(line)
 		}
-		line = line[:0]
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
-	return ctx.Err()
+	})
 }
