@@ -345,20 +345,6 @@ func evaluateSubject(r *http.Request, req *evaluateRequest) string {
 // axis values, Λ, the caps, the decision, the service version, the
 // doctrine and the time.
 func decisionRecord(req *evaluateRequest, zone *gate.Geofence, res *gate.Result, version string, at time.Time) (json.RawMessage, error) {
-	type axisRec struct {
-		ID     string  `json:"id"`
-		Value  float64 `json:"value"`
-		Weight float64 `json:"weight"`
-		Known  bool    `json:"known"`
-	}
-	axes := make([]axisRec, 0, gate.NumAxes)
-	for _, a := range res.Lambda.Axes {
-		axes = append(axes, axisRec{a.ID.String(), a.Value, a.Weight, a.Known})
-	}
-	caps := []string{}
-	for _, c := range res.Lambda.Applied() {
-		caps = append(caps, c.ID)
-	}
 	geofence, err := recordInput(zone, map[string]any{"name": zone.Name, "class": zone.Class})
 	if err != nil {
 		return nil, err
@@ -372,41 +358,9 @@ func decisionRecord(req *evaluateRequest, zone *gate.Geofence, res *gate.Result,
 		}
 		track.History = nil
 	}
-	var ttb *float64
-	if res.HasTimeToBreach {
-		ttb = &res.TimeToBreachS
-	}
-	return json.Marshal(struct {
-		Kind                  string        `json:"kind"`
-		Doctrine              string        `json:"doctrine"`
-		ServiceVersion        string        `json:"service_version"`
-		Time                  string        `json:"time"`
-		Track                 *evalTrack    `json:"track"`
-		History               any           `json:"history,omitempty"`
-		Geofence              any           `json:"geofence"`
-		GeofenceID            *string       `json:"geofence_id,omitempty"`
-		AllowList             string        `json:"allow_list"`
-		Breach                bool          `json:"breach"`
-		PredictedBreach       bool          `json:"predicted_breach"`
-		TimeToBreachS         *float64      `json:"time_to_breach_s"`
-		DistanceM             float64       `json:"distance_m"`
-		DistanceToBoundaryM   float64       `json:"distance_to_boundary_m"`
-		BearingDeg            float64       `json:"bearing_deg"`
-		Lambda                float64       `json:"lambda"`
-		Band                  gate.Decision `json:"band"`
-		Axes                  []axisRec     `json:"axes"`
-		Caps                  []string      `json:"caps"`
-		Decision              gate.Decision `json:"decision"`
-		HumanDecisionRequired bool          `json:"human_decision_required"`
-		Statement             string        `json:"statement"`
-	}{
-		Kind: "counter-uas-evaluate", Doctrine: gate.Doctrine, ServiceVersion: version, Time: at.Format(time.RFC3339Nano),
-		Track: &track, History: history, Geofence: geofence, GeofenceID: req.GeofenceID, AllowList: allowOf(res),
-		Breach: res.Breach, PredictedBreach: res.PredictedBreach, TimeToBreachS: ttb,
-		DistanceM: res.DistanceM, DistanceToBoundaryM: res.DistanceToBoundaryM, BearingDeg: res.BearingDeg,
-		Lambda: res.Lambda.Score, Band: res.Lambda.Band, Axes: axes, Caps: caps, Decision: res.Decision,
-		HumanDecisionRequired: res.HumanDecisionRequired, Statement: gate.Statement,
-	})
+	rec := gate.NewDecisionRecord(gate.RecordEvaluate, res, version, at)
+	rec.Track, rec.History, rec.Geofence, rec.GeofenceID = &track, history, geofence, req.GeofenceID
+	return json.Marshal(rec)
 }
 
 // recordInput is v as JSON when it is small, else its SHA-256 digest and
@@ -423,15 +377,6 @@ func recordInput(v any, summary map[string]any) (any, error) {
 	summary["sha256"] = hex.EncodeToString(sum[:])
 	summary["bytes"] = len(b)
 	return summary, nil
-}
-
-// allowOf reads the allow-list status the identity axis recorded.
-func allowOf(res *gate.Result) string {
-	a := res.Lambda.Axes[gate.AxisIdentity]
-	if p, ok := a.Input("allow_list"); ok {
-		return p.Str
-	}
-	return "unknown"
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -3,16 +3,16 @@ package board
 import (
 	"context"
 	"encoding/json"
-	"github.com/cuasd/cuasd/events"
-	"github.com/cuasd/cuasd/fusion"
 	"log/slog"
 	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/fusion"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -566,33 +566,47 @@ func (b *Gate) append(ctx context.Context, j receiptJob) {
 	}
 }
 
-// record is the decision record of a continuous evaluation: the claims it
-// rested on, the zone, the full result with its 13 axes and caps, and why
+// record is the decision record of a continuous evaluation (the same
+// gate.DecisionRecord as a requested evaluation's): the claims it rested
+// on, the zone by reference, the result with its 13 axes and caps, and why
 // it was recorded.
 func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time) (json.RawMessage, error) {
+	rec := gate.NewDecisionRecord(gate.RecordContinuous, &e.Result, b.cfg.Version, now)
+	rec.Reason, rec.PreviousDecision = reason, prev.String()
+	rec.Track = recordTrackOf(e)
+	rec.Geofence = refOf(&e.Geofence)
+	return json.Marshal(rec)
+}
+
+// recordTrack is what a continuous decision rested on: the live track's
+// claims, its swarm and the drone database's side.
+type recordTrack struct {
+	ID         string    `json:"id"`
+	Protocols  []string  `json:"protocols"`
+	ICAO       string    `json:"icao,omitempty"`
+	UASID      string    `json:"uas_id,omitempty"`
+	OperatorID string    `json:"operator_id,omitempty"`
+	Lat        float64   `json:"lat"`
+	Lon        float64   `json:"lon"`
+	AltM       *float64  `json:"alt_m,omitempty"`
+	SpeedMps   float64   `json:"speed_mps"`
+	HeadingDeg float64   `json:"heading_deg"`
+	Sensors    []string  `json:"sensors"`
+	LastSeen   time.Time `json:"last_seen"`
+	Warnings   []string  `json:"warnings,omitempty"`
+	SwarmSize  int       `json:"swarm_size"`
+	Side       string    `json:"side"`
+}
+
+func recordTrackOf(e *Entry) recordTrack {
 	t := &e.Track
-	return json.Marshal(struct {
-		Kind           string         `json:"kind"`
-		Reason         string         `json:"reason"`
-		Doctrine       string         `json:"doctrine"`
-		ServiceVersion string         `json:"service_version"`
-		Time           string         `json:"time"`
-		Track          map[string]any `json:"track"`
-		Geofence       zoneRef        `json:"geofence"`
-		Previous       string         `json:"previous_decision"`
-		Result         gate.Result    `json:"result"`
-		HumanDecision  bool           `json:"human_decision_required"`
-	}{
-		Kind: "continuous_evaluation", Reason: reason, Doctrine: gate.Doctrine, ServiceVersion: b.cfg.Version,
-		Time: now.UTC().Format(time.RFC3339Nano),
-		Track: map[string]any{
-			"id": t.ID, "protocols": t.Protocols, "icao": t.ICAO, "uas_id": t.UASID, "operator_id": t.OperatorID,
-			"lat": t.Lat, "lon": t.Lon, "alt_m": t.AltM, "has_alt": t.HasAltitude, "speed_mps": t.SpeedMps,
-			"heading_deg": t.HeadingDeg, "sensors": t.Sensors, "last_seen": t.LastSeen, "warnings": t.Warnings,
-			"swarm_size": strconv.Itoa(e.SwarmSize), "side": string(e.Side),
-		},
-		Geofence: refOf(&e.Geofence), Previous: prev.String(), Result: e.Result, HumanDecision: true,
-	})
+	r := recordTrack{ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
+		Lat: t.Lat, Lon: t.Lon, SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, Sensors: t.Sensors,
+		LastSeen: t.LastSeen, Warnings: t.Warnings, SwarmSize: e.SwarmSize, Side: string(e.Side)}
+	if t.HasAltitude {
+		r.AltM = fusion.Ptr(t.AltM)
+	}
+	return r
 }
 
 // zoneRef names the zone of a decision record by id and content digest

@@ -95,9 +95,13 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	if r["_type"] != ledger.PredicateTypeGateDecision || r["_subject"] != "track:rid:D1" || r["human_decision_required"] != true {
 		t.Fatalf("record %v", r)
 	}
-	res := r["result"].(map[string]any)
-	if axes, ok := res["lambda"].(map[string]any)["axes"].([]any); !ok || len(axes) != gate.NumAxes {
-		t.Fatalf("record result lacks the 13 axes: %v", res)
+	if axes, ok := r["axes"].([]any); !ok || len(axes) != gate.NumAxes || r["kind"] != gate.RecordContinuous || r["reason"] != "breach_started" {
+		t.Fatalf("record lacks the 13 axes, its kind or its reason: %v", r)
+	}
+	// swarm_size is a number, as in a requested evaluation's record (it was
+	// once a string here).
+	if tr, ok := r["track"].(map[string]any); !ok || tr["id"] != "rid:D1" || func() bool { _, n := tr["swarm_size"].(float64); return !n }() {
+		t.Fatalf("record track: %v", r["track"])
 	}
 	// Expiry removes the entry.
 	c.t = c.t.Add(2 * time.Minute)
@@ -155,8 +159,8 @@ func TestBoardRecordsOwnershipAcquired(t *testing.T) {
 		if r["_subject"] != "track:rid:D1" {
 			t.Errorf("receipt for %v: a track found at monitor needs none", r["_subject"])
 		}
-		if res := r["result"].(map[string]any); res["breach"] != true {
-			t.Errorf("hand-over receipt does not record the breach found: %v", res["breach"])
+		if r["breach"] != true {
+			t.Errorf("hand-over receipt does not record the breach found: %v", r["breach"])
 		}
 	}
 }
