@@ -108,6 +108,7 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 		b = appendString(b, f)
 	}
 	b = appendKinematics(b, t)
+	b = appendNav(b, t.AirData)
 	if t.Squawk != "" {
 		b = append(b, `,"squawk":`...)
 		b = appendString(b, t.Squawk)
@@ -186,6 +187,24 @@ func appendKinematics(b []byte, t *events.Track) []byte {
 			b = append(b, `,"baro_rate":`...)
 		}
 		b = strconv.AppendInt(b, int64(math.Round(*t.VRateMps*mpsToFpm)), 10)
+	}
+	return b
+}
+
+// appendNav appends what the aircraft's Comm-B register 4,0 said of its
+// autopilot: the MCP/FCU selected altitude (feet) and the barometric
+// pressure setting (hPa), as readsb's nav_altitude_mcp and nav_qnh.
+func appendNav(b []byte, a *events.AirData) []byte {
+	if a == nil {
+		return b
+	}
+	if a.SelectedAltM != nil {
+		b = append(b, `,"nav_altitude_mcp":`...)
+		b = strconv.AppendInt(b, int64(math.Round(*a.SelectedAltM*mToFt)), 10)
+	}
+	if a.BaroSettingHPa != nil {
+		b = append(b, `,"nav_qnh":`...)
+		b = strconv.AppendFloat(b, math.Round(*a.BaroSettingHPa*10)/10, 'f', -1, 64)
 	}
 	return b
 }

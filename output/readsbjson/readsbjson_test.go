@@ -58,6 +58,22 @@ func TestAppendAircraftUnits(t *testing.T) {
 	}
 }
 
+// TestNavFromCommB: the selected altitude and pressure setting an
+// aircraft's Comm-B replies gave (SI on the track) are readsb's
+// nav_altitude_mcp in feet and nav_qnh in hPa.
+func TestNavFromCommB(t *testing.T) {
+	tr := aircraftTrack()
+	tr.AirData = &events.AirData{SelectedAltM: ptr(10000 * 0.3048), BaroSettingHPa: ptr(1013.2)}
+	m := decodeEntry(t, AppendAircraft(nil, &tr, t0))
+	if m["nav_altitude_mcp"] != 10000.0 || m["nav_qnh"] != 1013.2 {
+		t.Fatalf("nav_altitude_mcp %v, nav_qnh %v", m["nav_altitude_mcp"], m["nav_qnh"])
+	}
+	tr.AirData = nil
+	if m := decodeEntry(t, AppendAircraft(nil, &tr, t0)); m["nav_qnh"] != nil {
+		t.Fatal("nav_qnh without Comm-B")
+	}
+}
+
 func TestDroneEntry(t *testing.T) {
 	d := events.Track{TrackID: "rid:1581F5FJD228400A", UASID: "1581F5FJD228400A", Lat: ptr(1.0), Lon: ptr(2.0),
 		AltM: ptr(120.0), AltKind: "geo", LastSeen: t0, Observations: 3}
