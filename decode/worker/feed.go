@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"time"
@@ -181,6 +182,9 @@ func (f *Feed) settleDead(done <-chan struct{}) {
 			select {
 			case <-fut.Ok():
 			case err := <-fut.Err():
+				if duplicateInProcess(err) {
+					continue // another instance is storing the same dead letter
+				}
 				f.fm.deadFailed.Inc()
 				f.log.Warn("dead letter not stored", "subject", fut.Msg().Subject, "err", err)
 			case <-done:
@@ -190,6 +194,14 @@ func (f *Feed) settleDead(done <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// duplicateInProcess reports JetStream's answer to a message whose
+// de-duplication id another publisher is storing at that moment (on a
+// clustered stream): not a failure, the message is being stored once.
+func duplicateInProcess(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10158
 }
 
 // protocolOf is the protocol token of a raw subject

@@ -247,6 +247,9 @@ func (w *Worker) settle(ctx context.Context, work []pending) {
 			select {
 			case <-f.Ok():
 			case err := <-f.Err():
+				if duplicateInProcess(err) {
+					continue // another instance is storing the same output
+				}
 				p.failed = true
 				w.log.Warn("publish observation", "protocol", w.proto, "err", err)
 			case <-ctx.Done():

@@ -121,6 +121,15 @@ func startProc(t *testing.T, dir, name, bin string, args ...string) *proc {
 		close(p.done)
 	}()
 	t.Cleanup(func() {
+		if t.Failed() && p.running() {
+			// A Go process dumps its goroutines on SIGQUIT: the log then
+			// shows where a stuck process was stuck.
+			_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+			select {
+			case <-p.done:
+			case <-time.After(2 * time.Second):
+			}
+		}
 		p.kill()
 		if t.Failed() {
 			t.Logf("--- last lines of %s (%s):\n%s", name, logPath, tail(logPath, 25))
