@@ -106,29 +106,16 @@ func TestMissingDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := lifecycle.NewStatus(nil)
-	rep := &recorder{Reporter: st.Reporter("serial", lifecycle.Input), retried: make(chan error, 1)}
+	rep := sensorstest.NewReporter(st.Reporter("serial", lifecycle.Input), 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- src.Run(ctx, sensorstest.NewSink(), rep) }()
-	if err := <-rep.retried; err == nil || !strings.Contains(err.Error(), "does-not-exist") {
+	if err := <-rep.Retried; err == nil || !strings.Contains(err.Error(), "does-not-exist") {
 		t.Errorf("retrying with %v", err)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
-	}
-}
-
-type recorder struct {
-	lifecycle.Reporter
-	retried chan error
-}
-
-func (r *recorder) Retrying(err error) {
-	r.Reporter.Retrying(err)
-	select {
-	case r.retried <- err:
-	default:
 	}
 }
 

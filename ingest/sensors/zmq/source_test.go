@@ -170,12 +170,12 @@ func TestReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := sensorstest.NewSink()
-	rep := &recorder{Reporter: lifecycle.NewStatus(nil).Reporter("zmq", lifecycle.Input), retried: make(chan error, 16)}
+	rep := sensorstest.NewReporter(lifecycle.NewStatus(nil).Reporter("zmq", lifecycle.Input), 16)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- src.Run(ctx, sink, rep) }()
-	if err := <-rep.retried; err == nil {
+	if err := <-rep.Retried; err == nil {
 		t.Fatal("no retry without a publisher")
 	}
 	rid := sample(t, "wardragon_rid.jsonl")
@@ -186,11 +186,11 @@ func TestReconnects(t *testing.T) {
 			t.Fatalf("round %d: nothing received", round)
 		}
 		stop()
-		for len(rep.retried) > 0 { // retries reported before this round
-			<-rep.retried
+		for len(rep.Retried) > 0 { // retries reported before this round
+			<-rep.Retried
 		}
 		select {
-		case <-rep.retried:
+		case <-rep.Retried:
 		case <-ctx.Done():
 			t.Fatalf("round %d: the publisher's end was not noticed", round)
 		}
@@ -198,18 +198,5 @@ func TestReconnects(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
-	}
-}
-
-type recorder struct {
-	lifecycle.Reporter
-	retried chan error
-}
-
-func (r *recorder) Retrying(err error) {
-	r.Reporter.Retrying(err)
-	select {
-	case r.retried <- err:
-	default:
 	}
 }
