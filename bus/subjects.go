@@ -118,6 +118,19 @@ func IntakeSubject(protocol, sensor string) string {
 	return IntakePrefix + "." + protocol + "." + Token(sensor)
 }
 
+// SplitSubject splits a subject of the shape prefix.{protocol}.{rest}, as
+// RawSubject, IntakeSubject, TrackSubject and ThreatSubject build them,
+// into its protocol and the rest; ok is false when the subject does not
+// start with prefix or has nothing after the protocol (protocol is then
+// what follows the prefix, if anything).
+func SplitSubject(prefix, subject string) (protocol, rest string, ok bool) {
+	after, ok := strings.CutPrefix(subject, prefix+".")
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(after, ".")
+}
+
 // RawSubject is the subject a receiver publishes raw frames of protocol to.
 func RawSubject(protocol, sensor string) string {
 	return RawPrefix + "." + protocol + "." + Token(sensor)

@@ -309,11 +309,7 @@ func (in *Intake) reply(subject, text string) {
 
 // intakeSubject splits cuas.in.{protocol}.{sensor}.
 func intakeSubject(s string) (protocol, sensor string, ok bool) {
-	rest, ok := strings.CutPrefix(s, bus.IntakePrefix+".")
-	if !ok {
-		return "", "", false
-	}
-	protocol, sensor, ok = strings.Cut(rest, ".")
+	protocol, sensor, ok = bus.SplitSubject(bus.IntakePrefix, s)
 	if !ok || sensor == "" || strings.Contains(sensor, ".") || !decode.Protocol(protocol).Valid() {
 		return "", "", false
 	}

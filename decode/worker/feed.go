@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -207,10 +206,6 @@ func duplicateInProcess(err error) bool {
 // protocolOf is the protocol token of a raw subject
 // (cuas.raw.{protocol}.{sensor}).
 func protocolOf(subject string) string {
-	rest, ok := strings.CutPrefix(subject, bus.RawPrefix+".")
-	if !ok {
-		return ""
-	}
-	p, _, _ := strings.Cut(rest, ".")
+	p, _, _ := bus.SplitSubject(bus.RawPrefix, subject)
 	return p
 }

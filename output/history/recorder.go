@@ -201,11 +201,7 @@ func (r *Recorder) onThreat(m *nats.Msg) {
 
 // subjectProtocol is the protocol token of cuas.track.{protocol}.{key}.
 func subjectProtocol(subject string) string {
-	rest, ok := strings.CutPrefix(subject, bus.TrackPrefix+".")
-	if !ok {
-		return ""
-	}
-	p, _, _ := strings.Cut(rest, ".")
+	p, _, _ := bus.SplitSubject(bus.TrackPrefix, subject)
 	return p
 }
 
