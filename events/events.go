@@ -142,6 +142,44 @@ type Track struct {
 	PositionTime *time.Time `json:"position_time,omitempty"`
 	// AirData is what the aircraft's Mode S Comm-B replies (DF20/21) said.
 	AirData *AirData `json:"air_data,omitempty"`
+
+	// Issue 25 (field sensors). Product is the product the broadcast
+	// names (an unauthenticated claim) and the drone-database record it
+	// matches; SensorSignals the last signal level each sensor in Sensors
+	// measured for this track (only sensors that report one).
+	Product       *Product       `json:"product,omitempty"`
+	SensorSignals []SensorSignal `json:"sensor_signals,omitempty"`
+}
+
+// Product is a track's product claim (issue 25): what the broadcast says
+// the aircraft is, and which drone-database record that names. A claim,
+// never an identification: DroneID and Remote ID are unauthenticated.
+type Product struct {
+	// Claim is the product named: the DJI product type's name from the
+	// code table, else the Self-ID text (which may name no product).
+	Claim string `json:"claim,omitempty"`
+	// ProductType is the DJI DroneID product type number, when relayed.
+	ProductType *int `json:"product_type,omitempty"`
+	// Text is the Self-ID text, when it differs from Claim.
+	Text string `json:"text,omitempty"`
+	// MatchedBy says how the claim was matched: "dji_product_type" (the
+	// product type code table), "model_name", "alias", or "unknown" (no
+	// record matches; nothing is guessed).
+	MatchedBy string `json:"matched_by"`
+	// ReferenceID and ReferenceName are the matched drone-database record
+	// (GET /v1/drones/{id}); absent when unknown.
+	ReferenceID   string `json:"reference_id,omitempty"`
+	ReferenceName string `json:"reference_name,omitempty"`
+}
+
+// SensorSignal is the last signal level one sensor measured for a track
+// (issue 25): RSSI in dBm from field sensors, or the signal level in dBFS
+// from Mode S receivers; Time is when it was received.
+type SensorSignal struct {
+	Sensor     string    `json:"sensor"`
+	RSSIDBm    *float64  `json:"rssi_dbm,omitempty"`
+	SignalDBFS *float64  `json:"signal_dbfs,omitempty"`
+	Time       time.Time `json:"time"`
 }
 
 // AirData is the Mode S enhanced-surveillance part of an aircraft track,
