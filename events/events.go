@@ -22,6 +22,8 @@ const (
 	TypeSwarmGone    = "swarm.dissolved"
 	TypeZoneUpsert   = "zone.upsert"
 	TypeZoneDeleted  = "zone.deleted"
+	// TypeSensorState is a field sensor's state (issue 25).
+	TypeSensorState = "sensor.state"
 )
 
 // Cadences of the event publisher.
@@ -35,6 +37,9 @@ const (
 	KeepAlive = 15 * time.Second
 	// ZoneRepeat is how often every zone is announced again.
 	ZoneRepeat = time.Minute
+	// SensorRepeat is how often every field sensor is announced again
+	// (issue 25); a changed sensor is announced within a second.
+	SensorRepeat = 10 * time.Second
 )
 
 // Header is what every event starts with.
@@ -288,6 +293,59 @@ type Identity struct {
 	Category    string `json:"category,omitempty"`
 	AllowListed bool   `json:"allow_listed"`
 	Side        string `json:"side,omitempty"`
+}
+
+// SensorEvent is published on cuas.sensor.{id} (issue 25) by the instance
+// whose input hears the sensor: when its state changes (first heard, a
+// position, a status, a new kind of refused message, down or up again),
+// at most once a second, and every SensorRepeat. Every instance merges
+// what the others publish into its GET /v1/sensors.
+type SensorEvent struct {
+	Header
+	Sensor Sensor `json:"sensor"`
+}
+
+// Sensor is one field sensor (a WarDragon kit, an ESP32 scanner, a UDP
+// forwarder, a Wi-Fi capture): the object of GET /v1/sensors and of sensor
+// events (issue 25).
+type Sensor struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Position is nil until configured or reported.
+	Position  *SensorPosition `json:"position,omitempty"`
+	FirstSeen time.Time       `json:"first_seen,omitzero"`
+	LastHeard time.Time       `json:"last_heard,omitzero"`
+	// Messages counts the drone claims and statuses accepted; Rejected the
+	// messages refused, by reason.
+	Messages uint64            `json:"messages"`
+	Rejected map[string]uint64 `json:"rejected,omitempty"`
+	// Down is true when the sensor has been silent longer than
+	// ExpectSeconds (or was never heard).
+	Down          bool    `json:"down"`
+	ExpectSeconds float64 `json:"expect_seconds"`
+	// GPSFix, CPUPercent and TempC come from a WarDragon status.
+	GPSFix     *bool    `json:"gps_fix,omitempty"`
+	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	TempC      *float64 `json:"temperature_c,omitempty"`
+	// LastRSSI is the signal strength of the last drone claim, in dBm.
+	LastRSSI *float64 `json:"last_rssi_dbm,omitempty"`
+	// Instance is the cuasd instance whose input this state comes from
+	// (--instance); HeardBy, on GET /v1/sensors, every instance that has
+	// heard the sensor, sorted (several do when a forwarder sends to each,
+	// or each subscribes to one kit).
+	Instance string   `json:"instance,omitempty"`
+	HeardBy  []string `json:"heard_by,omitempty"`
+}
+
+// SensorPosition is where a sensor is.
+type SensorPosition struct {
+	Lat    float64 `json:"lat"`
+	Lon    float64 `json:"lon"`
+	AltM   float64 `json:"alt_m,omitempty"`
+	HasAlt bool    `json:"-"`
+	// Source is "configured" (from the command line) or "reported" (the
+	// sensor's own status feed, an unauthenticated claim like any other).
+	Source string `json:"source"`
 }
 
 // Error is the error type of package events.
