@@ -96,3 +96,30 @@ func BenchmarkMatchProduct(b *testing.B) {
 		_ = db.MatchProduct("DJI Mavic 3", 0)
 	}
 }
+
+// FuzzMatchProduct: any text and number give a known method, and a match
+// names a record that exists, is an aircraft, and carries its own name.
+func FuzzMatchProduct(f *testing.F) {
+	for _, s := range []string{"DJI Mavic 3", "M30T", "Skydio X2", "", "AeroScope", "\xff\x00mavic-3"} {
+		f.Add(s, 0)
+	}
+	f.Add("", 68)
+	f.Add("DJI Mavic 3", 63)
+	db := mustDB(f)
+	f.Fuzz(func(t *testing.T, text string, code int) {
+		m := db.MatchProduct(text, code)
+		switch m.Method {
+		case MatchUnknown:
+			if m.ID != "" || m.Name != "" {
+				t.Fatalf("unknown with a record: %+v", m)
+			}
+		case MatchModelName, MatchAlias, MatchProductType:
+			d, ok := db.Drone(m.ID)
+			if !ok || d.Name != m.Name || d.Airframe == "ground_system" {
+				t.Fatalf("match %+v names no aircraft record", m)
+			}
+		default:
+			t.Fatalf("method %q", m.Method)
+		}
+	})
+}
