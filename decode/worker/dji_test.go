@@ -68,3 +68,23 @@ func TestDJIProductClaim(t *testing.T) {
 		t.Fatalf("observations %+v, dead %+v", md.obs, md.dead)
 	}
 }
+
+// BenchmarkDJIDecode: one relayed DroneID pack (Basic ID, Location, Self-ID
+// "DJI Mavic 3") decoded into an observation, as a kit repeats it.
+func BenchmarkDJIDecode(b *testing.B) {
+	var basic, loc, self [remoteid.MessageSize]byte
+	_ = remoteid.EncodeBasicID(&basic, 2, &remoteid.BasicIDData{IDType: 1, UAType: 2, UASID: []byte("3NZEXAMPLEDJI003")})
+	_ = remoteid.EncodeLocation(&loc, 2, &remoteid.LocationData{Status: 2, Latitude: 51.46811, Longitude: -0.46022,
+		Direction: 45, SpeedHorizontal: 7, AltitudeBaro: -1000, AltitudeGeo: 60, Height: 35, Timestamp: remoteid.TimestampUnknown})
+	_ = remoteid.EncodeSelfID(&self, 2, &remoteid.SelfIDData{Desc: "DJI Mavic 3"})
+	pack, err := remoteid.AppendPack(nil, 2, basic, loc, self)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := NewDJI()
+	out := make([]decode.Observation, 0, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		out, _ = d.Decode(pack, Meta{Sensor: "kit", RecvUnixNano: 1}, out[:0])
+	}
+}
