@@ -150,6 +150,24 @@ func TestZMQAndPcapAreOneTrack(t *testing.T) {
 	if err := json.Unmarshal(body, &s); err != nil || s.Position.Lat != 51.47001 || s.Position.Source != "reported" {
 		t.Errorf("sensor: %s", body)
 	}
+	// Issue 25: the sensor registry stage names this instance as the one
+	// that heard the kit (and publishes it on cuas.sensor.kit-1).
+	var reg struct {
+		Instance string   `json:"instance"`
+		HeardBy  []string `json:"heard_by"`
+	}
+	for deadline := time.Now().Add(20 * time.Second); reg.Instance == ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("sensor never names its instance: %s", body)
+		}
+		_, body = get(t, base+"/v1/sensors/kit-1")
+		if err := json.Unmarshal(body, &reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(reg.HeardBy, []string{reg.Instance}) {
+		t.Errorf("heard_by: %s", body)
+	}
 }
 
 // TestSensorFlagErrors: a bad sensor flag stops the start with a message

@@ -116,7 +116,7 @@ func (r *Registry) merged(id string, now time.Time) Sensor {
 	var heardBy []string
 	if s := r.m[id]; s != nil {
 		best, found = r.copyOf(s, now), true
-		if !s.LastHeard.IsZero() {
+		if !s.LastHeard.IsZero() && r.instance != "" { // "": no announcer, a registry of its own
 			heardBy = append(heardBy, r.instance)
 		}
 	}
