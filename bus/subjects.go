@@ -81,6 +81,10 @@ const (
 	HeaderRecvTime = "Cuas-Recv-Ns"
 	// HeaderSensor names the receiver (also the last subject token).
 	HeaderSensor = "Cuas-Sensor"
+	// HeaderProductType is a DJI DroneID product type number (decimal,
+	// 1-255) relayed by a field sensor beside the F3411 pack that has no
+	// place for it (issue 25); optional.
+	HeaderProductType = "Cuas-Product-Type"
 	// HeaderSignal is the receiver's signal level (decimal), optional: dBFS
 	// from Mode S receivers, RSSI in dBm from field sensors.
 	HeaderSignal = "Cuas-Signal"

@@ -18,7 +18,9 @@ import (
 //	u16 nwarnings, each a string |
 //	u64 Comm-B MB field, only when the flag flCommB is set (version 4) |
 //	f64 signal level, only when the flag flSignal is set (version 4; field
-//	sensors' RSSI, issue 25)
+//	sensors' RSSI, issue 25) |
+//	u16 product type + string description, only when the flag flProduct is
+//	set (version 4; the product claim, issue 25)
 //
 // Flag bits 16-17 hold the CategoryKind.
 //
@@ -42,6 +44,11 @@ const (
 	flCommB
 	flSignal
 )
+
+// flProduct marks a record with a product claim (issue 25). It is a high
+// bit, apart from the iota block, so that other fields can take the next
+// low bits without renumbering it.
+const flProduct = 1 << 24
 
 // The category kind travels in bits 16-17 of the flags (within version 4:
 // a record without them has no kind).
@@ -71,6 +78,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.ModeSReply, flModeS)
 	set(o.HasCommB, flCommB)
 	set(o.Signal != 0, flSignal)
+	set(o.Description != "" || o.ProductType != 0, flProduct) // issue 25
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -98,6 +106,12 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	}
 	if o.Signal != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.Signal))
+	}
+	// Issue 25: the product claim, after every older field so that records
+	// without it read as before.
+	if fl&flProduct != 0 {
+		b = binary.LittleEndian.AppendUint16(b, o.ProductType)
+		b = appendStr(b, o.Description)
 	}
 	return b
 }
@@ -156,6 +170,10 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	}
 	if fl&flSignal != 0 {
 		o.Signal = math.Float64frombits(r.u64())
+	}
+	if fl&flProduct != 0 { // issue 25
+		o.ProductType = r.u16()
+		o.Description = r.str()
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec

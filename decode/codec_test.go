@@ -92,6 +92,35 @@ func TestCodecSignal(t *testing.T) {
 	}
 }
 
+// TestCodecProduct (issue 25): the product claim is a flagged trailer, so
+// a record without one is byte for byte what the previous cuasd wrote
+// (and reads as before), and one with it round-trips.
+func TestCodecProduct(t *testing.T) {
+	o := sampleObs()
+	o.Signal = -76
+	without := o.AppendBinary(nil)
+	if without[1+3]&(flProduct>>24) != 0 {
+		t.Fatal("product flag set without a product claim")
+	}
+	o.Description, o.ProductType = "DJI Mavic 3", 68
+	with := o.AppendBinary(nil)
+	if len(with) != len(without)+2+2+len("DJI Mavic 3") || with[0] != without[0] {
+		t.Fatalf("with a product %d bytes, without %d", len(with), len(without))
+	}
+	var out Observation
+	if err := out.UnmarshalBinary(with); err != nil || out.Description != "DJI Mavic 3" || out.ProductType != 68 || out.Signal != -76 {
+		t.Fatalf("%v: %q %d %v", err, out.Description, out.ProductType, out.Signal)
+	}
+	if err := out.UnmarshalBinary(without); err != nil || out.Description != "" || out.ProductType != 0 {
+		t.Fatalf("older record: %v %q %d", err, out.Description, out.ProductType)
+	}
+	for _, cut := range []int{1, 2, 3} {
+		if err := out.UnmarshalBinary(with[:len(with)-cut*4+3]); err == nil {
+			t.Fatalf("product trailer cut by %d accepted", cut*4-3)
+		}
+	}
+}
+
 func TestBatch(t *testing.T) {
 	a, c := sampleObs(), Observation{Protocol: MAVLink, Key: "1-1@udp"}
 	b := c.AppendBatch(a.AppendBatch(nil))

@@ -105,4 +105,14 @@ type Observation struct {
 
 	// Warnings are the decoder's plausibility findings (spoofing indicators).
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Product claim (issue 25). Description is the transmitter's free text
+	// that may name its product: the Remote ID Self-ID text (description
+	// type 0), which a DJI DroneID receiver fills with the product name
+	// ("DJI Mavic 3"). ProductType is DJI DroneID's product type number as
+	// the sensor relayed it (the Cuas-Product-Type header); 0 is none.
+	// Both are unauthenticated claims, matched against the drone database
+	// by fusion (reference.MatchProduct).
+	Description string `json:"description,omitempty"`
+	ProductType uint16 `json:"product_type,omitempty"`
 }

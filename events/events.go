@@ -22,6 +22,8 @@ const (
 	TypeSwarmGone    = "swarm.dissolved"
 	TypeZoneUpsert   = "zone.upsert"
 	TypeZoneDeleted  = "zone.deleted"
+	// TypeSensorState is a field sensor's state (issue 25).
+	TypeSensorState = "sensor.state"
 )
 
 // Cadences of the event publisher.
@@ -35,6 +37,9 @@ const (
 	KeepAlive = 15 * time.Second
 	// ZoneRepeat is how often every zone is announced again.
 	ZoneRepeat = time.Minute
+	// SensorRepeat is how often every field sensor is announced again
+	// (issue 25); a changed sensor is announced within a second.
+	SensorRepeat = 10 * time.Second
 )
 
 // Header is what every event starts with.
@@ -142,6 +147,44 @@ type Track struct {
 	PositionTime *time.Time `json:"position_time,omitempty"`
 	// AirData is what the aircraft's Mode S Comm-B replies (DF20/21) said.
 	AirData *AirData `json:"air_data,omitempty"`
+
+	// Issue 25 (field sensors). Product is the product the broadcast
+	// names (an unauthenticated claim) and the drone-database record it
+	// matches; SensorSignals the last signal level each sensor in Sensors
+	// measured for this track (only sensors that report one).
+	Product       *Product       `json:"product,omitempty"`
+	SensorSignals []SensorSignal `json:"sensor_signals,omitempty"`
+}
+
+// Product is a track's product claim (issue 25): what the broadcast says
+// the aircraft is, and which drone-database record that names. A claim,
+// never an identification: DroneID and Remote ID are unauthenticated.
+type Product struct {
+	// Claim is the product named: the DJI product type's name from the
+	// code table, else the Self-ID text (which may name no product).
+	Claim string `json:"claim,omitempty"`
+	// ProductType is the DJI DroneID product type number, when relayed.
+	ProductType *int `json:"product_type,omitempty"`
+	// Text is the Self-ID text, when it differs from Claim.
+	Text string `json:"text,omitempty"`
+	// MatchedBy says how the claim was matched: "dji_product_type" (the
+	// product type code table), "model_name", "alias", or "unknown" (no
+	// record matches; nothing is guessed).
+	MatchedBy string `json:"matched_by"`
+	// ReferenceID and ReferenceName are the matched drone-database record
+	// (GET /v1/drones/{id}); absent when unknown.
+	ReferenceID   string `json:"reference_id,omitempty"`
+	ReferenceName string `json:"reference_name,omitempty"`
+}
+
+// SensorSignal is the last signal level one sensor measured for a track
+// (issue 25): RSSI in dBm from field sensors, or the signal level in dBFS
+// from Mode S receivers; Time is when it was received.
+type SensorSignal struct {
+	Sensor     string    `json:"sensor"`
+	RSSIDBm    *float64  `json:"rssi_dbm,omitempty"`
+	SignalDBFS *float64  `json:"signal_dbfs,omitempty"`
+	Time       time.Time `json:"time"`
 }
 
 // AirData is the Mode S enhanced-surveillance part of an aircraft track,
@@ -250,6 +293,59 @@ type Identity struct {
 	Category    string `json:"category,omitempty"`
 	AllowListed bool   `json:"allow_listed"`
 	Side        string `json:"side,omitempty"`
+}
+
+// SensorEvent is published on cuas.sensor.{id} (issue 25) by the instance
+// whose input hears the sensor: when its state changes (first heard, a
+// position, a status, a new kind of refused message, down or up again),
+// at most once a second, and every SensorRepeat. Every instance merges
+// what the others publish into its GET /v1/sensors.
+type SensorEvent struct {
+	Header
+	Sensor Sensor `json:"sensor"`
+}
+
+// Sensor is one field sensor (a WarDragon kit, an ESP32 scanner, a UDP
+// forwarder, a Wi-Fi capture): the object of GET /v1/sensors and of sensor
+// events (issue 25).
+type Sensor struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	// Position is nil until configured or reported.
+	Position  *SensorPosition `json:"position,omitempty"`
+	FirstSeen time.Time       `json:"first_seen,omitzero"`
+	LastHeard time.Time       `json:"last_heard,omitzero"`
+	// Messages counts the drone claims and statuses accepted; Rejected the
+	// messages refused, by reason.
+	Messages uint64            `json:"messages"`
+	Rejected map[string]uint64 `json:"rejected,omitempty"`
+	// Down is true when the sensor has been silent longer than
+	// ExpectSeconds (or was never heard).
+	Down          bool    `json:"down"`
+	ExpectSeconds float64 `json:"expect_seconds"`
+	// GPSFix, CPUPercent and TempC come from a WarDragon status.
+	GPSFix     *bool    `json:"gps_fix,omitempty"`
+	CPUPercent *float64 `json:"cpu_percent,omitempty"`
+	TempC      *float64 `json:"temperature_c,omitempty"`
+	// LastRSSI is the signal strength of the last drone claim, in dBm.
+	LastRSSI *float64 `json:"last_rssi_dbm,omitempty"`
+	// Instance is the cuasd instance whose input this state comes from
+	// (--instance); HeardBy, on GET /v1/sensors, every instance that has
+	// heard the sensor, sorted (several do when a forwarder sends to each,
+	// or each subscribes to one kit).
+	Instance string   `json:"instance,omitempty"`
+	HeardBy  []string `json:"heard_by,omitempty"`
+}
+
+// SensorPosition is where a sensor is.
+type SensorPosition struct {
+	Lat    float64 `json:"lat"`
+	Lon    float64 `json:"lon"`
+	AltM   float64 `json:"alt_m,omitempty"`
+	HasAlt bool    `json:"-"`
+	// Source is "configured" (from the command line) or "reported" (the
+	// sensor's own status feed, an unauthenticated claim like any other).
+	Source string `json:"source"`
 }
 
 // Error is the error type of package events.

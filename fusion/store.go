@@ -155,6 +155,7 @@ func (s *Store) applyLocked(o *decode.Observation, now int64) (Update, bool) {
 	}
 	t.mergeClaims(o)
 	t.mergeMeasurements(o)
+	t.mergeSensorClaims(o, recv) // issue 25
 	if o.HasCommB && o.ModeSReply && o.Protocol == decode.ADSB {
 		applyCommB(t, o, recv)
 	}

@@ -126,6 +126,11 @@ type track struct {
 		t        int64
 		lat, lon float64
 	}
+
+	// ext is the issue-25 part (product claim, per-sensor signal), nil
+	// until an observation carries either; out of line, one pointer, to
+	// keep the track in its size class.
+	ext *trackExt
 }
 
 func protoIndex(p decode.Protocol) int {
@@ -266,6 +271,12 @@ type Track struct {
 	History       []Point
 	// Air is what the aircraft's Comm-B replies said (nil: nothing).
 	Air *AirData
+
+	// Issue 25 (field sensors). Product is the product the broadcast
+	// names and its drone-database match (nil: no claim); SensorSignals
+	// the last signal level of each listed sensor that measured one.
+	Product       *ProductClaim
+	SensorSignals []SensorSignal
 }
 
 // SwarmTrack is the track as an input of swarm detection: what the board
@@ -292,6 +303,7 @@ func (t *track) snapshot(withHistory bool) Track {
 		s.RejectedPositions = t.cpr.rejected
 	}
 	s.DisagreementM = t.disagreementM(2e9)
+	t.snapshotSensorClaims(&s) // issue 25
 	if t.air != nil {
 		a := *t.air
 		s.Air = &a

@@ -48,6 +48,7 @@ func (t *Track) View(withHistory bool) events.Track {
 	if t.Air != nil {
 		j.AirData = t.Air.view()
 	}
+	t.viewSensorClaims(&j) // issue 25
 	if withHistory {
 		for _, p := range t.History {
 			pj := events.Point{T: time.Unix(0, p.T).UTC(), Lat: Round(p.Lat, 6), Lon: Round(p.Lon, 6)}

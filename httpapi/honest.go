@@ -33,7 +33,9 @@ func honesty(signingMode string) Honesty {
 			"not ground truth. MAVLink v2 signatures are verified only when a signing key is supplied. " +
 			"Field sensors (WarDragon/DragonSync over ZeroMQ, ESP32 scanners over serial, UDP JSON forwarders) relay what they " +
 			"decoded as unsigned JSON: cuasd can check neither the drone's broadcast nor the sensor's decoding, " +
-			"and a sensor's reported position is a claim too.",
+			"and a sensor's reported position is a claim too. " +
+			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
+			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed.",
 		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
 			"it is never silently accepted as valid.",
 		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +

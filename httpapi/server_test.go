@@ -85,7 +85,8 @@ func TestHonestHasExactlyTheSevenFields(t *testing.T) {
 				t.Errorf("lambda statement lacks %q", s)
 			}
 		}
-		for _, s := range []string{"Remote ID", "ADS-B", "MAVLink", "unauthenticated", "spoofable", "Field sensors", "unsigned JSON"} {
+		for _, s := range []string{"Remote ID", "ADS-B", "MAVLink", "unauthenticated", "spoofable", "Field sensors", "unsigned JSON",
+			"product type", "unauthenticated claim", "never guessed"} {
 			if !strings.Contains(m["signal_trust"].(string), s) {
 				t.Errorf("signal_trust lacks %q", s)
 			}

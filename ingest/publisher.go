@@ -100,6 +100,10 @@ type Frame struct {
 	// ID is the de-duplication id; empty derives one from the reception
 	// (protocol, sensor, RecvUnixNano, Data) with MsgID.
 	ID string
+
+	// ProductType is a DJI DroneID product type number a field sensor
+	// relayed (issue 25; see bus.HeaderProductType); 0: none.
+	ProductType uint16
 }
 
 // Result is what a publish achieved.
@@ -144,6 +148,9 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 		}
 		if f.Link != "" {
 			msg.Header.Set(bus.HeaderLink, f.Link)
+		}
+		if f.ProductType != 0 { // issue 25
+			msg.Header.Set(bus.HeaderProductType, strconv.Itoa(int(f.ProductType)))
 		}
 		fut, err := p.js.PublishMsgAsync(msg)
 		if err != nil {

@@ -35,6 +35,8 @@ type DB struct {
 	all        Set
 	sideOfSet  map[Side]Set
 	allowedCty []string
+	// products indexes the product names (issue 25, see MatchProduct).
+	products map[string]ProductMatch
 }
 
 type dronesFile struct {
@@ -110,6 +112,7 @@ func Load(data []byte) (*DB, error) {
 		}
 	}
 	slices.Sort(db.allowedCty)
+	db.indexProducts()
 	return db, nil
 }
 

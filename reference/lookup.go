@@ -41,6 +41,9 @@ type Query struct {
 	EmitterCategory string
 	// MAVType is the MAV_TYPE from a MAVLink HEARTBEAT, or -1.
 	MAVType int
+	// ProductID is the id of the record a product claim names (issue 25:
+	// ProductMatch.ID of MatchProduct), or "".
+	ProductID string
 }
 
 // NewQuery returns a Query that claims nothing.
@@ -79,6 +82,14 @@ func (db *DB) Lookup(q Query) Match {
 	}
 	if q.MAVType >= 0 && q.MAVType != 0 { // 0 = MAV_TYPE_GENERIC
 		s = s.and(db.byMAVType[q.MAVType])
+		n++
+	}
+	if q.ProductID != "" {
+		var one Set
+		if i, ok := db.byID[q.ProductID]; ok {
+			one.add(i)
+		}
+		s = s.and(one)
 		n++
 	}
 	if n == 0 {

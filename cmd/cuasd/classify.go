@@ -24,7 +24,8 @@ func demoGeofences() []gate.Geofence {
 
 // classifier maps a track's identity claims to a drone-database side: a
 // Remote ID serial number's ANSI/CTA-2063-A manufacturer code, the Remote
-// ID UA type, the MAVLink MAV_TYPE, or an ADS-B emitter category.
+// ID UA type, the MAVLink MAV_TYPE, an ADS-B emitter category, or the
+// record a product claim names (issue 25).
 func classifier(db *reference.DB) func(t *fusion.Track) gate.Side {
 	// The track carries category names; the database is queried by number.
 	uaTypes, mavTypes := map[string]int{}, map[string]int{}
@@ -66,6 +67,12 @@ func classQuery(t *fusion.Track, uaTypes, mavTypes map[string]int) (q reference.
 	// which the database knows by DJI's manufacturer code.
 	if slices.Contains(t.Protocols, string(decode.DJI)) && !strings.HasPrefix(t.UASID, djiManufacturerCode) {
 		q.SerialNumber, claimed = djiManufacturerCode, true
+	}
+	// Issue 25: a product claim that names a database record (a DJI
+	// DroneID product type, a Self-ID text such as "DJI Mavic 3") narrows
+	// the candidates to that record; an unknown product narrows nothing.
+	if t.Product != nil && t.Product.Match.ID != "" {
+		q.ProductID, claimed = t.Product.Match.ID, true
 	}
 	switch t.CategoryKind {
 	case decode.CategoryEmitter:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/reference"
 )
 
@@ -35,6 +36,38 @@ func TestClassQueryReadsTheCategoryByItsKind(t *testing.T) {
 			q, claimed := classQuery(&tc.track, uaTypes, mavTypes)
 			if claimed != tc.claimed || q != tc.want {
 				t.Errorf("got %+v claimed=%v, want %+v claimed=%v", q, claimed, tc.want, tc.claimed)
+			}
+		})
+	}
+}
+
+// TestClassifierUsesTheProductClaim (issue 25): a product claim that names
+// a record narrows the side to that record's; one that contradicts the
+// serial's manufacturer leaves the side unknown; an unknown product
+// changes nothing.
+func TestClassifierUsesTheProductClaim(t *testing.T) {
+	db, err := reference.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := classifier(db)
+	claim := func(text string) *fusion.ProductClaim {
+		return &fusion.ProductClaim{Text: text, Match: db.MatchProduct(text, 0)}
+	}
+	for _, tc := range []struct {
+		name  string
+		track fusion.Track
+		want  reference.Side
+	}{
+		{"DJI DroneID Mavic 3", fusion.Track{UASID: "3NZEXAMPLEDJI003", Protocols: []string{"dji"}, Product: claim("DJI Mavic 3")}, reference.SideDualUse},
+		{"product alone", fusion.Track{Product: claim("Shahed-136")}, reference.SideAdversary},
+		{"product against the serial's manufacturer", fusion.Track{UASID: "1581F5FKD229400B", Product: claim("Parrot ANAFI")}, reference.SideUnknown},
+		{"unknown product, DJI serial", fusion.Track{UASID: "1581F5FKD229400B", Product: claim("DJI Mini 4 Pro")}, reference.SideDualUse},
+		{"unknown product alone", fusion.Track{Product: claim("Survey flight")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c(&tc.track); got != gate.Side(tc.want) {
+				t.Errorf("side %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/cuasd/cuasd/ingest/sensors/serial"
 	"github.com/cuasd/cuasd/ingest/sensors/wificap"
 	"github.com/cuasd/cuasd/ingest/sensors/zmq"
+	"github.com/cuasd/cuasd/lifecycle"
 )
 
 // sensorSources builds the field sensor inputs (issue 25): ZeroMQ
@@ -72,10 +74,7 @@ func sensorsDown(reg *sensors.Registry) []string {
 		return nil
 	}
 	var out []string
-	for _, s := range reg.List() {
-		if !s.Down {
-			continue
-		}
+	for _, s := range reg.LocalDown() {
 		if s.LastHeard.IsZero() {
 			out = append(out, fmt.Sprintf("sensor %s (%s) not heard yet", s.ID, s.Kind))
 		} else {
@@ -83,4 +82,19 @@ func sensorsDown(reg *sensors.Registry) []string {
 		}
 	}
 	return out
+}
+
+// sensorSync publishes this instance's field sensors as sensor events on
+// cuas.sensor.{id} and merges the other instances', so that every
+// instance's /v1/sensors lists every sensor of the cluster (issue 25).
+func (s *service) sensorSync() lifecycle.Component {
+	return s.stage("sensor registry", func(ctx context.Context, rep lifecycle.Reporter) error {
+		if s.sensorReg == nil { // not built: the listeners made none
+			rep.Up()
+			<-ctx.Done()
+			return nil
+		}
+		a := &sensors.Announcer{Registry: s.sensorReg, Conn: s.bus.Conn, Instance: s.cfg.instance(), Log: s.log}
+		return a.Run(ctx, rep)
+	})
 }

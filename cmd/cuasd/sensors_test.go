@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/decode/remoteid"
+	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/ingest/pcap"
 	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/ingest/sensors/sensorstest"
@@ -89,6 +90,10 @@ func TestZMQAndPcapAreOneTrack(t *testing.T) {
 	feed := filepath.Join(t.TempDir(), "feed.jsonl")
 	msg := fmt.Sprintf(`[{"Basic ID": {"id_type": "Serial Number (ANSI/CTA-2063-A)", "ua_type": 2, "id": %q, "MAC": "AA:BB:CC:00:00:01", "RSSI": "-60 dBm"}}, `+
 		`{"Location/Vector Message": {"latitude": "%.7f", "longitude": "%.7f", "geodetic_altitude": "50 m", "speed": "2.5 m/s", "op_status": "Airborne"}}]`, id, lat, lon)
+	// Issue 25: a DroneID claim that relays the product type number, not
+	// its name.
+	msg += "\n" + `[{"Basic ID": {"id": "3NZEXAMPLEDJI067", "product_type": 67, "RSSI": -80}}, ` +
+		`{"Location/Vector Message": {"latitude": 51.4690, "longitude": -0.4610, "geodetic_altitude": 40}}, {"Frequency Message": {"frequency": 5745000000}}]`
 	if err := os.WriteFile(feed, []byte(msg+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -101,16 +106,39 @@ func TestZMQAndPcapAreOneTrack(t *testing.T) {
 		return len(ts) == 1 && ts[0].ID == "rid:"+id && slices.Contains(ts[0].Sensors, "kit-1") && len(ts[0].Sensors) == 2
 	})
 	waitTracks(t, base, "?protocol=dji", func(ts []apiTrack) bool {
-		return len(ts) == 1 && ts[0].ID == "dji:3NZEXAMPLEDJI003" && ts[0].Lat != nil && *ts[0].Lat == 51.46811
+		return len(ts) == 2 && ts[0].ID == "dji:3NZEXAMPLEDJI003" && ts[0].Lat != nil && *ts[0].Lat == 51.46811
 	})
 	_, body := get(t, base+"/v1/tracks/dji:3NZEXAMPLEDJI003")
 	var tr struct {
-		Protocols   []string `json:"protocols"`
-		OperatorLat *float64 `json:"operator_lat"`
+		Protocols     []string              `json:"protocols"`
+		OperatorLat   *float64              `json:"operator_lat"`
+		Product       *events.Product       `json:"product"`
+		SensorSignals []events.SensorSignal `json:"sensor_signals"`
 	}
 	if err := json.Unmarshal(body, &tr); err != nil || tr.OperatorLat == nil || *tr.OperatorLat != 51.4679 ||
 		!slices.Equal(tr.Protocols, []string{"dji"}) {
 		t.Errorf("dji track: %s", body)
+	}
+	// Issue 25: the Self-ID text "DJI Mavic 3" names the database's Mavic 3;
+	// the kit's RSSI is the track's, per sensor.
+	if p := tr.Product; p == nil || p.ReferenceID != "dji-mavic-3" || p.MatchedBy != "model_name" || p.Claim != "DJI Mavic 3" {
+		t.Errorf("dji product: %s", body)
+	}
+	if len(tr.SensorSignals) != 1 || tr.SensorSignals[0].Sensor != "kit-1" || tr.SensorSignals[0].RSSIDBm == nil || *tr.SensorSignals[0].RSSIDBm != -76 {
+		t.Errorf("dji sensor signals: %s", body)
+	}
+	_, body = get(t, base+"/v1/tracks/dji:3NZEXAMPLEDJI067")
+	tr.Product = nil
+	if err := json.Unmarshal(body, &tr); err != nil || tr.Product == nil || tr.Product.ReferenceID != "dji-matrice-30" ||
+		tr.Product.MatchedBy != "dji_product_type" || tr.Product.ProductType == nil || *tr.Product.ProductType != 67 {
+		t.Errorf("product type 67: %s", body)
+	}
+	_, body = get(t, base+"/v1/tracks/rid:"+id)
+	tr.SensorSignals = nil
+	if err := json.Unmarshal(body, &tr); err != nil || !slices.ContainsFunc(tr.SensorSignals, func(s events.SensorSignal) bool {
+		return s.Sensor == "kit-1" && s.RSSIDBm != nil && *s.RSSIDBm == -60
+	}) {
+		t.Errorf("rid sensor signals: %s", body)
 	}
 	_, body = get(t, base+"/v1/sensors/kit-1")
 	var s struct {
@@ -121,6 +149,24 @@ func TestZMQAndPcapAreOneTrack(t *testing.T) {
 	}
 	if err := json.Unmarshal(body, &s); err != nil || s.Position.Lat != 51.47001 || s.Position.Source != "reported" {
 		t.Errorf("sensor: %s", body)
+	}
+	// Issue 25: the sensor registry stage names this instance as the one
+	// that heard the kit (and publishes it on cuas.sensor.kit-1).
+	var reg struct {
+		Instance string   `json:"instance"`
+		HeardBy  []string `json:"heard_by"`
+	}
+	for deadline := time.Now().Add(20 * time.Second); reg.Instance == ""; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("sensor never names its instance: %s", body)
+		}
+		_, body = get(t, base+"/v1/sensors/kit-1")
+		if err := json.Unmarshal(body, &reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(reg.HeardBy, []string{reg.Instance}) {
+		t.Errorf("heard_by: %s", body)
 	}
 }
 

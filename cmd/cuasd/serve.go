@@ -120,6 +120,7 @@ func (s *service) components() []lifecycle.Component {
 	cs = append(cs, s.integrityStage()) // issue 23: missing streams, consumers, buckets, ledger
 	cs = append(cs, s.gateStage())
 	cs = append(cs, s.outputs())
+	cs = append(cs, s.sensorSync()) // issue 25: the sensor registry on NATS
 	cs = append(cs, s.inputs())
 	cs = append(cs, lifecycle.Component{Name: "http", Start: s.startHTTP, Run: s.serveHTTP})
 	return cs

@@ -85,6 +85,10 @@ type uasState struct {
 	sys                      System
 	op                       OperatorID
 	frameWarnings            []WarningView
+	// selfID is the last text Self-ID (description type 0): a product
+	// claim for fusion (issue 25). Kept as a string so a repeated text
+	// costs no allocation.
+	selfID string
 }
 
 func (s *uasState) merge(f *Frame) {
@@ -106,13 +110,27 @@ func (s *uasState) merge(f *Frame) {
 			s.sys, s.hasSys = m.System, true
 		case TypeOperatorID:
 			s.op, s.hasOp = m.OperatorID, true
+		case TypeSelfID:
+			s.mergeSelfID(&m.SelfID)
 		}
+	}
+}
+
+// mergeSelfID keeps a text Self-ID; the comparison with the kept string
+// does not allocate, so only a changed text does.
+func (s *uasState) mergeSelfID(d *SelfID) {
+	if d.DescType != 0 || !printable(d.Desc[:]) {
+		return
+	}
+	if t := cstring(d.Desc[:]); string(t) != s.selfID {
+		s.selfID = string(t)
 	}
 }
 
 func (s *uasState) observation(f *Frame, recvUnixNano int64, sensor string) decode.Observation {
 	o := decode.Observation{Protocol: decode.RemoteID, Sensor: sensor, TimeUnixNano: recvUnixNano}
 	s.identity(f, &o)
+	o.Description = s.selfID // issue 25: a product claim, when it names one
 	if s.hasLoc {
 		s.location(&o)
 	}

@@ -116,6 +116,9 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 		if o.Signal == 0 {
 			o.Signal = meta.Signal
 		}
+		if o.ProductType == 0 {
+			o.ProductType = meta.ProductType // issue 25
+		}
 	}
 	return true
 }

@@ -27,6 +27,8 @@ type Meta struct {
 	Carrier string
 	// Signal is the Cuas-Signal header (0: none).
 	Signal float64
+	// ProductType is the Cuas-Product-Type header (issue 25; 0: none).
+	ProductType uint16
 	// StoredUnixNano is when JetStream stored the raw message (0:
 	// unknown): the server's clock, against which a receiver's stated
 	// receive time is bounded.
@@ -341,6 +343,9 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 		if v, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
 			meta.Signal = v
 		}
+	}
+	if v, err := strconv.ParseUint(h.Get(bus.HeaderProductType), 10, 8); err == nil {
+		meta.ProductType = uint16(v) // issue 25; a malformed header is no claim
 	}
 	if meta.Sensor == "" {
 		// The last subject token is the sensor.

@@ -49,7 +49,7 @@ func compile() {
 		}
 	}
 	compiled = map[string]*jsonschema.Schema{}
-	for _, k := range []string{"track", "threat", "swarm", "zone"} {
+	for _, k := range []string{"track", "threat", "swarm", "zone", "sensor"} {
 		s, err := c.Compile("https://cuasd.dev/schema/events/v1/" + k + ".json")
 		if err != nil {
 			compErr = fmt.Errorf("%s: %w", k, err)
@@ -59,8 +59,8 @@ func compile() {
 	}
 }
 
-// KindOf names the schema of a subject: track, threat, swarm or zone ("" for
-// none).
+// KindOf names the schema of a subject: track, threat, swarm, zone or
+// sensor ("" for none).
 func KindOf(subject string) string {
 	switch {
 	case strings.HasPrefix(subject, bus.TrackPrefix+"."):
@@ -71,6 +71,8 @@ func KindOf(subject string) string {
 		return "swarm"
 	case strings.HasPrefix(subject, bus.ZonePrefix+"."):
 		return "zone"
+	case strings.HasPrefix(subject, bus.SensorPrefix+"."):
+		return "sensor" // issue 25
 	}
 	return ""
 }

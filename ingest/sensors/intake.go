@@ -67,6 +67,7 @@ func (in *Intake) Handle(ctx context.Context, sink ingest.Sink, sensor string, m
 	if m.Claim.HasRSSI {
 		frame.Signal = m.Claim.RSSI
 	}
+	frame.ProductType = m.Claim.ProductType // issue 25: F3411 has no place for it
 	in.Registry.heard(sensor, in.Adapter, now, &m.Claim)
 	_, err = sink.PublishFrames(ctx, in.Adapter, proto, sensor, []ingest.Frame{frame})
 	return err

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/ingest/sensors/droneclaim"
 )
 
@@ -18,40 +19,12 @@ const MaxSensors = 1024
 // them and a WarDragon status every few seconds.
 const DefaultExpect = 60 * time.Second
 
-// Position is where a sensor is.
-type Position struct {
-	Lat    float64 `json:"lat"`
-	Lon    float64 `json:"lon"`
-	AltM   float64 `json:"alt_m,omitempty"`
-	HasAlt bool    `json:"-"`
-	// Source is "configured" (from the command line) or "reported" (the
-	// sensor's own status feed, an unauthenticated claim like any other).
-	Source string `json:"source"`
-}
+// Position is where a sensor is (events.SensorPosition: the registry's
+// sensors are what the sensor events carry, issue 25).
+type Position = events.SensorPosition
 
-// Sensor is one sensor as the registry knows it.
-type Sensor struct {
-	ID   string `json:"id"`
-	Kind string `json:"kind"`
-	// Position is nil until configured or reported.
-	Position  *Position `json:"position,omitempty"`
-	FirstSeen time.Time `json:"first_seen,omitzero"`
-	LastHeard time.Time `json:"last_heard,omitzero"`
-	// Messages counts the drone claims and statuses accepted; Rejected the
-	// messages refused, by reason.
-	Messages uint64            `json:"messages"`
-	Rejected map[string]uint64 `json:"rejected,omitempty"`
-	// Down is true when the sensor has been silent longer than
-	// ExpectSeconds (or was never heard).
-	Down          bool    `json:"down"`
-	ExpectSeconds float64 `json:"expect_seconds"`
-	// GPSFix, CPUPercent and TempC come from a WarDragon status.
-	GPSFix     *bool    `json:"gps_fix,omitempty"`
-	CPUPercent *float64 `json:"cpu_percent,omitempty"`
-	TempC      *float64 `json:"temperature_c,omitempty"`
-	// LastRSSI is the signal strength of the last drone claim, in dBm.
-	LastRSSI *float64 `json:"last_rssi_dbm,omitempty"`
-}
+// Sensor is one sensor as the registry knows it (events.Sensor).
+type Sensor = events.Sensor
 
 // Registry is the set of sensors the inputs have heard or been told of.
 // It is safe for concurrent use; a nil *Registry records nothing.
@@ -60,6 +33,15 @@ type Registry struct {
 	m      map[string]*Sensor
 	expect time.Duration
 	now    func() time.Time
+
+	// Issue 25, the registry on NATS (see Announcer): this instance's
+	// name, the local sensors changed since they were last announced and
+	// what was announced, and the sensors other instances announced.
+	instance  string
+	changed   map[string]bool
+	announced map[string]announcement
+	remote    map[string]map[string]remoteSensor // id → instance → state
+	nRemote   int
 }
 
 // NewRegistry returns an empty registry whose sensors count as down after
@@ -68,7 +50,8 @@ func NewRegistry(expect time.Duration) *Registry {
 	if expect <= 0 {
 		expect = DefaultExpect
 	}
-	return &Registry{m: map[string]*Sensor{}, expect: expect, now: time.Now}
+	return &Registry{m: map[string]*Sensor{}, expect: expect, now: time.Now,
+		changed: map[string]bool{}, announced: map[string]announcement{}, remote: map[string]map[string]remoteSensor{}}
 }
 
 // Configure declares a sensor before it is heard, with its kind, when pos
@@ -92,6 +75,7 @@ func (r *Registry) Configure(id, kind string, pos *Position, expect time.Duratio
 	if expect > 0 {
 		s.ExpectSeconds = expect.Seconds()
 	}
+	r.changed[id] = true
 }
 
 // get returns the sensor id, created when new and there is room; the
@@ -105,6 +89,7 @@ func (r *Registry) get(id, kind string) *Sensor {
 	}
 	s := &Sensor{ID: id, Kind: kind, ExpectSeconds: r.expect.Seconds()}
 	r.m[id] = s
+	r.changed[id] = true
 	return s
 }
 
@@ -116,6 +101,7 @@ func (r *Registry) touch(id, kind string, now int64) *Sensor {
 	t := time.Unix(0, now)
 	if s.FirstSeen.IsZero() {
 		s.FirstSeen = t
+		r.changed[id] = true
 	}
 	s.LastHeard = t
 	return s
@@ -152,6 +138,9 @@ func (r *Registry) rejected(id, kind string, now int64, reason string) {
 		if s.Rejected == nil {
 			s.Rejected = map[string]uint64{}
 		}
+		if s.Rejected[reason] == 0 {
+			r.changed[id] = true // a new kind of garbage, not every one
+		}
 		s.Rejected[reason]++
 	}
 }
@@ -167,6 +156,7 @@ func (r *Registry) status(id, kind string, now int64, st *droneclaim.Status) {
 		return
 	}
 	s.Messages++
+	r.changed[id] = true // a status is news, and comes every few seconds
 	fix := st.GPSFix
 	s.GPSFix = &fix
 	if st.HasCPU {
@@ -197,9 +187,15 @@ func (r *Registry) List() []Sensor {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	out := make([]Sensor, 0, len(r.m))
-	for _, s := range r.m {
-		out = append(out, r.copyOf(s, now))
+	r.expireRemote(now)
+	out := make([]Sensor, 0, len(r.m)+len(r.remote))
+	for id := range r.m {
+		out = append(out, r.merged(id, now))
+	}
+	for id := range r.remote {
+		if r.m[id] == nil {
+			out = append(out, r.merged(id, now))
+		}
 	}
 	slices.SortFunc(out, func(a, b Sensor) int { return strings.Compare(a.ID, b.ID) })
 	return out
@@ -212,11 +208,10 @@ func (r *Registry) Get(id string) (Sensor, bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s := r.m[id]
-	if s == nil {
+	if r.m[id] == nil && r.remote[id] == nil {
 		return Sensor{}, false
 	}
-	return r.copyOf(s, r.now()), true
+	return r.merged(id, r.now()), true
 }
 
 func (r *Registry) copyOf(s *Sensor, now time.Time) Sensor {
@@ -232,5 +227,6 @@ func (r *Registry) copyOf(s *Sensor, now time.Time) Sensor {
 		}
 	}
 	c.Down = s.LastHeard.IsZero() || now.Sub(s.LastHeard).Seconds() > s.ExpectSeconds
+	c.Instance = r.instance
 	return c
 }

@@ -121,6 +121,33 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     await page.context().close();
   });
 
+  // Issue 25: a track's product claim and its sensors' signal levels in the
+  // detail. The demo has no field sensor, so the real GET /v1/tracks/{id}
+  // answer is extended with what a WarDragon kit's DJI track carries.
+  test("track detail: the claimed product, its drone-database match, and each sensor's RSSI", async () => {
+    const page = await newPage({ width: 1280, height: 800 });
+    await page.route(/\/v1\/tracks\/[^/?]+$/, async (route) => {
+      const res = await route.fetch();
+      const t = await res.json();
+      const sensor = (t.sensors || [])[0] || "kit-1";
+      t.sensors = [sensor, "kit-2"];
+      t.product = { claim: "DJI Mavic 3", matched_by: "model_name", reference_id: "dji-mavic-3", reference_name: "Mavic 3" };
+      t.sensor_signals = [{ sensor, rssi_dbm: -76, time: new Date().toISOString() }];
+      await route.fulfill({ response: res, json: t });
+    });
+    const top = page.locator("#board-list .threat").first();
+    await top.waitFor({ timeout: WAIT_MS });
+    await top.click();
+    const product = page.locator("#detail dt", { hasText: /^Product$/ }).locator("xpath=following-sibling::dd[1]");
+    await product.waitFor({ timeout: WAIT_MS });
+    assert.match(await product.innerText(), /^DJI Mavic 3 \(claimed\) → Mavic 3 \[dji-mavic-3\], matched by model name$/);
+    const sensors = page.locator("#detail dt", { hasText: /^Sensors$/ }).locator("xpath=following-sibling::dd[1]");
+    await page.waitForFunction(() => /dBm/.test([...document.querySelectorAll("#detail dd")].map((d) => d.textContent).join(" ")), null, { timeout: WAIT_MS });
+    assert.match(await sensors.innerText(), /^\S+ \(-76\.0 dBm at \d\d:\d\d:\d\d\), kit-2$/);
+    await page.screenshot({ path: path.join(outDir, "desktop-detail-product.png") });
+    await page.context().close();
+  });
+
   // Issue 20: the recorded history on the map, from the real cuasd's
   // history store (the demo's tracks are recorded from the start).
   test("track history: a selected track shows its recorded path; a slider replays the last hour", async () => {

@@ -92,6 +92,13 @@ type Claim struct {
 	// FrequencyHz is the carrier frequency the sensor heard (DJI).
 	HasFrequency bool
 	FrequencyHz  float64
+
+	// ProductType is DJI DroneID's product type number (issue 25), as a
+	// feed that relays the number rather than its name sends it
+	// ("product_type" in the Basic ID or a flat object); 0 is none. The
+	// name the AntSDR sends instead (the Basic ID "description") is
+	// SelfID when no Self-ID text came.
+	ProductType uint16
 }
 
 // Status is what a sensor says about itself (the WarDragon status feed).

@@ -236,3 +236,36 @@ func TestVariants(t *testing.T) {
 		})
 	}
 }
+
+// TestProductClaim (issue 25): the AntSDR's shape (the product name as the
+// Basic ID description, no Self-ID) and a relayed product type number are
+// kept; a product type that is not a byte is refused.
+func TestProductClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name, msg string
+		text      string
+		code      uint16
+		reason    string
+	}{
+		{"antsdr description", `[{"Basic ID": {"id_type": "Serial Number (ANSI/CTA-2063-A)", "id": "3NZEXAMPLEDJI003", "description": "Mavic 3 Classic", "RSSI": -70}}, {"Frequency Message": {"frequency": 2437000000}}]`, "Mavic 3 Classic", 0, ""},
+		{"self-id wins over description", `[{"Self-ID Message": {"text": "DJI Mavic 3"}}, {"Basic ID": {"id": "3NZEXAMPLEDJI003", "description": "DJI Drone"}}]`, "DJI Mavic 3", 0, ""},
+		{"product type number", `[{"Basic ID": {"id": "3NZEXAMPLEDJI003", "product_type": 68}}]`, "", 68, ""},
+		{"product type as a string", `{"id": "3NZEXAMPLEDJI003", "product_type": "67", "lat": 51.4, "lon": -0.4}`, "", 67, ""},
+		{"product type not whole", `[{"Basic ID": {"id": "3NZEXAMPLEDJI003", "product_type": 68.5}}]`, "", 0, "type"},
+		{"product type over a byte", `[{"Basic ID": {"id": "3NZEXAMPLEDJI003", "product_type": 300}}]`, "", 0, "range"},
+		{"product type a word", `[{"Basic ID": {"id": "3NZEXAMPLEDJI003", "product_type": "Mavic"}}]`, "", 0, "type"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := droneclaim.Parse([]byte(tc.msg), droneclaim.KindDJI)
+			if tc.reason != "" {
+				if droneclaim.ReasonOf(err) != tc.reason {
+					t.Fatalf("err %v, want reason %s", err, tc.reason)
+				}
+				return
+			}
+			if err != nil || m.Claim.SelfID != tc.text || m.Claim.ProductType != tc.code {
+				t.Fatalf("%v: self %q product type %d", err, m.Claim.SelfID, m.Claim.ProductType)
+			}
+		})
+	}
+}

@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		`{"id": "FLAT1", "lat": 51.1, "lon": -0.2, "pilot_lat": 51.2, "pilot_lon": -0.3}`,
 		`{"serial_number": "k", "gps_data": {"latitude": 1, "longitude": 2, "gps_fix": true}}`,
 		`[{"Basic ID": {"id": "X1"}}, {"Frequency Message": {"frequency": 2437000000}}, {"System Message": {"latitude": 1, "longitude": 2}}]`,
+		// Issue 25: the product claim, as the AntSDR's description and as a product type number.
+		`[{"Basic ID": {"id": "X1", "description": "DJI Mavic 3", "product_type": "68"}}, {"Self-ID Message": {"text": "DJI Mavic 3"}}]`,
 	} {
 		f.Add([]byte(s), uint8(0))
 	}
@@ -33,8 +35,23 @@ func FuzzParse(f *testing.F) {
 		if err := remoteid.DecodeCarrier(remoteid.CarrierPack, pack, &fr); err != nil {
 			t.Fatalf("own pack does not decode: %v (%q)", err, b)
 		}
-		if o := remoteid.FrameObservation(&fr, 1, "s"); o.UASID == "" {
+		o := remoteid.FrameObservation(&fr, 1, "s")
+		if o.UASID == "" {
 			t.Fatalf("identity lost: %q", b)
 		}
+		// Issue 25: a printable Self-ID text reaches the observation as the
+		// product claim (cut to F3411's 23 bytes).
+		if c := m.Claim.SelfID; c != "" && printableASCII(c) && len(c) <= 23 && o.Description != c {
+			t.Fatalf("Self-ID %q came back as %q", c, o.Description)
+		}
 	})
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }

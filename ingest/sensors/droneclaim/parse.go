@@ -132,6 +132,7 @@ func (p *parser) basicID(o map[string]any) {
 	if _, ok := o["frequency_mhz"]; ok {
 		p.frequency(o, "frequency_mhz")
 	}
+	p.product(o)
 	id := p.str(o, first(o, "id", "uas_id", "serial_number"))
 	idType, hasType, err := enum(o["id_type"], idTypes, 15)
 	p.fail(err, "id_type")
@@ -196,6 +197,22 @@ func (p *parser) esp32(doc map[string]any) {
 	}
 	if o, ok := p.object(doc, "aext"); ok {
 		p.macRSSI(o, "AdvA", "")
+	}
+}
+
+// product reads the product claim of a Basic ID (issue 25): the AntSDR's
+// "description" (the product name it decoded, also its Self-ID text) and
+// a DroneID product type number (a byte).
+func (p *parser) product(o map[string]any) {
+	if x, ok := p.num(o, "product_type", 0, 255); ok {
+		if x != float64(uint8(x)) {
+			p.fail(&Error{Reason: "type", Detail: "a product type is a whole number"}, "product_type")
+			return
+		}
+		p.c.ProductType = uint16(x)
+	}
+	if s := p.str(o, "description"); s != "" && p.c.SelfID == "" {
+		p.c.SelfID = s
 	}
 }
 

@@ -100,6 +100,7 @@ export class DetailPanel {
         ["ICAO", idn.icao],
         ["Operator ID", idn.operator_id],
         ["Category", idn.category],
+        ["Product", productText(t.product)],
         ["Allow-listed", idn.allow_listed === undefined ? undefined : idn.allow_listed ? "yes (claimed identity is on the allow-list)" : "no"],
         ["Squawk", t.squawk],
         ["Emergency", t.emergency],
@@ -125,7 +126,7 @@ export class DetailPanel {
     parts.push(
       kv([
         ["Protocols", protocolList(t.protocols || th?.protocols)],
-        ["Sensors", (t.sensors || []).join(", ") || (this.trackError ? this.trackError.describe() : this.track ? "none reported" : "loading…")],
+        ["Sensors", sensorsText(t.sensors, t.sensor_signals) || (this.trackError ? this.trackError.describe() : this.track ? "none reported" : "loading…")],
         ["Observations", t.observations],
         ["First seen", t.first_seen || th?.first_seen ? fmt.time(t.first_seen || th.first_seen) : undefined],
         ["Last seen", t.last_seen || th?.last_seen ? `${fmt.time(t.last_seen || th.last_seen)} (${fmt.age(t.last_seen || th.last_seen)})` : undefined],
@@ -238,4 +239,30 @@ function axisChart(axes) {
     );
   }
   return ol;
+}
+
+// Issue 25: the product a broadcast names and its drone-database match, as
+// a claim; an unknown product says so.
+const matchedBy = { dji_product_type: "DJI product type", model_name: "model name", alias: "alias" };
+
+/** productText is the product claim of a track (events.Product), or undefined. */
+export function productText(p) {
+  if (!p || typeof p !== "object") return undefined;
+  const claim = p.claim || (typeof p.product_type === "number" ? `DJI product type ${p.product_type}` : "");
+  if (p.matched_by === "unknown" || !p.reference_id) return `${claim} (claimed; not in the drone database)`;
+  const how = p.matched_by === "dji_product_type" ? `DJI product type ${p.product_type}` : matchedBy[p.matched_by] || p.matched_by;
+  return `${claim} (claimed) → ${p.reference_name} [${p.reference_id}], matched by ${how}`;
+}
+
+/** sensorsText lists a track's sensors, each with its last signal level and when (events.SensorSignal). */
+export function sensorsText(sensors, signals) {
+  const by = new Map((Array.isArray(signals) ? signals : []).map((s) => [s.sensor, s]));
+  return (Array.isArray(sensors) ? sensors : [])
+    .map((name) => {
+      const s = by.get(name);
+      if (!s) return name;
+      const level = typeof s.rssi_dbm === "number" ? `${fmt.num(s.rssi_dbm, 1)} dBm` : typeof s.signal_dbfs === "number" ? `${fmt.num(s.signal_dbfs, 1)} dBFS` : "";
+      return level ? `${name} (${level} at ${fmt.time(s.time)})` : name;
+    })
+    .join(", ");
 }
