@@ -180,7 +180,12 @@ func (s *service) openZones(ctx context.Context) error {
 	if s.cfg.Demo && len(seed) == 0 {
 		seed = demoGeofences()
 	}
-	z, err := zones.Open(ctx, s.bus.JS, zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log})
+	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log}
+	kv, err := s.bus.JetStream().KeyValue(ctx, zones.BucketConfig(zcfg))
+	if err != nil {
+		return fmt.Errorf("zones: bucket: %w", err)
+	}
+	z, err := zones.Open(ctx, kv, zcfg)
 	if err != nil {
 		return fmt.Errorf("zones: %w", err)
 	}
@@ -218,7 +223,11 @@ func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
 		s.reg.MustRegister(s.store.Collector())
-		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.instance(), s.cfg.Replicas, 0, s.log)
+		kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
+		if err != nil {
+			return fmt.Errorf("fusion owners: %w", err)
+		}
+		owners, err := fusion.OpenOwners(ctx, kv, s.cfg.instance(), 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
 		}

@@ -1,0 +1,106 @@
+package codecheck
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/cuasd/cuasd/internal/testshared"
+)
+
+// jetstreamImport is the NATS client's JetStream package.
+const jetstreamImport = "github.com/nats-io/nats.go/jetstream"
+
+// jetstreamAllowed are the only non-test files and directories that may
+// import JetStream (issue 17): package bus, which implements the small
+// interfaces (key-value buckets, durable consumers, acknowledged
+// publishing) every other package declares for itself; the ledger's own
+// store; and the embedded test server. Tests may import it to play an
+// administrator or an attacker (deleting a stream, tampering a message).
+var jetstreamAllowed = []string{
+	"bus/",
+	"internal/natstest/",
+	"ledger/store.go",
+}
+
+// jetstreamPending are the files still importing JetStream directly while
+// issue 17 moves them behind bus. This list may only shrink.
+var jetstreamPending = []string{
+	"cmd/cuasd/integrity.go",
+	"cmd/cuasd/replay.go",
+	"cmd/cuasd/simulate.go",
+	"decode/worker/feed.go",
+	"decode/worker/worker.go",
+	"ingest/publisher.go",
+	"ledger/log.go",
+	"output/alert/deliver.go",
+	"output/alert/output.go",
+	"output/alert/store.go",
+}
+
+// TestJetStreamBehindBus fails when a package outside jetstreamAllowed
+// imports JetStream: they take the small interfaces they declare instead.
+func TestJetStreamBehindBus(t *testing.T) {
+	root := testshared.RepoRoot()
+	var got []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "testdata", "out", "bin":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if allowedJetStream(rel) {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == jetstreamImport {
+				got = append(got, rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range got {
+		if !slices.Contains(jetstreamPending, rel) {
+			t.Errorf("%s imports %s: declare a small interface in the package and let bus implement it (docs/ARCHITECTURE.md, JetStream behind bus)", rel, jetstreamImport)
+		}
+	}
+	for _, rel := range jetstreamPending {
+		if !slices.Contains(got, rel) {
+			t.Errorf("%s no longer imports JetStream: remove it from jetstreamPending", rel)
+		}
+	}
+}
+
+func allowedJetStream(rel string) bool {
+	for _, a := range jetstreamAllowed {
+		if rel == a || (strings.HasSuffix(a, "/") && strings.HasPrefix(rel, a)) {
+			return true
+		}
+	}
+	return false
+}
