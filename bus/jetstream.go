@@ -206,3 +206,15 @@ func (w *KVWatcher) forward() {
 		}
 	}
 }
+
+// EnsureAlertStream creates StreamAlerts (cuas.alert.>), or updates its
+// configuration: messages kept maxAge, at most 1 GiB, de-duplicated over
+// 10 minutes (several instances publish each alert message under one id).
+func (j *JetStream) EnsureAlertStream(ctx context.Context, maxAge time.Duration, replicas int) error {
+	_, err := j.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: StreamAlerts, Subjects: []string{AlertPrefix + ".>"}, Storage: jetstream.FileStorage,
+		Retention: jetstream.LimitsPolicy, MaxAge: maxAge, MaxBytes: 1 << 30,
+		Duplicates: 10 * time.Minute, Replicas: max(replicas, 1),
+	})
+	return err
+}

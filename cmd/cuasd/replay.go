@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/mavlink"
 	"github.com/cuasd/cuasd/ingest"
@@ -88,7 +88,7 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 		return fmt.Errorf("replay: connect %s: %w", o.url, err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err := bus.ConnectJetStream(nc, 0)
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,7 @@ func (s *service) startBus(ctx context.Context) error {
 		return err
 	}
 	s.bus = b
-	s.publisher = ingest.NewPublisher(b.JS, s.reg)
+	s.publisher = ingest.NewPublisher(b.JetStream(), s.reg)
 	return nil
 }
 
@@ -239,7 +239,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	if s.cfg.PublishObs {
 		for _, dec := range frameDecoders(s.cfg) {
 			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-				return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
+				return worker.NewWorker(s.bus.JetStream(), dec, metrics, s.log).Run(ctx)
 			})))
 		}
 	}
@@ -247,7 +247,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	out = append(out,
 		s.stage("fusion feed", upThen(func(ctx context.Context) error {
 			if feed == nil {
-				feed = worker.NewFeed(s.bus.JS, worker.FeedConfig{
+				feed = worker.NewFeed(s.bus.JetStream(), worker.FeedConfig{
 					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
 					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
 				}, s.reg)
