@@ -2,14 +2,11 @@ package fusion
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/bus"
 )
@@ -27,9 +24,7 @@ import (
 // instance's keys expire and the others claim them; a new instance makes
 // the others release their surplus.
 type Owners struct {
-	js       jetstream.JetStream
-	replicas int
-	kv       jetstream.KeyValue
+	kv       OwnersKV
 	instance string
 	ttl      time.Duration
 	log      *slog.Logger
@@ -40,46 +35,55 @@ type Owners struct {
 // OwnersBucket is the bucket of partition ownership.
 const OwnersBucket = "CUAS_FUSION_OWNERS"
 
-// OpenOwners opens (creating) the bucket and takes a first share before
-// returning, so that a lone instance owns every partition from the start.
-func OpenOwners(ctx context.Context, js jetstream.JetStream, instance string, replicas int, ttl time.Duration, log *slog.Logger) (*Owners, error) {
+// OwnersKV is the key-value bucket ownership lives in (a *bus.KV opened
+// with OwnersBucketConfig): keys expire after the bucket's TTL, updates
+// and deletes compare the revision.
+type OwnersKV interface {
+	Put(ctx context.Context, key string, value []byte) (uint64, error)
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
+	// Delete with lastRevision 0 deletes whatever the key holds.
+	Delete(ctx context.Context, key string, lastRevision uint64) error
+	Keys(ctx context.Context) ([]string, error)
+	Missing(ctx context.Context) (bool, error)
+	Recreate(ctx context.Context) error
+}
+
+// DefaultOwnersTTL is the ownership keys' time to live when none is given.
+const DefaultOwnersTTL = 10 * time.Second
+
+// OwnersBucketConfig is the ownership bucket's configuration; ttl 0 is
+// DefaultOwnersTTL. OpenOwners must be given the same ttl.
+func OwnersBucketConfig(ttl time.Duration, replicas int) bus.KVConfig {
 	if ttl <= 0 {
-		ttl = 10 * time.Second
+		ttl = DefaultOwnersTTL
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, ownersConfig(ttl, replicas))
-	if err != nil {
-		return nil, err
+	return bus.KVConfig{
+		Bucket:      OwnersBucket,
+		Description: "which cuasd instance records the gate decisions of each track partition",
+		TTL:         ttl,
+		Replicas:    replicas,
 	}
-	o := &Owners{js: js, replicas: replicas, kv: kv, instance: instance, ttl: ttl, log: log}
+}
+
+// OpenOwners takes a first share of the partitions in kv (the bucket of
+// OwnersBucketConfig with the same ttl) before returning, so that a lone
+// instance owns every partition from the start.
+func OpenOwners(ctx context.Context, kv OwnersKV, instance string, ttl time.Duration, log *slog.Logger) (*Owners, error) {
+	if ttl <= 0 {
+		ttl = DefaultOwnersTTL
+	}
+	o := &Owners{kv: kv, instance: instance, ttl: ttl, log: log}
 	o.tick(ctx)
 	return o, nil
 }
 
-func ownersConfig(ttl time.Duration, replicas int) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
-		Bucket:      OwnersBucket,
-		Description: "which cuasd instance records the gate decisions of each track partition",
-		TTL:         ttl,
-		Replicas:    max(replicas, 1),
-		Storage:     jetstream.FileStorage,
-	}
-}
-
 // Missing reports whether the ownership bucket no longer exists.
-func (o *Owners) Missing(ctx context.Context) (bool, error) {
-	_, err := o.js.KeyValue(ctx, OwnersBucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return true, nil
-	}
-	return false, err
-}
+func (o *Owners) Missing(ctx context.Context) (bool, error) { return o.kv.Missing(ctx) }
 
 // Recreate creates the ownership bucket again; the next renewal claims
 // the partitions anew.
-func (o *Owners) Recreate(ctx context.Context) error {
-	_, err := o.js.CreateOrUpdateKeyValue(ctx, ownersConfig(o.ttl, o.replicas))
-	return err
-}
+func (o *Owners) Recreate(ctx context.Context) error { return o.kv.Recreate(ctx) }
 
 // Owns reports whether this instance records decisions for trackID.
 func (o *Owners) Owns(trackID string) bool { return o.owned[bus.ObsPartition(trackID)].Load() }
@@ -106,11 +110,11 @@ func (o *Owners) Run(ctx context.Context) error {
 			rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			for p := range o.owned {
 				if o.owned[p].Load() {
-					_ = o.kv.Delete(rctx, partKey(p), jetstream.LastRevision(o.revs[p]))
+					_ = o.kv.Delete(rctx, partKey(p), o.revs[p])
 					o.owned[p].Store(false)
 				}
 			}
-			_ = o.kv.Delete(rctx, "alive."+o.instance)
+			_ = o.kv.Delete(rctx, "alive."+o.instance, 0)
 			cancel()
 			return nil
 		case <-t.C:
@@ -130,7 +134,7 @@ func (o *Owners) tick(ctx context.Context) {
 		return
 	}
 	keys, err := o.kv.Keys(ctx)
-	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+	if err != nil {
 		o.log.Warn("fusion owners: list", "err", err)
 		o.dropAll()
 		return
@@ -149,7 +153,7 @@ func (o *Owners) tick(ctx context.Context) {
 			continue
 		}
 		if mine >= share {
-			_ = o.kv.Delete(ctx, partKey(p), jetstream.LastRevision(o.revs[p]))
+			_ = o.kv.Delete(ctx, partKey(p), o.revs[p])
 			o.owned[p].Store(false)
 			continue
 		}

@@ -7,31 +7,33 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/internal/natstest"
 )
 
-func embeddedJS(t *testing.T) jetstream.JetStream {
+func ownersKV(t *testing.T) *bus.KV {
 	t.Helper()
-	return natstest.Start(t).JS
+	kv, err := natstest.Start(t).JetStream().KeyValue(context.Background(), OwnersBucketConfig(2*time.Second, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
 }
 
 // TestOwnersShareAndTakeOver: two instances split the partitions without
 // overlap, and when one stops the other takes them all.
 func TestOwnersShareAndTakeOver(t *testing.T) {
-	js := embeddedJS(t)
+	kv := ownersKV(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx := context.Background()
-	a, err := OpenOwners(ctx, js, "a", 1, 2*time.Second, log)
+	a, err := OpenOwners(ctx, kv, "a", 2*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if a.Count() != bus.ObsPartitions {
 		t.Fatalf("a lone instance owns %d partitions", a.Count())
 	}
-	b, err := OpenOwners(ctx, js, "b", 1, 2*time.Second, log)
+	b, err := OpenOwners(ctx, kv, "b", 2*time.Second, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,8 +135,12 @@ func TestZonesUnavailable(t *testing.T) {
 // gateRealZones opens the JetStream store on an embedded server.
 func gateRealZones(t *testing.T) ZoneStore {
 	t.Helper()
-	js := natstest.Start(t).JS
-	s, err := zones.Open(context.Background(), js, zones.Config{Logger: quietLogger()})
+	cfg := zones.Config{Logger: quietLogger()}
+	kv, err := natstest.Start(t).JetStream().KeyValue(context.Background(), zones.BucketConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := zones.Open(context.Background(), kv, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func startIntake(t *testing.T, s *natstest.Server) {
 	in := NewIntake(s.Conn, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- in.Run(ctx, NewPublisher(s.JS, nil), lifecycle.Discard) }()
+	go func() { done <- in.Run(ctx, NewPublisher(s.JetStream(), nil), lifecycle.Discard) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -20,7 +20,7 @@ import (
 // item 9). 127.0.0.2 is a second loopback address on Linux.
 func TestModeSListenerNamesEachConnection(t *testing.T) {
 	js := testJS(t, bus.DefaultLimits())
-	pub := NewPublisher(js, nil)
+	pub := NewPublisher(bus.NewJetStream(js), nil)
 	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

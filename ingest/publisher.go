@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
@@ -49,11 +48,21 @@ var Protocols = []string{"adsb", "remoteid", "mavlink", "dji"}
 // ValidProtocol reports whether p names a protocol with a raw subject.
 func ValidProtocol(p string) bool { return slices.Contains(Protocols, p) }
 
+// JetStream is the acknowledged publishing the Publisher needs;
+// *bus.JetStream implements it.
+type JetStream interface {
+	// PublishAsync publishes without waiting; the future tells whether
+	// the message was stored.
+	PublishAsync(msg *nats.Msg) (bus.PubAckFuture, error)
+	// Publish waits until the message is stored.
+	Publish(ctx context.Context, msg *nats.Msg) (bus.PubAck, error)
+}
+
 // Publisher publishes raw frames to JetStream and reports success only
 // after JetStream has acknowledged them: nothing it acknowledges to a
 // caller is lost.
 type Publisher struct {
-	js      jetstream.JetStream
+	js      JetStream
 	frames  *prometheus.CounterVec
 	dropped *prometheus.CounterVec
 	modeAC  *prometheus.CounterVec
@@ -62,7 +71,7 @@ type Publisher struct {
 
 // NewPublisher returns a Publisher on js, registering its metrics on reg
 // (nil: unregistered).
-func NewPublisher(js jetstream.JetStream, reg prometheus.Registerer) *Publisher {
+func NewPublisher(js JetStream, reg prometheus.Registerer) *Publisher {
 	p := &Publisher{
 		js: js,
 		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -128,7 +137,7 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 	defer cancel()
 	now := time.Now().UnixNano()
 	ingestNs := strconv.FormatInt(now, 10)
-	futures := make([]jetstream.PubAckFuture, 0, len(frames))
+	futures := make([]bus.PubAckFuture, 0, len(frames))
 	for i := range frames {
 		f := &frames[i]
 		id := f.ID
@@ -152,7 +161,7 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 		if f.ProductType != 0 { // issue 25
 			msg.Header.Set(bus.HeaderProductType, strconv.Itoa(int(f.ProductType)))
 		}
-		fut, err := p.js.PublishMsgAsync(msg)
+		fut, err := p.js.PublishAsync(msg)
 		if err != nil {
 			p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(len(frames) - i))
 			return res, classify("publish", err)
@@ -186,12 +195,12 @@ func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, s
 	now := time.Now().UnixNano()
 	msg := rawMsg(subj, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
 	msg.Header.Set(bus.HeaderFraming, framing)
-	fut, err := p.js.PublishMsgAsync(msg)
+	fut, err := p.js.PublishAsync(msg)
 	if err != nil {
 		p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(n))
 		return res, classify("publish", err)
 	}
-	return p.wait(ctx, adapter, protocol, res, []jetstream.PubAckFuture{fut}, n)
+	return p.wait(ctx, adapter, protocol, res, []bus.PubAckFuture{fut}, n)
 }
 
 // rawMsg is a raw-frame message on subj with the headers every raw message
@@ -213,24 +222,20 @@ func rawMsg(subj, sensor string, data []byte, recv, now int64, ingestNs, id stri
 	return msg
 }
 
-func (p *Publisher) wait(ctx context.Context, adapter, protocol string, res Result, futures []jetstream.PubAckFuture, perMsg int) (Result, error) {
+func (p *Publisher) wait(ctx context.Context, adapter, protocol string, res Result, futures []bus.PubAckFuture, perMsg int) (Result, error) {
 	var firstErr error
 	for _, fut := range futures {
-		select {
-		case ack := <-fut.Ok():
-			if ack.Duplicate {
-				res.Duplicates += perMsg
-			} else {
-				res.Accepted += perMsg
-			}
-		case err := <-fut.Err():
-			if firstErr == nil {
-				firstErr = classify("ack", err)
-			}
-		case <-ctx.Done():
-			if firstErr == nil {
-				firstErr = &Error{Op: "ack", Pressure: true, Err: fmt.Errorf("no JetStream acknowledgement: %w", ctx.Err())}
-			}
+		ack, err := fut.Wait(ctx)
+		switch {
+		case err == nil && ack.Duplicate:
+			res.Duplicates += perMsg
+		case err == nil:
+			res.Accepted += perMsg
+		case firstErr != nil:
+		case err == ctx.Err():
+			firstErr = &Error{Op: "ack", Pressure: true, Err: fmt.Errorf("no JetStream acknowledgement: %w", err)}
+		default:
+			firstErr = classify("ack", err)
 		}
 	}
 	p.frames.WithLabelValues(protocol, adapter).Add(float64(res.Accepted))
@@ -280,22 +285,19 @@ func reasonOf(err error) string {
 
 // classify marks the JetStream errors that mean "full, retry later".
 func classify(op string, err error) error {
-	pressure := errors.Is(err, jetstream.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse)
+	pressure := errors.Is(err, bus.ErrTooManyStalledMsgs) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, nats.ErrTimeout) || errors.Is(err, bus.ErrNoStreamResponse)
 	full := false
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		// nats-server's JSErrCode values: 10028 memory and 10047 storage
-		// resources exceeded; 10077 the stream failed to store the message,
-		// which is how a full DiscardNew stream answers (maximum bytes or
-		// messages exceeded; also a message too large for the store);
-		// 10078 is JSConsumerConfigRequiredErr, which a publish does not get.
-		switch apiErr.ErrorCode {
-		case 10047, 10077, 10028:
-			pressure, full = true, true
-		case 10078:
-			pressure = true
-		}
+	// nats-server's JSErrCode values: 10028 memory and 10047 storage
+	// resources exceeded; 10077 the stream failed to store the message,
+	// which is how a full DiscardNew stream answers (maximum bytes or
+	// messages exceeded; also a message too large for the store);
+	// 10078 is JSConsumerConfigRequiredErr, which a publish does not get.
+	switch bus.ErrorCode(err) {
+	case 10047, 10077, 10028:
+		pressure, full = true, true
+	case 10078:
+		pressure = true
 	}
 	if s := err.Error(); strings.Contains(s, "maximum bytes") || strings.Contains(s, "maximum messages") ||
 		strings.Contains(s, "resources exceeded") || strings.Contains(s, "insufficient resources") {
@@ -352,7 +354,7 @@ func (p *Publisher) DeadLetter(ctx context.Context, protocol, sensor, reason str
 	msg.Header.Set(bus.HeaderSensor, sensor)
 	msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(now, 10))
 	msg.Header.Set(bus.HeaderMsgID, "s"+MsgID(protocol, sensor, now, data))
-	if _, err := p.js.PublishMsg(ctx, msg); err != nil {
+	if _, err := p.js.Publish(ctx, msg); err != nil {
 		return classify("dead letter", err)
 	}
 	return nil

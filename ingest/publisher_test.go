@@ -18,7 +18,7 @@ func testJS(t *testing.T, l bus.Limits) jetstream.JetStream {
 
 func TestPublishFramesDeduplicates(t *testing.T) {
 	js := testJS(t, bus.DefaultLimits())
-	p := NewPublisher(js, nil)
+	p := NewPublisher(bus.NewJetStream(js), nil)
 	ctx := context.Background()
 	frames := []Frame{{Data: []byte{1, 2, 3}, RecvUnixNano: 42}, {Data: []byte{1, 2, 3}, RecvUnixNano: 43}}
 	res, err := p.PublishFrames(ctx, "test", "adsb", "rx1", frames)
@@ -47,7 +47,7 @@ func TestPublishFramesDeduplicates(t *testing.T) {
 func TestPublishReportsBackpressure(t *testing.T) {
 	l := bus.DefaultLimits()
 	l.RawMaxBytes = 4 << 10
-	p := NewPublisher(testJS(t, l), nil)
+	p := NewPublisher(bus.NewJetStream(testJS(t, l)), nil)
 	var err error
 	for i := 0; i < 200 && err == nil; i++ {
 		_, err = p.PublishFrames(context.Background(), "test", "adsb", "rx", []Frame{{Data: make([]byte, 100), RecvUnixNano: int64(i + 1)}})
@@ -75,7 +75,7 @@ func TestMsgIDIsAReceptionIdentity(t *testing.T) {
 // part of the subject or the sensor (issue 24, item 3).
 func TestPublishFramesCarriesLink(t *testing.T) {
 	js := testJS(t, bus.DefaultLimits())
-	p := NewPublisher(js, nil)
+	p := NewPublisher(bus.NewJetStream(js), nil)
 	ctx := context.Background()
 	frames := []Frame{{Data: []byte{0xFE, 1}, Link: "192.0.2.7:14551"}}
 	if _, err := p.PublishFrames(ctx, "test", "mavlink", "rx", frames); err != nil {

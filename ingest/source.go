@@ -8,8 +8,9 @@ import (
 )
 
 // Source is one input adapter: a Beast or AVR receiver connection, a
-// MAVLink socket, the HTTP ingest endpoint, a capture being replayed, the
-// traffic simulator, a sensor feed. Every source turns what it hears into
+// MAVLink socket, a capture being replayed, the traffic simulator, a
+// sensor feed (HTTP ingest is a request handler using the same Sink; see
+// the package documentation). Every source turns what it hears into
 // raw frames with a sensor identity and publishes them through a Sink; it
 // knows nothing of decoding beyond framing.
 //
@@ -20,7 +21,8 @@ type Source interface {
 	// e.g. "beast-listen 127.0.0.1:30004".
 	Name() string
 	// Run publishes until ctx ends (and then returns nil) or the source
-	// cannot go on. It reports Up once it hears (or can hear) its sensor,
+	// cannot go on; a finite source (a replay) returns nil when it has
+	// published everything. It reports Up once it hears (or can hear) its sensor,
 	// and Retrying with the error while it reconnects.
 	Run(ctx context.Context, sink Sink, rep lifecycle.Reporter) error
 }

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/secure-systems-lab/go-securesystemslib/dsse"
 	"golang.org/x/mod/sumdb/note"
@@ -129,25 +128,20 @@ type appendResult struct {
 	err error
 }
 
-// Open opens (creating if needed) the ledger in the JetStream stream
-// StreamFor(opts.Instance), rebuilds the Merkle tree from every stored entry, and checks
-// that each stored checkpoint's root equals the rebuilt root at its size
-// and that the last checkpoint's signature verifies. A log that fails
-// these checks is not served (KindIntegrity).
-//
-// For fsync durability the JetStream server must run with SyncAlways
-// (sync_interval: always); see the package documentation.
-func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, error) {
+// normalize fills opts' defaults and checks them; maxPayload is the NATS
+// connection's max payload (0: unknown). named reports whether an
+// instance was named (else the origin is derived from the key).
+func (opts *Options) normalize(maxPayload int) (named bool, err error) {
 	const op = "open"
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	named := opts.Instance != ""
+	named = opts.Instance != ""
 	if !named {
 		opts.Instance = "default"
 	}
 	if !validInstance(opts.Instance) {
-		return nil, errf(KindInvalid, op, fmt.Sprintf("instance name %q: use 1-64 letters, digits, '_' and '-' (a '.' cannot be part of a stream name)", opts.Instance), nil)
+		return named, errf(KindInvalid, op, fmt.Sprintf("instance name %q: use 1-64 letters, digits, '_' and '-' (a '.' cannot be part of a stream name)", opts.Instance), nil)
 	}
 	if opts.StoreTimeout <= 0 {
 		opts.StoreTimeout = 10 * time.Second
@@ -160,47 +154,78 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	}
 	// A batch is one message: it must fit the server's max_payload, with
 	// room for the headers.
-	if nc := js.Conn(); nc != nil {
-		if mp := int(nc.MaxPayload()); mp > 0 {
-			opts.MaxBatchBytes = min(opts.MaxBatchBytes, mp-64<<10)
-		}
+	if maxPayload > 0 {
+		opts.MaxBatchBytes = min(opts.MaxBatchBytes, maxPayload-64<<10)
 	}
 	// One maximal envelope (a 64 KiB record, base64'd, plus the statement
 	// and signature) must fit in a batch with its checkpoint.
 	if opts.MaxBatchBytes < 128<<10 {
-		return nil, errf(KindInvalid, op, fmt.Sprintf("batch limit of %d bytes (NATS max_payload too small?) cannot hold one maximal receipt; need 128 KiB", opts.MaxBatchBytes), nil)
+		return named, errf(KindInvalid, op, fmt.Sprintf("batch limit of %d bytes (NATS max_payload too small?) cannot hold one maximal receipt; need 128 KiB", opts.MaxBatchBytes), nil)
 	}
-
-	var priv ed25519.PrivateKey
-	if !opts.Unsigned {
-		p, src, created, warns, err := loadKey(opts.SigningKeyFile, opts.DataDir)
-		if err != nil {
-			return nil, err
-		}
-		for _, w := range warns {
-			opts.Logger.Warn("ledger: " + w)
-		}
-		priv = p
-		if created {
-			opts.Logger.Info("ledger: generated a new Ed25519 signing key", "path", src, "keyid", KeyID(p.Public().(ed25519.PublicKey)))
-		}
-	}
-
 	if opts.Replicas <= 0 {
 		opts.Replicas = 1
 	}
-	st, err := openJetStreamStore(ctx, js, opts.Instance, opts.StoreTimeout, opts.Replicas)
+	return named, nil
+}
+
+// signingKey loads (or, in the data directory, creates) the signing key;
+// nil in unsigned mode.
+func signingKey(opts *Options) (ed25519.PrivateKey, error) {
+	if opts.Unsigned {
+		return nil, nil
+	}
+	priv, src, created, warns, err := loadKey(opts.SigningKeyFile, opts.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	for _, w := range warns {
+		opts.Logger.Warn("ledger: " + w)
+	}
+	if created {
+		opts.Logger.Info("ledger: generated a new Ed25519 signing key", "path", src, "keyid", KeyID(priv.Public().(ed25519.PublicKey)))
+	}
+	return priv, nil
+}
+
+// open serves the log stored in st: it checks the batch-count marker,
+// rebuilds the tree, installs the signer and re-signs the current
+// checkpoint, then starts the committer.
+func open(ctx context.Context, st *jsStore, opts *Options, named bool, priv ed25519.PrivateKey) (*Log, error) {
 	marker := markerPath(opts.DataDir, st.name)
 	marked, err := checkMarker(marker, st)
 	if err != nil {
 		return nil, err
 	}
+	l := newLog(st, opts, newOrigin(named, opts.Instance, priv), !named)
+	l.marker = marker
+	l.marked.Store(marked)
+	lastVKey, err := l.rebuild(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.useKey(priv, lastVKey); err != nil {
+		return nil, err
+	}
+	l.markCurrentKey()
+	if err := l.resignCheckpoint(); err != nil {
+		return nil, err
+	}
+	if l.size > 0 {
+		l.logger.Info("ledger: opened", "origin", l.origin, "tree_size", l.size, "root", hex.EncodeToString(l.cp.Root),
+			"batches", len(l.batches), "mode", l.SigningMode())
+	}
+	if opts.Registerer != nil {
+		opts.Registerer.MustRegister(l.appends) // only once open: a failed Open registers nothing
+	}
+	go l.run()
+	return l, nil
+}
+
+// newLog is an empty log on st, before its rebuild.
+func newLog(st store, opts *Options, origin string, derived bool) *Log {
 	l := &Log{
-		origin:     newOrigin(named, opts.Instance, priv),
-		derived:    !named,
+		origin:     origin,
+		derived:    derived,
 		store:      st,
 		logger:     opts.Logger,
 		maxEntries: opts.MaxBatchEntries,
@@ -211,49 +236,46 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 		quit:       make(chan struct{}),
 		done:       make(chan struct{}),
 		appends:    newAppendsCounter(nil),
-		marker:     marker,
 	}
 	l.stored, l.failedN = l.appends.WithLabelValues("stored"), l.appends.WithLabelValues("failed")
-	l.marked.Store(marked)
-	lastVKey, err := l.rebuild(ctx)
+	return l
+}
+
+// useKey installs priv as the signing key (nil: unsigned), noting when it
+// is not the key behind lastVKey, the last stored checkpoint's.
+func (l *Log) useKey(priv ed25519.PrivateKey, lastVKey string) error {
+	if priv == nil {
+		return nil
+	}
+	s, err := newEnvelopeSigner(priv, l.origin)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if priv != nil {
-		s, err := newEnvelopeSigner(priv, l.origin)
-		if err != nil {
-			return nil, err
-		}
-		es, err := dsse.NewEnvelopeSigner(s)
-		if err != nil {
-			return nil, errf(KindInvalid, op, "DSSE signer", err)
-		}
-		l.signer, l.dsse = s, es
-		if lastVKey != "" && lastVKey != s.vkey {
-			l.logger.Info("ledger: signing key changed since the last checkpoint", "previous", lastVKey, "current", s.vkey)
-		}
+	es, err := dsse.NewEnvelopeSigner(s)
+	if err != nil {
+		return errf(KindInvalid, "open", "DSSE signer", err)
 	}
-	l.markCurrentKey()
-	// The current checkpoint is re-signed with the key in force (Ed25519 is
-	// deterministic, so with an unchanged key this is the stored text).
+	l.signer, l.dsse = s, es
+	if lastVKey != "" && lastVKey != s.vkey {
+		l.logger.Info("ledger: signing key changed since the last checkpoint", "previous", lastVKey, "current", s.vkey)
+	}
+	return nil
+}
+
+// resignCheckpoint makes the current checkpoint with the key in force
+// (Ed25519 is deterministic, so with an unchanged key this is the stored
+// text).
+func (l *Log) resignCheckpoint() error {
 	root, err := l.tree.root(l.size)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	text, err := signCheckpoint(l.signer, l.origin, l.size, root)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	l.cp = Checkpoint{Origin: l.origin, Size: l.size, Root: root, Text: text}
-	if l.size > 0 {
-		l.logger.Info("ledger: opened", "origin", l.origin, "tree_size", l.size, "root", hex.EncodeToString(root),
-			"batches", len(l.batches), "mode", l.SigningMode())
-	}
-	if opts.Registerer != nil {
-		opts.Registerer.MustRegister(l.appends) // only once open: a failed Open registers nothing
-	}
-	go l.run()
-	return l, nil
+	return nil
 }
 
 // newOrigin is the origin of a new log: "cuasd/<instance>" when the
@@ -293,51 +315,13 @@ func validInstance(s string) bool {
 // verifier key stored beside it. It returns that verifier key ("" when the
 // last batch was unsigned or the log is empty).
 func (l *Log) rebuild(ctx context.Context) (lastVKey string, err error) {
-	const op = "open"
 	var (
 		b      batch
-		leaf   [hashSize]byte
-		t      = l.tree
 		lastCP string
 	)
 	err = l.store.replay(ctx, func(seq uint64, body []byte) error {
-		if err := decodeBatch(&b, body); err != nil {
-			return errf(KindIntegrity, op, fmt.Sprintf("batch %d", seq), err)
-		}
-		if b.first != t.n {
-			return errf(KindIntegrity, op, fmt.Sprintf("batch %d starts at index %d, want %d", seq, b.first, t.n), nil)
-		}
-		for i := range b.entries {
-			t.leafHash(&leaf, b.entries[i].env)
-			t.append(&leaf)
-		}
-		origin, size, root, err := ParseCheckpoint(b.checkpoint)
-		if err != nil {
-			return errf(KindIntegrity, op, fmt.Sprintf("batch %d checkpoint", seq), err)
-		}
-		if seq == 1 && origin != l.origin && l.derived {
-			l.origin = origin // the log's own identity, fixed when it was created
-		}
-		if seq == 1 && origin != l.origin {
-			l.logger.Warn("ledger: the log's origin differs from the configured instance; keeping the log's", "log", origin, "configured", l.origin)
-			l.origin = origin
-		}
-		if origin != l.origin || size != t.n {
-			return errf(KindIntegrity, op, fmt.Sprintf("batch %d checkpoint is for %s size %d, want %s size %d", seq, origin, size, l.origin, t.n), nil)
-		}
-		got, err := t.root(size)
-		if err != nil {
+		if err := l.replayBatch(&b, seq, body); err != nil {
 			return err
-		}
-		if !bytes.Equal(got, root) {
-			return errf(KindIntegrity, op, fmt.Sprintf("rebuilt root at size %d is %x, batch %d checkpoint says %x", size, got, seq, root), nil)
-		}
-		l.batches = append(l.batches, b.first)
-		if len(b.vkey) > 0 {
-			if err := l.noteKeyUse(string(b.vkey), b.first, b.first+uint64(len(b.entries))-1,
-				b.entries[0].time, b.entries[len(b.entries)-1].time); err != nil {
-				return errf(KindIntegrity, op, fmt.Sprintf("batch %d verifier key", seq), err)
-			}
 		}
 		if seq == l.store.count() {
 			lastVKey, lastCP = string(b.vkey), string(b.checkpoint)
@@ -347,21 +331,87 @@ func (l *Log) rebuild(ctx context.Context) (lastVKey string, err error) {
 	if err != nil {
 		return "", err
 	}
-	l.size = t.n
+	l.size = l.tree.n
 	if lastVKey != "" {
-		v, err := note.NewVerifier(lastVKey)
-		if err != nil {
-			return "", errf(KindIntegrity, op, "last checkpoint's verifier key", err)
-		}
-		n, err := note.Open([]byte(lastCP), note.VerifierList(v))
-		if err != nil {
-			return "", errf(KindIntegrity, op, "last checkpoint's signature does not verify", err)
-		}
-		if v.Name() != l.origin || !strings.HasPrefix(n.Text, l.origin+"\n") {
-			return "", errf(KindIntegrity, op, "last checkpoint is signed for another origin", nil)
+		if err := l.verifyLastCheckpoint(lastVKey, lastCP); err != nil {
+			return "", err
 		}
 	}
 	return lastVKey, nil
+}
+
+// replayBatch decodes stored batch seq into b, appends its entries to the
+// tree and checks its checkpoint against the rebuilt root.
+func (l *Log) replayBatch(b *batch, seq uint64, body []byte) error {
+	const op = "open"
+	t := l.tree
+	if err := decodeBatch(b, body); err != nil {
+		return errf(KindIntegrity, op, fmt.Sprintf("batch %d", seq), err)
+	}
+	if b.first != t.n {
+		return errf(KindIntegrity, op, fmt.Sprintf("batch %d starts at index %d, want %d", seq, b.first, t.n), nil)
+	}
+	var leaf [hashSize]byte
+	for i := range b.entries {
+		t.leafHash(&leaf, b.entries[i].env)
+		t.append(&leaf)
+	}
+	origin, size, root, err := ParseCheckpoint(b.checkpoint)
+	if err != nil {
+		return errf(KindIntegrity, op, fmt.Sprintf("batch %d checkpoint", seq), err)
+	}
+	if seq == 1 {
+		l.adoptOrigin(origin)
+	}
+	if origin != l.origin || size != t.n {
+		return errf(KindIntegrity, op, fmt.Sprintf("batch %d checkpoint is for %s size %d, want %s size %d", seq, origin, size, l.origin, t.n), nil)
+	}
+	got, err := t.root(size)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, root) {
+		return errf(KindIntegrity, op, fmt.Sprintf("rebuilt root at size %d is %x, batch %d checkpoint says %x", size, got, seq, root), nil)
+	}
+	l.batches = append(l.batches, b.first)
+	if len(b.vkey) > 0 {
+		if err := l.noteKeyUse(string(b.vkey), b.first, b.first+uint64(len(b.entries))-1,
+			b.entries[0].time, b.entries[len(b.entries)-1].time); err != nil {
+			return errf(KindIntegrity, op, fmt.Sprintf("batch %d verifier key", seq), err)
+		}
+	}
+	return nil
+}
+
+// adoptOrigin keeps the origin of the first stored checkpoint: the log's
+// own identity, fixed when it was created. A derived origin gives way
+// silently; a configured instance name that differs is warned about.
+func (l *Log) adoptOrigin(origin string) {
+	if origin == l.origin {
+		return
+	}
+	if !l.derived {
+		l.logger.Warn("ledger: the log's origin differs from the configured instance; keeping the log's", "log", origin, "configured", l.origin)
+	}
+	l.origin = origin
+}
+
+// verifyLastCheckpoint checks the last stored checkpoint's signature with
+// the verifier key stored beside it, and that it is this log's.
+func (l *Log) verifyLastCheckpoint(vkey, text string) error {
+	const op = "open"
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return errf(KindIntegrity, op, "last checkpoint's verifier key", err)
+	}
+	n, err := note.Open([]byte(text), note.VerifierList(v))
+	if err != nil {
+		return errf(KindIntegrity, op, "last checkpoint's signature does not verify", err)
+	}
+	if v.Name() != l.origin || !strings.HasPrefix(n.Text, l.origin+"\n") {
+		return errf(KindIntegrity, op, "last checkpoint is signed for another origin", nil)
+	}
+	return nil
 }
 
 // noteKeyUse records that the key behind vkey signed entries first..last,
@@ -594,22 +644,44 @@ func (l *Log) drain(carry *appendReq) {
 // commit stores one batch and answers its appends. buf is reused scratch
 // for the encoded batch; the (possibly grown) buffer is returned.
 func (l *Log) commit(reqs []*appendReq, buf []byte) []byte {
-	fail := func(err error) {
-		for _, r := range reqs {
-			r.done <- appendResult{err: err}
-		}
-	}
 	l.mu.RLock()
 	failed := l.failed
 	l.mu.RUnlock()
 	if failed != nil {
-		fail(failed)
+		failAll(reqs, failed)
 		return buf
 	}
+	c := commitState{first: l.size, size: l.size + uint64(len(reqs))}
+	l.appendLeaves(reqs)
+	buf, err := l.storeBatch(&c, reqs, buf)
+	if err != nil {
+		l.rollBack(c.first, len(reqs), err)
+		failAll(reqs, err)
+		return buf
+	}
+	l.committed(&c, buf)
+	l.answer(reqs, &c)
+	return buf
+}
 
-	first := l.size
-	n := uint64(len(reqs))
-	newSize := first + n
+// commitState is one batch on its way to the store: its first index, the
+// tree size after it, its root and signed checkpoint, its entries' time.
+type commitState struct {
+	first, size uint64
+	root        []byte
+	text        string
+	now         int64
+}
+
+func failAll(reqs []*appendReq, err error) {
+	for _, r := range reqs {
+		r.done <- appendResult{err: err}
+	}
+}
+
+// appendLeaves adds the batch's leaves to the tree, tentatively: beyond
+// l.size until the batch is stored.
+func (l *Log) appendLeaves(reqs []*appendReq) {
 	var leaf [hashSize]byte
 	l.mu.Lock()
 	for _, r := range reqs {
@@ -617,55 +689,69 @@ func (l *Log) commit(reqs []*appendReq, buf []byte) []byte {
 		l.tree.append(&leaf)
 	}
 	l.mu.Unlock()
-	// Only this goroutine writes the tree, so it may read it unlocked.
-	root, err := l.tree.root(newSize)
-	var text string
-	if err == nil {
-		text, err = signCheckpoint(l.signer, l.origin, newSize, root)
-	}
-	now := time.Now().UnixNano()
-	if err == nil {
-		b := batch{first: first, entries: make([]batchEntry, len(reqs)), checkpoint: []byte(text)}
-		for i, r := range reqs {
-			b.entries[i] = batchEntry{time: now, env: r.envJSON}
-		}
-		if l.signer != nil {
-			b.vkey = []byte(l.signer.vkey)
-		}
-		buf = b.appendTo(buf[:0])
-		err = l.store.append(context.Background(), buf, l.origin+"/"+strconv.FormatUint(first, 10)+"+"+strconv.FormatUint(n, 10))
-	}
-	if err != nil {
-		l.mu.Lock()
-		l.tree.truncate(first)
-		if KindOf(err) == KindIntegrity {
-			l.failed = err
-			l.logger.Error("ledger: the store's state is unknown; appends are refused until the ledger is reopened", "err", err)
-		} else {
-			l.logger.Error("ledger: batch not stored", "entries", n, "err", err)
-		}
-		l.mu.Unlock()
-		fail(err)
-		return buf
-	}
+}
 
-	cp := Checkpoint{Origin: l.origin, Size: newSize, Root: root, Text: text}
-	l.mu.Lock()
-	l.size = newSize
-	l.cp = cp
-	l.batches = append(l.batches, first)
+// storeBatch signs the checkpoint at c.size, encodes the batch into buf
+// and stores it, returning once it is durable (or not).
+func (l *Log) storeBatch(c *commitState, reqs []*appendReq, buf []byte) ([]byte, error) {
+	// Only this goroutine writes the tree, so it may read it unlocked.
+	root, err := l.tree.root(c.size)
+	if err != nil {
+		return buf, err
+	}
+	text, err := signCheckpoint(l.signer, l.origin, c.size, root)
+	if err != nil {
+		return buf, err
+	}
+	c.root, c.text, c.now = root, text, time.Now().UnixNano()
+	b := batch{first: c.first, entries: make([]batchEntry, len(reqs)), checkpoint: []byte(text)}
+	for i, r := range reqs {
+		b.entries[i] = batchEntry{time: c.now, env: r.envJSON}
+	}
 	if l.signer != nil {
-		_ = l.noteKeyUse(l.signer.vkey, first, newSize-1, now, now)
+		b.vkey = []byte(l.signer.vkey)
+	}
+	buf = b.appendTo(buf[:0])
+	n := uint64(len(reqs))
+	return buf, l.store.append(context.Background(), buf, l.origin+"/"+strconv.FormatUint(c.first, 10)+"+"+strconv.FormatUint(n, 10))
+}
+
+// rollBack drops the tentative leaves of a batch that was not stored; if
+// the store's state is unknown, appends stop until the log is reopened.
+func (l *Log) rollBack(first uint64, n int, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tree.truncate(first)
+	if KindOf(err) == KindIntegrity {
+		l.failed = err
+		l.logger.Error("ledger: the store's state is unknown; appends are refused until the ledger is reopened", "err", err)
+		return
+	}
+	l.logger.Error("ledger: batch not stored", "entries", n, "err", err)
+}
+
+// committed makes a stored batch part of the log: size, checkpoint,
+// batch index, key use and the read cache.
+func (l *Log) committed(c *commitState, buf []byte) {
+	l.mu.Lock()
+	l.size = c.size
+	l.cp = Checkpoint{Origin: l.origin, Size: c.size, Root: c.root, Text: c.text}
+	l.batches = append(l.batches, c.first)
+	if l.signer != nil {
+		_ = l.noteKeyUse(l.signer.vkey, c.first, c.size-1, c.now, c.now)
 	}
 	l.mu.Unlock()
 	// The body in buf is reused for the next batch, so the read cache gets
 	// its own copy.
 	l.cache.put(uint64(len(l.batches)), bytes.Clone(buf))
+}
 
-	rootHex := hex.EncodeToString(root)
+// answer sends each append of a stored batch its receipt.
+func (l *Log) answer(reqs []*appendReq, c *commitState) {
+	rootHex := hex.EncodeToString(c.root)
 	for i, r := range reqs {
-		idx := first + uint64(i)
-		p, err := l.tree.inclusion(idx, newSize)
+		idx := c.first + uint64(i)
+		p, err := l.tree.inclusion(idx, c.size)
 		if err != nil {
 			r.done <- appendResult{err: err}
 			continue
@@ -674,13 +760,12 @@ func (l *Log) commit(reqs []*appendReq, buf []byte) []byte {
 			Index:          idx,
 			LeafHash:       hex.EncodeToString(l.tree.node(0, idx)),
 			Envelope:       r.env,
-			TreeSize:       newSize,
+			TreeSize:       c.size,
 			RootHash:       rootHex,
 			InclusionProof: hexAll(p),
-			Checkpoint:     text,
+			Checkpoint:     c.text,
 		}}
 	}
-	return buf
 }
 
 func hexAll(hs [][]byte) []string {

@@ -31,6 +31,34 @@ func StreamFor(instance string) (stream, subject string) {
 	return StreamName + "_" + instance, "cuas.ledger." + instance + ".batch"
 }
 
+// Open opens (creating if needed) the ledger in the JetStream stream
+// StreamFor(opts.Instance), rebuilds the Merkle tree from every stored entry, and checks
+// that each stored checkpoint's root equals the rebuilt root at its size
+// and that the last checkpoint's signature verifies. A log that fails
+// these checks is not served (KindIntegrity).
+//
+// For fsync durability the JetStream server must run with SyncAlways
+// (sync_interval: always); see the package documentation.
+func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, error) {
+	maxPayload := 0
+	if nc := js.Conn(); nc != nil {
+		maxPayload = int(nc.MaxPayload())
+	}
+	named, err := opts.normalize(maxPayload)
+	if err != nil {
+		return nil, err
+	}
+	priv, err := signingKey(&opts)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openJetStreamStore(ctx, js, opts.Instance, opts.StoreTimeout, opts.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, st, &opts, named, priv)
+}
+
 // store is where batches become durable. Batches are numbered 1, 2, ...
 // in append order with no gaps.
 type store interface {

@@ -48,87 +48,110 @@ type Check struct {
 // opts.Checkpoint vouches for the bundle's tree. It returns every check it
 // ran and a KindVerify error naming the failed ones (nil when all pass).
 func VerifyReceipt(r *Receipt, opts VerifyOptions) ([]Check, error) {
-	var checks []Check
-	add := func(name string, err error, okDetail string) bool {
-		c := Check{Name: name, OK: err == nil, Detail: okDetail}
-		if err != nil {
-			c.Detail = err.Error()
-		}
-		checks = append(checks, c)
-		return err == nil
-	}
-
+	var checks checkList
 	payload, _, stmtErr := checkStatement(&r.Envelope)
-	add("statement", stmtErr, "in-toto Statement v1; subject sha256 digest matches the predicate")
+	checks.add("statement", stmtErr, "in-toto Statement v1; subject sha256 digest matches the predicate")
 
-	envJSON, _ := json.Marshal(&r.Envelope)
-	leaf := rfc6962.DefaultHasher.HashLeaf(envJSON)
-	var leafErr error
-	if got, err := hex.DecodeString(r.LeafHash); err != nil || !bytes.Equal(got, leaf) {
-		leafErr = fmt.Errorf("leaf_hash %q is not SHA-256(0x00 || envelope JSON) = %x", r.LeafHash, leaf)
-	}
-	add("leaf hash", leafErr, fmt.Sprintf("%x", leaf))
+	leaf, leafErr := checkLeaf(r)
+	checks.add("leaf hash", leafErr, fmt.Sprintf("%x", leaf))
 
-	root, rootErr := decodeHash(r.RootHash)
-	var inclErr error
-	switch {
-	case rootErr != nil:
-		inclErr = fmt.Errorf("root_hash: %v", rootErr)
-	default:
-		p, err := decodeHashes(r.InclusionProof)
-		if err != nil {
-			inclErr = fmt.Errorf("inclusion_proof: %v", err)
-		} else if r.Index >= r.TreeSize {
-			inclErr = fmt.Errorf("index %d is not below tree_size %d", r.Index, r.TreeSize)
-		} else {
-			inclErr = readable(proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, r.TreeSize, leaf, p, root))
-		}
-	}
-	add("inclusion", inclErr, fmt.Sprintf("entry %d is in the tree of size %d", r.Index, r.TreeSize))
+	root, inclErr := checkInclusion(r, leaf)
+	checks.add("inclusion", inclErr, fmt.Sprintf("entry %d is in the tree of size %d", r.Index, r.TreeSize))
 
 	origin, cpSize, cpRoot, parseErr := ParseCheckpoint([]byte(r.Checkpoint))
 	cpErr := parseErr
 	if cpErr == nil && (cpSize != r.TreeSize || !bytes.Equal(cpRoot, root)) {
 		cpErr = fmt.Errorf("checkpoint is for size %d root %x, the bundle for size %d root %s", cpSize, cpRoot, r.TreeSize, r.RootHash)
 	}
-	add("checkpoint", cpErr, fmt.Sprintf("%s at size %d names the bundle's root", origin, cpSize))
+	checks.add("checkpoint", cpErr, fmt.Sprintf("%s at size %d names the bundle's root", origin, cpSize))
 
-	var sigErr, cpSigErr error
-	if unsignedPlaceholder(&r.Envelope) {
-		sigErr = fmt.Errorf("the envelope is unsigned (placeholder signature of an --unsigned ledger)")
-	}
-	if opts.PublicKey == nil {
-		if sigErr == nil {
-			sigErr = fmt.Errorf("no public key given: the envelope signature is not verified")
-		}
-		cpSigErr = fmt.Errorf("no public key given: the checkpoint signature is not verified")
-	} else {
-		if sigErr == nil {
-			sigErr = envelopeSignature(&r.Envelope, payload, stmtErr, opts.PublicKey)
-		}
-		if parseErr == nil {
-			cpSigErr = checkNoteSignature([]byte(r.Checkpoint), origin, opts.PublicKey)
-		} else {
-			cpSigErr = fmt.Errorf("not checked: the checkpoint is unreadable")
-		}
-	}
-	add("envelope signature", sigErr, "Ed25519 over the DSSE PAE (payload type and payload) by keyid "+KeyID(opts.PublicKey))
-	add("checkpoint signature", cpSigErr, "signed note by "+origin)
+	sigErr := checkEnvelope(r, payload, stmtErr, opts.PublicKey)
+	cpSigErr := checkCheckpointSignature(r, origin, parseErr, opts.PublicKey)
+	checks.add("envelope signature", sigErr, "Ed25519 over the DSSE PAE (payload type and payload) by keyid "+KeyID(opts.PublicKey))
+	checks.add("checkpoint signature", cpSigErr, "signed note by "+origin)
 
 	if opts.Checkpoint != nil {
-		add("trusted checkpoint", checkTrusted(r, root, opts), "vouches for the bundle's tree")
+		checks.add("trusted checkpoint", checkTrusted(r, root, opts), "vouches for the bundle's tree")
 	}
+	return checks.result()
+}
 
+// checkList collects the outcome of each check of VerifyReceipt.
+type checkList []Check
+
+// add records one check: passed when err is nil (with okDetail), failed
+// with err's text otherwise.
+func (cl *checkList) add(name string, err error, okDetail string) {
+	c := Check{Name: name, OK: err == nil, Detail: okDetail}
+	if err != nil {
+		c.Detail = err.Error()
+	}
+	*cl = append(*cl, c)
+}
+
+// result is every check, and a KindVerify error naming the failed ones.
+func (cl checkList) result() ([]Check, error) {
 	var failed []string
-	for _, c := range checks {
+	for _, c := range cl {
 		if !c.OK {
 			failed = append(failed, c.Name+": "+c.Detail)
 		}
 	}
 	if len(failed) > 0 {
-		return checks, errf(KindVerify, "verify", strings.Join(failed, "; "), nil)
+		return cl, errf(KindVerify, "verify", strings.Join(failed, "; "), nil)
 	}
-	return checks, nil
+	return cl, nil
+}
+
+// checkLeaf computes the envelope's leaf hash and compares the bundle's.
+func checkLeaf(r *Receipt) ([]byte, error) {
+	envJSON, _ := json.Marshal(&r.Envelope)
+	leaf := rfc6962.DefaultHasher.HashLeaf(envJSON)
+	if got, err := hex.DecodeString(r.LeafHash); err != nil || !bytes.Equal(got, leaf) {
+		return leaf, fmt.Errorf("leaf_hash %q is not SHA-256(0x00 || envelope JSON) = %x", r.LeafHash, leaf)
+	}
+	return leaf, nil
+}
+
+// checkInclusion decodes the bundle's root (nil when unreadable) and
+// verifies the inclusion proof of leaf under it.
+func checkInclusion(r *Receipt, leaf []byte) ([]byte, error) {
+	root, err := decodeHash(r.RootHash)
+	if err != nil {
+		return root, fmt.Errorf("root_hash: %v", err)
+	}
+	p, err := decodeHashes(r.InclusionProof)
+	switch {
+	case err != nil:
+		return root, fmt.Errorf("inclusion_proof: %v", err)
+	case r.Index >= r.TreeSize:
+		return root, fmt.Errorf("index %d is not below tree_size %d", r.Index, r.TreeSize)
+	}
+	return root, readable(proof.VerifyInclusion(rfc6962.DefaultHasher, r.Index, r.TreeSize, leaf, p, root))
+}
+
+// checkEnvelope verifies the envelope's signature with pub; an unsigned
+// placeholder or a missing key is a failed check, never a pass.
+func checkEnvelope(r *Receipt, payload []byte, stmtErr error, pub ed25519.PublicKey) error {
+	switch {
+	case unsignedPlaceholder(&r.Envelope):
+		return fmt.Errorf("the envelope is unsigned (placeholder signature of an --unsigned ledger)")
+	case pub == nil:
+		return fmt.Errorf("no public key given: the envelope signature is not verified")
+	}
+	return envelopeSignature(&r.Envelope, payload, stmtErr, pub)
+}
+
+// checkCheckpointSignature verifies the checkpoint's signed note with pub
+// (parseErr: the checkpoint could not be read).
+func checkCheckpointSignature(r *Receipt, origin string, parseErr error, pub ed25519.PublicKey) error {
+	switch {
+	case pub == nil:
+		return fmt.Errorf("no public key given: the checkpoint signature is not verified")
+	case parseErr != nil:
+		return fmt.Errorf("not checked: the checkpoint is unreadable")
+	}
+	return checkNoteSignature([]byte(r.Checkpoint), origin, pub)
 }
 
 // DecodeStatement returns the in-toto Statement of an envelope, checked as

@@ -196,12 +196,12 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 		return nil, err
 	}
 	m := alert.NewMetrics(s.reg)
-	eng, store, err := alert.Open(ctx, s.bus.JS, rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas})
+	eng, store, err := alert.Open(ctx, s.bus.JetStream(), rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas})
 	if err != nil {
 		return nil, err
 	}
 	s.alerts.p.Store(store)
-	d := alert.Deliverer{JS: s.bus.JS, Store: store, Metrics: m, Logger: s.log}
+	d := alert.Deliverer{JS: s.bus.JetStream(), Store: store, Metrics: m, Logger: s.log}
 	outs := []output.Output{eng}
 	var mqttSinks []alert.SinkConfig
 	for _, sc := range rules.Sinks {

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
@@ -123,7 +122,7 @@ func (in *integrity) missing(ctx context.Context) []string {
 	// The pipeline streams are in bus.Ready's reasons already.
 	var out []string
 	for _, p := range in.protocols {
-		if _, err := in.bus.JS.Consumer(ctx, bus.StreamRaw, worker.ConsumerName(p)); errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		if _, err := in.bus.JetStream().Consumer(ctx, bus.StreamRaw, worker.ConsumerName(p)); errors.Is(err, bus.ErrConsumerNotFound) || errors.Is(err, bus.ErrStreamNotFound) {
 			out = append(out, "consumer "+bus.StreamRaw+"/"+worker.ConsumerName(p))
 		}
 	}
@@ -146,9 +145,9 @@ func (in *integrity) repair(ctx context.Context) {
 		in.redo("stream "+s, func() error { return in.bus.RecreateStream(rctx, s) })
 	}
 	for _, p := range in.protocols {
-		if _, err := in.bus.JS.Consumer(rctx, bus.StreamRaw, worker.ConsumerName(p)); errors.Is(err, jetstream.ErrConsumerNotFound) {
+		if _, err := in.bus.JetStream().Consumer(rctx, bus.StreamRaw, worker.ConsumerName(p)); errors.Is(err, bus.ErrConsumerNotFound) {
 			in.redo("consumer "+worker.ConsumerName(p), func() error {
-				_, err := in.bus.JS.CreateOrUpdateConsumer(rctx, bus.StreamRaw, worker.ConsumerConfig(p))
+				_, err := in.bus.JetStream().EnsureConsumer(rctx, bus.StreamRaw, worker.ConsumerConfig(p))
 				return err
 			})
 		}

@@ -151,7 +151,7 @@ func (s *service) startBus(ctx context.Context) error {
 		return err
 	}
 	s.bus = b
-	s.publisher = ingest.NewPublisher(b.JS, s.reg)
+	s.publisher = ingest.NewPublisher(b.JetStream(), s.reg)
 	return nil
 }
 
@@ -181,7 +181,12 @@ func (s *service) openZones(ctx context.Context) error {
 	if s.cfg.Demo && len(seed) == 0 {
 		seed = demoGeofences()
 	}
-	z, err := zones.Open(ctx, s.bus.JS, zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log})
+	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log}
+	kv, err := s.bus.JetStream().KeyValue(ctx, zones.BucketConfig(zcfg))
+	if err != nil {
+		return fmt.Errorf("zones: bucket: %w", err)
+	}
+	z, err := zones.Open(ctx, kv, zcfg)
 	if err != nil {
 		return fmt.Errorf("zones: %w", err)
 	}
@@ -219,7 +224,11 @@ func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
 		s.reg.MustRegister(s.store.Collector())
-		owners, err := fusion.OpenOwners(ctx, s.bus.JS, s.cfg.instance(), s.cfg.Replicas, 0, s.log)
+		kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
+		if err != nil {
+			return fmt.Errorf("fusion owners: %w", err)
+		}
+		owners, err := fusion.OpenOwners(ctx, kv, s.cfg.instance(), 0, s.log)
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)
 		}
@@ -231,7 +240,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	if s.cfg.PublishObs {
 		for _, dec := range frameDecoders(s.cfg) {
 			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-				return worker.NewWorker(s.bus.JS, dec, metrics, s.log).Run(ctx)
+				return worker.NewWorker(s.bus.JetStream(), dec, metrics, s.log).Run(ctx)
 			})))
 		}
 	}
@@ -239,7 +248,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	out = append(out,
 		s.stage("fusion feed", upThen(func(ctx context.Context) error {
 			if feed == nil {
-				feed = worker.NewFeed(s.bus.JS, worker.FeedConfig{
+				feed = worker.NewFeed(s.bus.JetStream(), worker.FeedConfig{
 					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
 					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
 				}, s.reg)

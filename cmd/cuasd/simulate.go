@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/sim"
@@ -51,7 +51,7 @@ receivers (--rate N for load tests).`, args, stdout, stderr)
 		return fmt.Errorf("simulate: connect %s: %w", *url, err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(65536))
+	js, err := bus.ConnectJetStream(nc, 65536)
 	if err != nil {
 		return err
 	}

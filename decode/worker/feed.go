@@ -2,11 +2,10 @@ package worker
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
@@ -23,14 +22,24 @@ import (
 // published to CUAS_DEAD with an id derived from the raw message, so the
 // copies from several instances, and from a replay, are stored once.
 type Feed struct {
-	js     jetstream.JetStream
+	js     RawReader
 	decs   map[string]*msgDecoder
 	apply  func([]decode.Observation)
 	replay time.Duration
 	log    *slog.Logger
 	m      *Metrics
 	fm     feedMetrics
-	dead   chan jetstream.PubAckFuture
+	dead   chan bus.PubAckFuture
+}
+
+// RawReader is what the Feed needs of JetStream; *bus.JetStream
+// implements it.
+type RawReader interface {
+	// ConsumeFrom calls fn for every message of stream on filter stored
+	// since start, in order, until stop is called.
+	ConsumeFrom(ctx context.Context, stream, filter string, start time.Time, fn func(bus.Msg)) (stop func(), err error)
+	// PublishAsync publishes (a dead letter) without waiting.
+	PublishAsync(msg *nats.Msg) (bus.PubAckFuture, error)
 }
 
 type feedMetrics struct {
@@ -59,7 +68,7 @@ type FeedConfig struct {
 
 // NewFeed returns a feed; its own metrics (observations applied, frame to
 // track latency) are registered on reg when it is not nil.
-func NewFeed(js jetstream.JetStream, cfg FeedConfig, reg prometheus.Registerer) *Feed {
+func NewFeed(js RawReader, cfg FeedConfig, reg prometheus.Registerer) *Feed {
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics(nil)
 	}
@@ -67,7 +76,7 @@ func NewFeed(js jetstream.JetStream, cfg FeedConfig, reg prometheus.Registerer) 
 		cfg.Log = slog.Default()
 	}
 	f := &Feed{js: js, decs: map[string]*msgDecoder{}, apply: cfg.Apply, replay: cfg.Replay, log: cfg.Log, m: cfg.Metrics,
-		dead: make(chan jetstream.PubAckFuture, 4096)}
+		dead: make(chan bus.PubAckFuture, 4096)}
 	for _, d := range cfg.Decoders {
 		f.decs[string(d.Protocol())] = &msgDecoder{dec: d}
 		cfg.Metrics.declare(string(d.Protocol()), d)
@@ -104,44 +113,31 @@ func newFeedMetrics() feedMetrics {
 // Run consumes until ctx ends.
 func (f *Feed) Run(ctx context.Context) error {
 	start := time.Now()
-	cons, err := f.js.OrderedConsumer(ctx, bus.StreamRaw, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{bus.RawPrefix + ".>"},
-		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
-		OptStartTime:   new(start.Add(-f.replay)),
-	})
-	if err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go f.settleDead(done)
+	dctx, done := context.WithCancel(context.Background())
+	defer done()
+	go f.settleDead(dctx)
 	startNs := start.UnixNano()
-	cc, err := cons.Consume(func(m jetstream.Msg) { f.handle(m, startNs) }, jetstream.PullMaxMessages(1024))
+	stop, err := f.js.ConsumeFrom(ctx, bus.StreamRaw, bus.RawPrefix+".>", start.Add(-f.replay), func(m bus.Msg) { f.handle(m, startNs) })
 	if err != nil {
-		close(done)
 		return err
 	}
 	<-ctx.Done()
-	cc.Stop()
-	<-cc.Closed()
-	close(done)
+	stop()
 	return nil
 }
 
 // handle decodes one raw message and applies its observations. Frames
 // received before the feed started (the replay) do not count towards the
 // frame-to-track latency.
-func (f *Feed) handle(m jetstream.Msg, startNs int64) {
+func (f *Feed) handle(m bus.Msg, startNs int64) {
 	d := f.decs[protocolOf(m.Subject())]
 	if d == nil {
 		f.fm.unknown.Inc()
 		return
 	}
-	md, err := m.Metadata()
-	if err != nil {
-		md = nil
-	}
-	meta := metaOf(m, md)
-	d.decodeMessage(m.Headers().Get(bus.HeaderFraming), m.Data(), meta, f.m)
+	md, ok := m.Meta()
+	meta := metaOf(m, md, ok)
+	d.decodeMessage(m.Header().Get(bus.HeaderFraming), m.Data(), meta, f.m)
 	if len(d.obs) > 0 {
 		f.apply(d.obs)
 		f.fm.applied.Add(float64(len(d.obs)))
@@ -149,8 +145,8 @@ func (f *Feed) handle(m jetstream.Msg, startNs int64) {
 			f.fm.latency.Observe(float64(time.Now().UnixNano()-meta.IngestUnixNano) / 1e9)
 		}
 	}
-	if len(d.dead) > 0 && md != nil {
-		f.publishDead(string(d.dec.Protocol()), md.Sequence.Stream, meta, d.dead)
+	if len(d.dead) > 0 && ok {
+		f.publishDead(string(d.dec.Protocol()), md.Sequence, meta, d.dead)
 	}
 }
 
@@ -159,7 +155,7 @@ func (f *Feed) handle(m jetstream.Msg, startNs int64) {
 // stall the decoding of good frames.
 func (f *Feed) publishDead(protocol string, seq uint64, meta Meta, dead []deadLetter) {
 	for _, d := range dead {
-		fut, err := f.js.PublishMsgAsync(deadMsg(protocol, seq, meta, d))
+		fut, err := f.js.PublishAsync(deadMsg(protocol, seq, meta, d))
 		if err != nil {
 			f.fm.deadFailed.Inc()
 			continue
@@ -174,22 +170,22 @@ func (f *Feed) publishDead(protocol string, seq uint64, meta Meta, dead []deadLe
 }
 
 // settleDead counts the dead letters JetStream did not store.
-func (f *Feed) settleDead(done <-chan struct{}) {
+// It ends when done ends.
+func (f *Feed) settleDead(done context.Context) {
 	for {
 		select {
 		case fut := <-f.dead:
-			select {
-			case <-fut.Ok():
-			case err := <-fut.Err():
-				if duplicateInProcess(err) {
-					continue // another instance is storing the same dead letter
-				}
-				f.fm.deadFailed.Inc()
-				f.log.Warn("dead letter not stored", "subject", fut.Msg().Subject, "err", err)
-			case <-done:
+			_, err := fut.Wait(done)
+			switch {
+			case err == nil, duplicateInProcess(err):
+				// Stored, or another instance is storing the same dead letter.
+			case done.Err() != nil:
 				return
+			default:
+				f.fm.deadFailed.Inc()
+				f.log.Warn("dead letter not stored", "subject", fut.Subject(), "err", err)
 			}
-		case <-done:
+		case <-done.Done():
 			return
 		}
 	}
@@ -199,8 +195,7 @@ func (f *Feed) settleDead(done <-chan struct{}) {
 // de-duplication id another publisher is storing at that moment (on a
 // clustered stream): not a failure, the message is being stored once.
 func duplicateInProcess(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10158
+	return bus.ErrorCode(err) == 10158
 }
 
 // protocolOf is the protocol token of a raw subject

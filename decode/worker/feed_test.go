@@ -74,7 +74,7 @@ func vectorFrames(t *testing.T) [][]byte {
 
 func startFeed(t *testing.T, ctx context.Context, js jetstream.JetStream, c *collector) {
 	t.Helper()
-	f := NewFeed(js, FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: c.apply, Replay: time.Minute}, nil)
+	f := NewFeed(bus.NewJetStream(js), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: c.apply, Replay: time.Minute}, nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -233,7 +233,7 @@ func TestFeedTracksMatchTheObservationPath(t *testing.T) {
 	s := natstest.StartWithStreams(t, bus.DefaultLimits())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub := ingest.NewPublisher(s.JS, nil)
+	pub := ingest.NewPublisher(s.JetStream(), nil)
 	for i, b := range batches {
 		var body []byte
 		for _, f := range b {
@@ -252,7 +252,9 @@ func TestFeedTracksMatchTheObservationPath(t *testing.T) {
 	viaFeed.ApplyBatch(fed.obs)
 	fed.mu.Unlock()
 
-	go func() { _ = NewWorker(s.JS, &ADSB{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil))).Run(ctx) }()
+	go func() {
+		_ = NewWorker(s.JetStream(), &ADSB{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil))).Run(ctx)
+	}()
 	viaObs := newStore()
 	var mu sync.Mutex
 	n := 0

@@ -25,7 +25,7 @@ func TestFutureReceiveTimeIsDeadLetter(t *testing.T) {
 	js := srv.JS
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := NewWorker(js, &ADSB{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	w := NewWorker(bus.NewJetStream(js), &ADSB{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
@@ -112,7 +111,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 
 // Worker is the decoder worker of one protocol.
 type Worker struct {
-	js    jetstream.JetStream
+	js    Durable
 	dec   *msgDecoder
 	log   *slog.Logger
 	m     *Metrics
@@ -120,8 +119,18 @@ type Worker struct {
 	proto string
 }
 
+// Durable is what a Worker needs of JetStream; *bus.JetStream implements
+// it.
+type Durable interface {
+	// EnsureConsumer creates (or updates) the shared durable consumer.
+	EnsureConsumer(ctx context.Context, stream string, cfg bus.ConsumerConfig) (*bus.Consumer, error)
+	// PublishAsync publishes without waiting; the future says whether the
+	// message was stored.
+	PublishAsync(msg *nats.Msg) (bus.PubAckFuture, error)
+}
+
 // NewWorker returns a worker for dec's protocol.
-func NewWorker(js jetstream.JetStream, dec FrameDecoder, m *Metrics, log *slog.Logger) *Worker {
+func NewWorker(js Durable, dec FrameDecoder, m *Metrics, log *slog.Logger) *Worker {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
@@ -150,21 +159,19 @@ func ConsumerName(protocol string) string { return "cuas-decode-" + protocol }
 // ConsumerConfig is the durable consumer of a protocol's decoder
 // workers on bus.StreamRaw; cuasd recreates it from this when it goes
 // missing.
-func ConsumerConfig(protocol string) jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
+func ConsumerConfig(protocol string) bus.ConsumerConfig {
+	return bus.ConsumerConfig{
 		Durable:       ConsumerName(protocol),
 		Description:   "cuasd decoder workers for " + protocol + " (shared by every instance)",
 		FilterSubject: bus.RawPrefix + "." + protocol + ".>",
-		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
 		MaxAckPending: 20000,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}
 }
 
 // Run consumes until ctx ends.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.js.CreateOrUpdateConsumer(ctx, bus.StreamRaw, ConsumerConfig(w.proto))
+	cons, err := w.js.EnsureConsumer(ctx, bus.StreamRaw, ConsumerConfig(w.proto))
 	if err != nil {
 		return err
 	}
@@ -194,12 +201,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		// waiting for the batch to fill: a full-batch fetch would hold the
 		// first frames back until the batch filled or the wait expired.
 		// When nothing was waiting, block for the next message.
-		var batch jetstream.MessageBatch
-		var err error
+		var msgs []bus.Msg
+		var end, err error
 		if idle {
-			batch, err = cons.Fetch(1, jetstream.FetchMaxWait(500*time.Millisecond))
+			msgs, end, err = cons.Fetch(1, 500*time.Millisecond)
 		} else {
-			batch, err = cons.FetchNoWait(w.batch)
+			msgs, end, err = cons.Fetch(w.batch, 0)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -209,12 +216,8 @@ func (w *Worker) Run(ctx context.Context) error {
 			time.Sleep(250 * time.Millisecond)
 			continue
 		}
-		var msgs []jetstream.Msg
-		for m := range batch.Messages() {
-			msgs = append(msgs, m)
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && ctx.Err() == nil {
-			w.log.Debug("decoder fetch ended", "protocol", w.proto, "err", err)
+		if end != nil && ctx.Err() == nil {
+			w.log.Debug("decoder fetch ended", "protocol", w.proto, "err", end)
 		}
 		idle = len(msgs) == 0
 		if len(msgs) > 0 {
@@ -234,8 +237,8 @@ func (w *Worker) Run(ctx context.Context) error {
 // pending is a raw message whose outputs are published and not yet all
 // acknowledged.
 type pending struct {
-	msg     jetstream.Msg
-	futures []jetstream.PubAckFuture
+	msg     bus.Msg
+	futures []bus.PubAckFuture
 	failed  bool
 }
 
@@ -246,16 +249,15 @@ func (w *Worker) settle(ctx context.Context, work []pending) {
 	for i := range work {
 		p := &work[i]
 		for _, f := range p.futures {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				if duplicateInProcess(err) {
-					continue // another instance is storing the same output
-				}
+			_, err := f.Wait(ctx)
+			switch {
+			case err == nil, duplicateInProcess(err):
+				// Stored, or another instance is storing the same output.
+			case err == ctx.Err():
+				p.failed = true
+			default:
 				p.failed = true
 				w.log.Warn("publish observation", "protocol", w.proto, "err", err)
-			case <-ctx.Done():
-				p.failed = true
 			}
 		}
 		if p.failed {
@@ -268,22 +270,16 @@ func (w *Worker) settle(ctx context.Context, work []pending) {
 
 // process decodes a batch and publishes its outputs; the returned work is
 // settled by settle.
-func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
+func (w *Worker) process(ctx context.Context, msgs []bus.Msg) []pending {
 	work := make([]pending, len(msgs))
 	for i, m := range msgs {
 		work[i].msg = m
 		// The metadata (stream sequence, timestamp) is parsed from the
 		// reply subject once per message.
-		md, err := m.Metadata()
-		if err != nil {
-			md = nil
-		}
-		meta := metaOf(m, md)
-		seq := uint64(0)
-		if md != nil {
-			seq = md.Sequence.Stream
-		}
-		w.dec.decodeMessage(m.Headers().Get(bus.HeaderFraming), m.Data(), meta, w.m)
+		md, ok := m.Meta()
+		meta := metaOf(m, md, ok)
+		seq := md.Sequence // 0 without metadata
+		w.dec.decodeMessage(m.Header().Get(bus.HeaderFraming), m.Data(), meta, w.m)
 		work[i].futures, work[i].failed = w.publishObservations(seq, work[i].futures)
 		if !work[i].failed {
 			work[i].futures, work[i].failed = w.publishDead(seq, meta, work[i].futures)
@@ -295,7 +291,7 @@ func (w *Worker) process(ctx context.Context, msgs []jetstream.Msg) []pending {
 // publishObservations publishes the decoded observations of raw message
 // seq: one message per track-key partition, holding that partition's
 // observations in order, de-duplicated by the raw sequence.
-func (w *Worker) publishObservations(seq uint64, futures []jetstream.PubAckFuture) ([]jetstream.PubAckFuture, bool) {
+func (w *Worker) publishObservations(seq uint64, futures []bus.PubAckFuture) ([]bus.PubAckFuture, bool) {
 	obs := w.dec.obs
 	var parts [bus.ObsPartitions][]byte
 	counts := [bus.ObsPartitions]int{}
@@ -310,7 +306,7 @@ func (w *Worker) publishObservations(seq uint64, futures []jetstream.PubAckFutur
 		}
 		msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: body, Header: nats.Header{}}
 		msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
-		fut, err := w.js.PublishMsgAsync(msg)
+		fut, err := w.js.PublishAsync(msg)
 		if err != nil {
 			return futures, true
 		}
@@ -321,9 +317,9 @@ func (w *Worker) publishObservations(seq uint64, futures []jetstream.PubAckFutur
 }
 
 // publishDead publishes the dead letters of raw message seq.
-func (w *Worker) publishDead(seq uint64, meta Meta, futures []jetstream.PubAckFuture) ([]jetstream.PubAckFuture, bool) {
+func (w *Worker) publishDead(seq uint64, meta Meta, futures []bus.PubAckFuture) ([]bus.PubAckFuture, bool) {
 	for _, d := range w.dec.dead {
-		fut, err := w.js.PublishMsgAsync(deadMsg(w.proto, seq, meta, d))
+		fut, err := w.js.PublishAsync(deadMsg(w.proto, seq, meta, d))
 		if err != nil {
 			return futures, true
 		}
@@ -333,9 +329,9 @@ func (w *Worker) publishDead(seq uint64, meta Meta, futures []jetstream.PubAckFu
 }
 
 // metaOf reads the receiver's headers; a missing receive or ingest time
-// falls back to JetStream's storage time from md (nil: unknown).
-func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
-	h := m.Headers()
+// falls back to JetStream's storage time from md (unknown without ok).
+func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
+	h := m.Header()
 	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier)}
 	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
 	meta.IngestUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderIngestTime), 10, 64)
@@ -354,7 +350,7 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 			meta.Sensor = s[i+1:]
 		}
 	}
-	if md != nil {
+	if ok {
 		meta.StoredUnixNano = md.Timestamp.UnixNano()
 		if meta.RecvUnixNano == 0 {
 			meta.RecvUnixNano = md.Timestamp.UnixNano()
@@ -366,7 +362,7 @@ func metaOf(m jetstream.Msg, md *jetstream.MsgMetadata) Meta {
 	return meta
 }
 
-func (w *Worker) watchConsumer(ctx context.Context, cons jetstream.Consumer) {
+func (w *Worker) watchConsumer(ctx context.Context, cons *bus.Consumer) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
@@ -374,12 +370,12 @@ func (w *Worker) watchConsumer(ctx context.Context, cons jetstream.Consumer) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			info, err := cons.Info(ctx)
+			pending, ackPending, err := cons.Pending(ctx)
 			if err != nil {
 				continue
 			}
-			w.m.pending.WithLabelValues(w.proto).Set(float64(info.NumPending))
-			w.m.ackPend.WithLabelValues(w.proto).Set(float64(info.NumAckPending))
+			w.m.pending.WithLabelValues(w.proto).Set(float64(pending))
+			w.m.ackPend.WithLabelValues(w.proto).Set(float64(ackPending))
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/fusion/zones"
 	"github.com/cuasd/cuasd/gate"
 )
@@ -28,9 +29,15 @@ func ExampleOpen() {
 	js, _ := jetstream.New(nc)
 
 	ctx := context.Background()
-	store, err := zones.Open(ctx, js, zones.Config{Geofences: []gate.Geofence{
+	cfg := zones.Config{Geofences: []gate.Geofence{
 		{ID: "egll", Class: gate.ClassAirport, Center: []float64{51.47, -0.4543}, RadiusM: 5000},
-	}})
+	}}
+	kv, err := bus.NewJetStream(js).KeyValue(ctx, zones.BucketConfig(cfg))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	store, err := zones.Open(ctx, kv, cfg)
 	if err != nil {
 		fmt.Println(err)
 		return

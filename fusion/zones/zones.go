@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
 )
@@ -90,8 +88,7 @@ func (s *Snapshot) Geofence(id string) (gate.Geofence, bool) {
 // Store is the replicated zone store. Its methods are safe for concurrent
 // use.
 type Store struct {
-	js  jetstream.JetStream
-	kv  jetstream.KeyValue
+	kv  KV
 	log *slog.Logger
 	cfg Config
 
@@ -107,10 +104,34 @@ type Store struct {
 	done   chan struct{}
 }
 
-// Open creates or binds the bucket, seeds it from cfg, loads every entry
-// and starts watching for changes. It returns once the snapshot holds the
-// bucket's current contents.
-func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, error) {
+// KV is the bucket the zones live in: a *bus.KV opened with
+// BucketConfig.
+type KV interface {
+	Get(ctx context.Context, key string) (bus.KVEntry, error)
+	Put(ctx context.Context, key string, value []byte) (uint64, error)
+	// Create fails with bus.ErrKeyExists when the key holds a value.
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	// Delete with lastRevision 0 deletes whatever the key holds.
+	Delete(ctx context.Context, key string, lastRevision uint64) error
+	// WatchAll delivers every current value, a nil entry, then changes.
+	WatchAll(ctx context.Context, ignoreDeletes bool) (*bus.KVWatcher, error)
+	Missing(ctx context.Context) (bool, error)
+	Recreate(ctx context.Context) error
+}
+
+// BucketConfig is the configuration of cfg's bucket (CUAS_ZONES unless
+// cfg.Bucket names another), to open the KV that Open takes.
+func BucketConfig(cfg Config) bus.KVConfig {
+	cfg.defaults()
+	return bus.KVConfig{
+		Bucket:      cfg.Bucket,
+		Description: "cuasd geofences and allow-list",
+		History:     10,
+		Replicas:    cfg.Replicas,
+	}
+}
+
+func (cfg *Config) defaults() {
 	if cfg.Bucket == "" {
 		cfg.Bucket = bus.BucketZones
 	}
@@ -120,14 +141,17 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, erro
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+}
+
+// Open seeds kv (the bucket of BucketConfig(cfg)) from cfg, loads every
+// entry and starts watching for changes. It returns once the snapshot
+// holds the bucket's current contents.
+func Open(ctx context.Context, kv KV, cfg Config) (*Store, error) {
+	cfg.defaults()
 	if err := validateSeeds(&cfg); err != nil {
 		return nil, err
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, bucketConfig(&cfg))
-	if err != nil {
-		return nil, &Error{Op: "open bucket", Key: cfg.Bucket, Err: err}
-	}
-	s := &Store{js: js, kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
+	s := &Store{kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
 	s.snap.Store(&Snapshot{Geofences: []gate.Geofence{}, Allow: gate.NewAllowIndex(gate.AllowList{})})
 
 	for _, g := range cfg.Geofences {
@@ -145,7 +169,7 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Store, erro
 	}
 
 	wctx, cancel := context.WithCancel(context.Background())
-	w, err := kv.WatchAll(wctx)
+	w, err := kv.WatchAll(wctx, false)
 	if err != nil {
 		cancel()
 		return nil, &Error{Op: "watch", Key: cfg.Bucket, Err: err}
@@ -200,7 +224,7 @@ func (s *Store) create(ctx context.Context, key string, v any) error {
 	if err != nil {
 		return &Error{Op: "seed", Key: key, Err: err}
 	}
-	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, bus.ErrKeyExists) {
 		return &Error{Op: "seed", Key: key, Err: err}
 	}
 	return nil
@@ -208,7 +232,7 @@ func (s *Store) create(ctx context.Context, key string, v any) error {
 
 // watch applies every change until the watcher stops. The nil entry marks
 // the end of the initial values.
-func (s *Store) watch(w jetstream.KeyWatcher, loaded chan struct{}) {
+func (s *Store) watch(w *bus.KVWatcher, loaded chan struct{}) {
 	defer close(s.done)
 	defer func() { _ = w.Stop() }()
 	for e := range w.Updates() {
@@ -222,7 +246,7 @@ func (s *Store) watch(w jetstream.KeyWatcher, loaded chan struct{}) {
 			}
 			continue
 		}
-		s.apply(e.Key(), e.Revision(), e.Operation(), e.Value())
+		s.apply(e.Key, e.Revision, e.Deleted, e.Value)
 		if loaded == nil && s.cfg.OnChange != nil {
 			s.cfg.OnChange(s.Snapshot())
 		}
@@ -232,7 +256,7 @@ func (s *Store) watch(w jetstream.KeyWatcher, loaded chan struct{}) {
 // apply folds one entry into the state, ignoring anything older than what
 // is already applied (our own writes are applied before the watch echoes
 // them).
-func (s *Store) apply(key string, rev uint64, op jetstream.KeyValueOp, value []byte) {
+func (s *Store) apply(key string, rev uint64, del bool, value []byte) {
 	s.mu.Lock()
 	if rev <= s.revs[key] {
 		s.mu.Unlock()
@@ -240,7 +264,6 @@ func (s *Store) apply(key string, rev uint64, op jetstream.KeyValueOp, value []b
 	}
 	s.revs[key] = rev
 	s.top = max(s.top, rev)
-	del := op != jetstream.KeyValuePut
 	switch {
 	case key == allowKey && del:
 		s.allow = gate.AllowList{}
@@ -322,41 +345,27 @@ func (s *Store) PutGeofence(ctx context.Context, g gate.Geofence) (created bool,
 	}
 	rev, err := s.kv.Create(ctx, key, b)
 	created = err == nil
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if errors.Is(err, bus.ErrKeyExists) {
 		rev, err = s.kv.Put(ctx, key, b)
 	}
 	if err != nil {
 		return false, &Error{Op: "put", Key: key, Err: err}
 	}
-	s.apply(key, rev, jetstream.KeyValuePut, b)
+	s.apply(key, rev, false, b)
 	return created, nil
-}
-
-func bucketConfig(cfg *Config) jetstream.KeyValueConfig {
-	return jetstream.KeyValueConfig{
-		Bucket:      cfg.Bucket,
-		Description: "cuasd geofences and allow-list",
-		History:     10,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-	}
 }
 
 // Missing reports whether the bucket no longer exists (deleted behind the
 // store's back).
 func (s *Store) Missing(ctx context.Context) (bool, error) {
-	_, err := s.js.KeyValue(ctx, s.cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return true, nil
-	}
-	return false, err
+	return s.kv.Missing(ctx)
 }
 
 // Recreate creates the bucket again and writes back what this instance
 // holds: every geofence (with its version) and the allow-list, so a
 // deleted bucket loses nothing another write had not already replaced.
 func (s *Store) Recreate(ctx context.Context) error {
-	if _, err := s.js.CreateOrUpdateKeyValue(ctx, bucketConfig(&s.cfg)); err != nil {
+	if err := s.kv.Recreate(ctx); err != nil {
 		return &Error{Op: "recreate bucket", Key: s.cfg.Bucket, Err: err}
 	}
 	// A new bucket numbers its revisions from 1 again: forget the old
@@ -383,7 +392,7 @@ func (s *Store) keepVersion(ctx context.Context, g *gate.Geofence) error {
 		return &Error{Op: "keep version", Key: g.ID, Err: err}
 	}
 	key := versionPrefix + gate.DigestOf(b)
-	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, bus.ErrKeyExists) {
 		return &Error{Op: "keep version", Key: key, Err: err}
 	}
 	return nil
@@ -397,16 +406,16 @@ func (s *Store) Version(ctx context.Context, digest string) (gate.Geofence, bool
 		return gate.Geofence{}, false, nil
 	}
 	e, err := s.kv.Get(ctx, versionPrefix+digest)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, bus.ErrKeyNotFound) {
 		return gate.Geofence{}, false, nil
 	} else if err != nil {
 		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: err}
 	}
 	var g gate.Geofence
-	if err := decode(e.Value(), &g); err != nil {
+	if err := decode(e.Value, &g); err != nil {
 		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: err}
 	}
-	if gate.DigestOf(e.Value()) != digest {
+	if gate.DigestOf(e.Value) != digest {
 		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: errors.New("stored content does not match its digest")}
 	}
 	return g, true, nil
@@ -418,12 +427,12 @@ func (s *Store) DeleteGeofence(ctx context.Context, id string) (existed bool, er
 	if !gate.ValidID(id) {
 		return false, nil
 	}
-	if _, err := s.kv.Get(ctx, key); errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := s.kv.Get(ctx, key); errors.Is(err, bus.ErrKeyNotFound) {
 		return false, nil
 	} else if err != nil {
 		return false, &Error{Op: "delete", Key: key, Err: err}
 	}
-	if err := s.kv.Delete(ctx, key); err != nil {
+	if err := s.kv.Delete(ctx, key, 0); err != nil {
 		return false, &Error{Op: "delete", Key: key, Err: err}
 	}
 	// Delete returns no revision: drop the geofence from this instance's
@@ -455,7 +464,7 @@ func (s *Store) PutAllowList(ctx context.Context, a gate.AllowList) error {
 	if err != nil {
 		return &Error{Op: "put", Key: allowKey, Err: err}
 	}
-	s.apply(allowKey, rev, jetstream.KeyValuePut, b)
+	s.apply(allowKey, rev, false, b)
 	return nil
 }
 

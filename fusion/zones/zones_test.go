@@ -50,6 +50,16 @@ func prison() gate.Geofence {
 		Coordinates: [][][]float64{{{-0.2, 51.5}, {-0.19, 51.5}, {-0.19, 51.51}, {-0.2, 51.5}}}}}
 }
 
+// bucket opens cfg's bucket through js, as cuasd serve does.
+func bucket(t *testing.T, js jetstream.JetStream, cfg Config) *bus.KV {
+	t.Helper()
+	kv, err := bus.NewJetStream(js).KeyValue(context.Background(), BucketConfig(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kv
+}
+
 func open(t *testing.T, js jetstream.JetStream, cfg Config) *Store {
 	t.Helper()
 	if cfg.Logger == nil {
@@ -57,7 +67,7 @@ func open(t *testing.T, js jetstream.JetStream, cfg Config) *Store {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := Open(ctx, js, cfg)
+	s, err := Open(ctx, bucket(t, js, cfg), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +235,7 @@ func TestSeedValidation(t *testing.T) {
 	ns := startServer(t)
 	bad := airport()
 	bad.RadiusM = 0
-	_, err := Open(context.Background(), connect(t, ns), Config{Logger: quiet(),
+	_, err := Open(context.Background(), bucket(t, connect(t, ns), Config{}), Config{Logger: quiet(),
 		Geofences: []gate.Geofence{bad, {Center: []float64{0, 0}, RadiusM: 1}, airport()},
 		AllowList: &gate.AllowList{ICAO: []string{"xyz"}}})
 	var ze *Error

@@ -81,7 +81,7 @@ func TestAssociation(t *testing.T) {
 // and sensor (cut at 4 KiB), beside the frames the decoders refuse.
 func TestDeadLetters(t *testing.T) {
 	srv := natstest.StartWithStreams(t, bus.DefaultLimits())
-	pub := ingest.NewPublisher(srv.JS, nil)
+	pub := ingest.NewPublisher(srv.JetStream(), nil)
 	in := sensors.Intake{Adapter: "test"}
 	ctx := context.Background()
 	stream, err := srv.JS.Stream(ctx, bus.StreamDead)
@@ -117,7 +117,7 @@ func TestDeadLetters(t *testing.T) {
 // acknowledgement (one message at a time, as the inputs do).
 func BenchmarkIntakeJetStream(b *testing.B) {
 	srv := natstest.StartWithStreams(b, bus.DefaultLimits())
-	pub := ingest.NewPublisher(srv.JS, nil)
+	pub := ingest.NewPublisher(srv.JetStream(), nil)
 	in := sensors.Intake{Adapter: "bench"}
 	msg := []byte(ridMsg)
 	ctx := context.Background()

@@ -108,3 +108,7 @@ func (s *Server) Connect(tb testing.TB, opts ...nats.Option) *nats.Conn {
 	tb.Cleanup(nc.Close)
 	return nc
 }
+
+// JetStream is the server's in-process client as bus's JetStream handle,
+// which implements the small interfaces the packages under test declare.
+func (s *Server) JetStream() *bus.JetStream { return bus.NewJetStream(s.JS) }

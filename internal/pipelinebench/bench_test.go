@@ -65,7 +65,7 @@ func newRig(t *testing.T) *rig {
 	// The fusion feed decodes every raw frame in place into the store, as
 	// cuasd serve runs it (no observation stream in between).
 	mav, _ := worker.NewMAVLink(nil)
-	feed := worker.NewFeed(b.JS, worker.FeedConfig{
+	feed := worker.NewFeed(b.JetStream(), worker.FeedConfig{
 		Decoders: []worker.FrameDecoder{&worker.ADSB{}, worker.NewRemoteID(), mav},
 		Apply:    store.ApplyBatch, Replay: 10 * time.Minute, Metrics: worker.NewMetrics(reg), Log: nopLog(),
 	}, reg)
@@ -73,7 +73,7 @@ func newRig(t *testing.T) *rig {
 	startOutputs(ctx, t, b) // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
-	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
+	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), stop: func() {
 		cancel()
 		wg.Wait()
 		_ = b.Close(context.Background())
@@ -103,7 +103,7 @@ func newBareRig(t *testing.T) *rig {
 	ctx, cancel := context.WithCancel(context.Background())
 	b := startBus(ctx, t)
 	reg := prometheus.NewRegistry()
-	return &rig{b: b, reg: reg, pub: ingest.NewPublisher(b.JS, reg), stop: func() {
+	return &rig{b: b, reg: reg, pub: ingest.NewPublisher(b.JetStream(), reg), stop: func() {
 		cancel()
 		_ = b.Close(context.Background())
 	}}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/lifecycle"
@@ -46,9 +45,14 @@ func Backoff(n int) time.Duration {
 	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
+// Consumers binds durable consumers; *bus.JetStream implements it.
+type Consumers interface {
+	Consumer(ctx context.Context, stream, name string) (*bus.Consumer, error)
+}
+
 // Deliverer runs one sink's durable consumer.
 type Deliverer struct {
-	JS      jetstream.JetStream
+	JS      Consumers
 	Store   *Store
 	Sink    Sink
 	Config  SinkConfig
@@ -70,7 +74,7 @@ func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
 	if err != nil {
 		return &Error{Sink: d.Config.Name, Msg: "consumer", Err: err}
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(workers * 2))
+	it, err := cons.Messages(workers * 2)
 	if err != nil {
 		return &Error{Sink: d.Config.Name, Msg: "consume", Err: err}
 	}
@@ -79,7 +83,7 @@ func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
 	go func() { <-ctx.Done(); it.Stop() }()
 	go d.watchPending(ctx, cons)
 	rep.Up()
-	msgs := make(chan jetstream.Msg)
+	msgs := make(chan bus.Msg)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -93,7 +97,7 @@ func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
 	for {
 		m, err := it.Next()
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if ctx.Err() != nil || errors.Is(err, bus.ErrIteratorClosed) {
 				return nil
 			}
 			return &Error{Sink: d.Config.Name, Msg: "next", Err: err}
@@ -120,12 +124,12 @@ func (d *Deliverer) defaults() int {
 }
 
 // watchPending keeps cuasd_alert_pending current for this sink.
-func (d *Deliverer) watchPending(ctx context.Context, cons jetstream.Consumer) {
+func (d *Deliverer) watchPending(ctx context.Context, cons *bus.Consumer) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
 	for {
-		if info, err := cons.Info(ctx); err == nil {
-			d.Metrics.setPending(d.Config.Name, info.NumPending+uint64(info.NumAckPending))
+		if pending, ackPending, err := cons.Pending(ctx); err == nil {
+			d.Metrics.setPending(d.Config.Name, pending+ackPending)
 		}
 		select {
 		case <-ctx.Done():
@@ -136,17 +140,17 @@ func (d *Deliverer) watchPending(ctx context.Context, cons jetstream.Consumer) {
 }
 
 // handle makes one delivery attempt of m.
-func (d *Deliverer) handle(ctx context.Context, m jetstream.Msg, rep lifecycle.Reporter) {
+func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporter) {
 	var a Message
-	meta, err := m.Metadata()
-	if err != nil || json.Unmarshal(m.Data(), &a) != nil {
+	meta, ok := m.Meta()
+	if !ok || json.Unmarshal(m.Data(), &a) != nil {
 		d.Logger.Error("alert sink: unreadable message; dropped", "sink", d.Config.Name)
 		_ = m.Term()
 		return
 	}
-	attempts := int(meta.NumDelivered)
+	attempts := int(meta.Delivered)
 	sctx, cancel := context.WithTimeout(ctx, d.Config.TimeoutD)
-	err = d.Sink.Send(sctx, &a, m.Data())
+	err := d.Sink.Send(sctx, &a, m.Data())
 	cancel()
 	now := d.Now()
 	switch {

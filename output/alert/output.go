@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
@@ -39,7 +38,7 @@ type Options struct {
 // durable stream, once per sink.
 type Rules struct {
 	cfg   *Config
-	js    jetstream.JetStream
+	js    JetStream
 	store *Store
 	opt   Options
 	q     *output.Queue[event]
@@ -50,10 +49,20 @@ type event struct {
 	data    []byte
 }
 
+// JetStream is what the rule engine needs of JetStream; *bus.JetStream
+// implements it.
+type JetStream interface {
+	Buckets
+	EnsureAlertStream(ctx context.Context, maxAge time.Duration, replicas int) error
+	EnsureConsumer(ctx context.Context, stream string, cfg bus.ConsumerConfig) (*bus.Consumer, error)
+	// Publish waits until the message is stored.
+	Publish(ctx context.Context, msg *nats.Msg) (bus.PubAck, error)
+}
+
 // Open creates the stream, the bucket and one durable consumer per sink
 // (before anything is published, so no sink misses a message) and returns
 // the rule engine's output and the store of alert records.
-func Open(ctx context.Context, js jetstream.JetStream, cfg *Config, o Options) (*Rules, *Store, error) {
+func Open(ctx context.Context, js JetStream, cfg *Config, o Options) (*Rules, *Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -70,16 +79,11 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg *Config, o Options) (
 	for _, s := range cfg.Sinks {
 		giveUp = max(giveUp, s.GiveUpD)
 	}
-	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: bus.StreamAlerts, Subjects: []string{bus.AlertPrefix + ".>"}, Storage: jetstream.FileStorage,
-		Retention: jetstream.LimitsPolicy, MaxAge: max(2*giveUp, 24*time.Hour), MaxBytes: 1 << 30,
-		Duplicates: 10 * time.Minute, Replicas: max(o.Replicas, 1),
-	})
-	if err != nil {
+	if err := js.EnsureAlertStream(ctx, max(2*giveUp, 24*time.Hour), o.Replicas); err != nil {
 		return nil, nil, &Error{Msg: "create stream " + bus.StreamAlerts, Err: err}
 	}
 	for _, s := range cfg.Sinks {
-		if _, err := js.CreateOrUpdateConsumer(ctx, bus.StreamAlerts, consumerConfig(s)); err != nil {
+		if _, err := js.EnsureConsumer(ctx, bus.StreamAlerts, consumerConfig(s)); err != nil {
 			return nil, nil, &Error{Sink: s.Name, Msg: "create consumer", Err: err}
 		}
 	}
@@ -93,12 +97,11 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg *Config, o Options) (
 // consumerConfig is a sink's durable consumer: only its own subjects, new
 // messages only when first created, explicit acks, no delivery limit (the
 // give-up age decides), and a bounded number in flight.
-func consumerConfig(s SinkConfig) jetstream.ConsumerConfig {
-	return jetstream.ConsumerConfig{
+func consumerConfig(s SinkConfig) bus.ConsumerConfig {
+	return bus.ConsumerConfig{
 		Durable: "sink-" + s.Name, Description: "cuasd alert sink " + s.Name,
 		FilterSubject: bus.AlertPrefix + "." + bus.Token(s.Name) + ".>",
-		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: s.TimeoutD + 5*time.Second, MaxDeliver: -1, MaxAckPending: 256,
+		DeliverNew: true, AckWait: s.TimeoutD + 5*time.Second, MaxDeliver: -1, MaxAckPending: 256,
 	}
 }
 
@@ -230,7 +233,7 @@ func (r *Rules) publish(ctx context.Context, m *Message) error {
 		msg := nats.NewMsg(bus.AlertSubject(sink, m.Zone.ID))
 		msg.Data = body
 		msg.Header.Set(bus.HeaderMsgID, m.ID+"."+strconv.Itoa(m.Seq)+"."+sink)
-		if _, err := r.js.PublishMsg(ctx, msg); err != nil {
+		if _, err := r.js.Publish(ctx, msg); err != nil {
 			return &Error{Sink: sink, Msg: "publish alert " + m.ID, Err: err}
 		}
 	}

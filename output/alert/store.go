@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cuasd/cuasd/bus"
 )
 
@@ -41,7 +39,20 @@ type Delivery struct {
 // Store keeps alert records in the JetStream KV bucket CUAS_ALERTS
 // (replicated like the streams), one key per alert id.
 type Store struct {
-	kv jetstream.KeyValue
+	kv StoreKV
+}
+
+// StoreKV is the bucket of alert records (a *bus.KV).
+type StoreKV interface {
+	Get(ctx context.Context, key string) (bus.KVEntry, error)
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error)
+	WatchAll(ctx context.Context, ignoreDeletes bool) (*bus.KVWatcher, error)
+}
+
+// Buckets creates key-value buckets; *bus.JetStream implements it.
+type Buckets interface {
+	KeyValue(ctx context.Context, cfg bus.KVConfig) (*bus.KV, error)
 }
 
 // StoreConfig sizes the bucket.
@@ -52,13 +63,13 @@ type StoreConfig struct {
 }
 
 // OpenStore creates or opens the bucket.
-func OpenStore(ctx context.Context, js jetstream.JetStream, c StoreConfig) (*Store, error) {
+func OpenStore(ctx context.Context, js Buckets, c StoreConfig) (*Store, error) {
 	if c.MaxAge == 0 {
 		c.MaxAge = 7 * 24 * time.Hour
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+	kv, err := js.KeyValue(ctx, bus.KVConfig{
 		Bucket: bus.BucketAlerts, Description: "cuasd alerts and their delivery status", History: 1,
-		TTL: c.MaxAge, Replicas: max(c.Replicas, 1), Storage: jetstream.FileStorage,
+		TTL: c.MaxAge, Replicas: c.Replicas,
 	})
 	if err != nil {
 		return nil, &Error{Msg: "open bucket " + bus.BucketAlerts, Err: err}
@@ -76,11 +87,11 @@ func (s *Store) update(ctx context.Context, id string, fn func(r *Record)) error
 		e, err := s.kv.Get(ctx, id)
 		switch {
 		case err == nil:
-			rev = e.Revision()
-			if err := json.Unmarshal(e.Value(), &r); err != nil {
+			rev = e.Revision
+			if err := json.Unmarshal(e.Value, &r); err != nil {
 				return &Error{Msg: "record " + id, Err: err}
 			}
-		case !errors.Is(err, jetstream.ErrKeyNotFound):
+		case !errors.Is(err, bus.ErrKeyNotFound):
 			return &Error{Msg: "read record " + id, Err: err}
 		}
 		fn(&r)
@@ -150,7 +161,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Record, error) {
 	}
 	// One watcher delivers every current value in one pass (a Get per key
 	// would be a round trip each).
-	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	w, err := s.kv.WatchAll(ctx, true)
 	if err != nil {
 		return nil, &Error{Msg: "list alerts", Err: err}
 	}
@@ -161,7 +172,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Record, error) {
 			break // the initial values are all delivered
 		}
 		var r Record
-		if json.Unmarshal(e.Value(), &r) != nil {
+		if json.Unmarshal(e.Value, &r) != nil {
 			continue
 		}
 		if (f.State == "" || r.State == f.State) && (f.Rule == "" || r.Rule == f.Rule) && (f.Zone == "" || r.Zone.ID == f.Zone) {
@@ -183,13 +194,13 @@ func (s *Store) Get(ctx context.Context, id string) (Record, bool, error) {
 		return r, false, nil
 	}
 	e, err := s.kv.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+	if errors.Is(err, bus.ErrKeyNotFound) || errors.Is(err, bus.ErrKeyDeleted) {
 		return r, false, nil
 	}
 	if err != nil {
 		return r, false, &Error{Msg: "read alert", Err: err}
 	}
-	if err := json.Unmarshal(e.Value(), &r); err != nil {
+	if err := json.Unmarshal(e.Value, &r); err != nil {
 		return r, false, &Error{Msg: "alert " + id, Err: err}
 	}
 	sortDeliveries(r.Deliveries)

@@ -11,7 +11,7 @@ import (
 func TestStoreListGetAndDeliveries(t *testing.T) {
 	ns := natstest.Start(t)
 	ctx := context.Background()
-	st, err := OpenStore(ctx, ns.JS, StoreConfig{})
+	st, err := OpenStore(ctx, ns.JetStream(), StoreConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

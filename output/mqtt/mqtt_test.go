@@ -145,14 +145,14 @@ func TestMosquittoStatusDiscoveryAlertsAndWill(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rules, store, err := alert.Open(ctx, ns.JS, cfg, alert.Options{})
+	rules, store, err := alert.Open(ctx, ns.JetStream(), cfg, alert.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ev := output.Conn(ns.Conn)
 	go func() { _ = rules.Run(ctx, ev, nopReporter{}) }()
 	o, err := New(Config{URL: "mqtt://" + px.l.Addr().String(), Node: "test", Zones: []Zone{{"demo-site", "Schiphol (demo)"}},
-		Sinks: cfg.Sinks, Deliverer: alert.Deliverer{JS: ns.JS, Store: store}})
+		Sinks: cfg.Sinks, Deliverer: alert.Deliverer{JS: ns.JetStream(), Store: store}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
@@ -49,7 +47,7 @@ func TestTwoInstancesDeliverEachAlertOnce(t *testing.T) {
 	ns, _ := start(t, config(t, srv.URL, ""))
 	// The second instance: its own connection, same stream and consumer.
 	nc := ns.Connect(t)
-	js, err := jetstream.New(nc)
+	js, err := bus.ConnectJetStream(nc, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

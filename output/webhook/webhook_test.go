@@ -70,7 +70,7 @@ func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	ns := natstest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	quiet := slog.New(slog.DiscardHandler)
-	rules, store, err := alert.Open(ctx, ns.JS, c, alert.Options{Logger: quiet})
+	rules, store, err := alert.Open(ctx, ns.JetStream(), c, alert.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	ev := output.Conn(ns.Conn)
 	outs := []output.Output{rules}
 	for _, s := range c.Sinks {
-		o, err := NewOutput(s, alert.Deliverer{JS: ns.JS, Store: store, Logger: quiet})
+		o, err := NewOutput(s, alert.Deliverer{JS: ns.JetStream(), Store: store, Logger: quiet})
 		if err != nil {
 			t.Fatal(err)
 		}
