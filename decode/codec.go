@@ -18,9 +18,19 @@ import (
 //	u16 nwarnings, each a string |
 //	u64 Comm-B MB field, only when the flag flCommB is set (version 4) |
 //	f64 signal level, only when the flag flSignal is set (version 4; field
-//	sensors' RSSI, issue 25)
+//	sensors' RSSI, issue 25) |
+//	the ADS-B block of issue 21, only when the flag flADSBInfo is set
+//	(version 4): u16 bits (see adsbBit*), u8 address type, u8 air/ground,
+//	u8 position type code, u8 version, u8 NACv, u8 SIL, u8 SIL type, f64
+//	selected heading
 //
-// Flag bits 16-17 hold the CategoryKind.
+// Flag bits 16-17 hold the CategoryKind. Bits 24 and up are issue 21's
+// (kept apart from the low bits that other optional tails take).
+//
+// An optional tail is added within version 4 behind a new flag bit: a
+// record without the bit reads as before, so records stored by an older
+// cuasd still replay; an older cuasd refuses a record with a tail it does
+// not know (trailing bytes) rather than misreading it.
 //
 // A batch is a sequence of records each preceded by a u32 length. Version 3
 // records (before Comm-B) are still read, so that observations stored by
@@ -41,6 +51,23 @@ const (
 	flModeS
 	flCommB
 	flSignal
+)
+
+// flADSBInfo flags the issue 21 ADS-B block (Observation.AddrType to
+// NavHeadingDeg).
+const flADSBInfo = 1 << 24
+
+// The bits of the issue 21 block's u16.
+const (
+	adsbBitNICB = 1 << iota
+	adsbBitHasVersion
+	adsbBitHasNICA
+	adsbBitNICA
+	adsbBitHasNICC
+	adsbBitNICC
+	adsbBitHasNACv
+	adsbBitHasSIL
+	adsbBitHasNavHeading
 )
 
 // The category kind travels in bits 16-17 of the flags (within version 4:
@@ -71,6 +98,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.ModeSReply, flModeS)
 	set(o.HasCommB, flCommB)
 	set(o.Signal != 0, flSignal)
+	set(o.hasADSBInfo(), flADSBInfo)
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -99,7 +127,32 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	if o.Signal != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.Signal))
 	}
+	if fl&flADSBInfo != 0 {
+		b = o.appendADSBInfo(b)
+	}
 	return b
+}
+
+// appendADSBInfo appends the issue 21 block.
+func (o *Observation) appendADSBInfo(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint16(b, o.adsbBits())
+	b = append(b, o.AddrType, uint8(o.AirGround), o.PosTypeCode, o.Version, o.NACv, o.SIL, uint8(o.SILType))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(o.NavHeadingDeg))
+}
+
+// readADSBInfo reads the issue 21 block.
+func (o *Observation) readADSBInfo(r *reader) {
+	bits := r.u16()
+	o.NICB = bits&adsbBitNICB != 0
+	o.HasVersion = bits&adsbBitHasVersion != 0
+	o.HasNICA, o.NICA = bits&adsbBitHasNICA != 0, bits&adsbBitNICA != 0
+	o.HasNICC, o.NICC = bits&adsbBitHasNICC != 0, bits&adsbBitNICC != 0
+	o.HasNACv = bits&adsbBitHasNACv != 0
+	o.HasSIL = bits&adsbBitHasSIL != 0
+	o.HasNavHeading = bits&adsbBitHasNavHeading != 0
+	o.AddrType, o.AirGround, o.PosTypeCode, o.Version = r.u8(), AirGround(r.u8()), r.u8(), r.u8()
+	o.NACv, o.SIL, o.SILType = r.u8(), r.u8(), SILType(r.u8())
+	o.NavHeadingDeg = math.Float64frombits(r.u64())
 }
 
 func appendStr(b []byte, s string) []byte {
@@ -156,6 +209,9 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	}
 	if fl&flSignal != 0 {
 		o.Signal = math.Float64frombits(r.u64())
+	}
+	if fl&flADSBInfo != 0 {
+		o.readADSBInfo(&r)
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec
