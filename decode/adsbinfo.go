@@ -60,9 +60,10 @@ func (s SILType) String() string {
 	return "unknown"
 }
 
-// hasADSBInfo reports whether any value of the issue 21 block is set, so
-// that observations of other protocols do not pay for its codec tail.
-func (o *Observation) hasADSBInfo() bool {
+// HasADSBInfo reports whether any value of the issue 21 block is set, so
+// that observations of other protocols do not pay for its codec tail (nor
+// fusion for its state).
+func (o *Observation) HasADSBInfo() bool {
 	small := o.AddrType | uint8(o.AirGround) | o.PosTypeCode | o.Version | o.NACv | o.SIL | uint8(o.SILType)
 	return o.adsbBits() != 0 || small != 0 || math.Float64bits(o.NavHeadingDeg) != 0
 }

@@ -98,7 +98,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.ModeSReply, flModeS)
 	set(o.HasCommB, flCommB)
 	set(o.Signal != 0, flSignal)
-	set(o.hasADSBInfo(), flADSBInfo)
+	set(o.HasADSBInfo(), flADSBInfo)
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)

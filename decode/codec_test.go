@@ -176,7 +176,7 @@ func TestCodecADSBInfo(t *testing.T) {
 	if err := out.UnmarshalBinary(only.AppendBinary(nil)); err != nil || !out.HasVersion || out.Version != 0 || out.HasSIL || out.HasNICA {
 		t.Fatalf("version 0 only: %v %+v", err, out)
 	}
-	if err := out.UnmarshalBinary(without); err != nil || out.hasADSBInfo() {
-		t.Fatalf("record without the block: %v, block %v", err, out.hasADSBInfo())
+	if err := out.UnmarshalBinary(without); err != nil || out.HasADSBInfo() {
+		t.Fatalf("record without the block: %v, block %v", err, out.HasADSBInfo())
 	}
 }
