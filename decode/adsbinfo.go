@@ -65,7 +65,13 @@ func (s SILType) String() string {
 // fusion for its state).
 func (o *Observation) HasADSBInfo() bool {
 	small := o.AddrType | uint8(o.AirGround) | o.PosTypeCode | o.Version | o.NACv | o.SIL | uint8(o.SILType)
-	return o.adsbBits() != 0 || small != 0 || math.Float64bits(o.NavHeadingDeg) != 0
+	return small != 0 || math.Float64bits(o.NavHeadingDeg) != 0 || o.anyADSBFlag()
+}
+
+// anyADSBFlag reports whether any boolean of the block is set (the
+// encoder's hot path: no table built, unlike adsbBits).
+func (o *Observation) anyADSBFlag() bool {
+	return o.NICB || o.HasVersion || o.HasNICA || o.NICA || o.HasNICC || o.NICC || o.HasNACv || o.HasSIL || o.HasNavHeading
 }
 
 // adsbBits packs the block's booleans into the u16 of its codec tail.
