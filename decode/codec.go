@@ -20,9 +20,20 @@ import (
 //	f64 signal level, only when the flag flSignal is set (version 4; field
 //	sensors' RSSI, issue 25) |
 //	u16 product type + string description, only when the flag flProduct is
-//	set (version 4; the product claim, issue 25)
+//	set (version 4; the product claim, issue 25) |
+//	the ADS-B block of issue 21, only when the flag flADSBInfo is set
+//	(version 4): u16 bits (see adsbBit*), u8 address type, u8 air/ground,
+//	u8 position type code, u8 version, u8 NACv, u8 SIL, u8 SIL type, f64
+//	selected heading
 //
-// Flag bits 16-17 hold the CategoryKind.
+// Flag bits 16-17 hold the CategoryKind. Bit 24 is the product claim's
+// (issue 25) and bit 25 the ADS-B block's (issue 21), kept apart from the
+// low bits that other optional tails take; the tails follow in that order.
+//
+// An optional tail is added within version 4 behind a new flag bit: a
+// record without the bit reads as before, so records stored by an older
+// cuasd still replay; an older cuasd refuses a record with a tail it does
+// not know (trailing bytes) rather than misreading it.
 //
 // A batch is a sequence of records each preceded by a u32 length. Version 3
 // records (before Comm-B) are still read, so that observations stored by
@@ -49,6 +60,23 @@ const (
 // bit, apart from the iota block, so that other fields can take the next
 // low bits without renumbering it.
 const flProduct = 1 << 24
+
+// flADSBInfo flags the issue 21 ADS-B block (Observation.AddrType to
+// NavHeadingDeg); its tail follows the product claim's.
+const flADSBInfo = 1 << 25
+
+// The bits of the issue 21 block's u16.
+const (
+	adsbBitNICB = 1 << iota
+	adsbBitHasVersion
+	adsbBitHasNICA
+	adsbBitNICA
+	adsbBitHasNICC
+	adsbBitNICC
+	adsbBitHasNACv
+	adsbBitHasSIL
+	adsbBitHasNavHeading
+)
 
 // The category kind travels in bits 16-17 of the flags (within version 4:
 // a record without them has no kind).
@@ -79,6 +107,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.HasCommB, flCommB)
 	set(o.Signal != 0, flSignal)
 	set(o.Description != "" || o.ProductType != 0, flProduct) // issue 25
+	set(o.HasADSBInfo(), flADSBInfo)                          // issue 21
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -113,7 +142,32 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 		b = binary.LittleEndian.AppendUint16(b, o.ProductType)
 		b = appendStr(b, o.Description)
 	}
+	if fl&flADSBInfo != 0 { // issue 21, after the product claim
+		b = o.appendADSBInfo(b)
+	}
 	return b
+}
+
+// appendADSBInfo appends the issue 21 block.
+func (o *Observation) appendADSBInfo(b []byte) []byte {
+	b = binary.LittleEndian.AppendUint16(b, o.adsbBits())
+	b = append(b, o.AddrType, uint8(o.AirGround), o.PosTypeCode, o.Version, o.NACv, o.SIL, uint8(o.SILType))
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(o.NavHeadingDeg))
+}
+
+// readADSBInfo reads the issue 21 block.
+func (o *Observation) readADSBInfo(r *reader) {
+	bits := r.u16()
+	o.NICB = bits&adsbBitNICB != 0
+	o.HasVersion = bits&adsbBitHasVersion != 0
+	o.HasNICA, o.NICA = bits&adsbBitHasNICA != 0, bits&adsbBitNICA != 0
+	o.HasNICC, o.NICC = bits&adsbBitHasNICC != 0, bits&adsbBitNICC != 0
+	o.HasNACv = bits&adsbBitHasNACv != 0
+	o.HasSIL = bits&adsbBitHasSIL != 0
+	o.HasNavHeading = bits&adsbBitHasNavHeading != 0
+	o.AddrType, o.AirGround, o.PosTypeCode, o.Version = r.u8(), AirGround(r.u8()), r.u8(), r.u8()
+	o.NACv, o.SIL, o.SILType = r.u8(), r.u8(), SILType(r.u8())
+	o.NavHeadingDeg = math.Float64frombits(r.u64())
 }
 
 func appendStr(b []byte, s string) []byte {
@@ -174,6 +228,9 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	if fl&flProduct != 0 { // issue 25
 		o.ProductType = r.u16()
 		o.Description = r.str()
+	}
+	if fl&flADSBInfo != 0 { // issue 21, after the product claim
+		o.readADSBInfo(&r)
 	}
 	if r.bad || len(r.b) != 0 {
 		return ErrCodec

@@ -139,6 +139,8 @@ func TestBatch(t *testing.T) {
 func FuzzObservationCodec(f *testing.F) {
 	o := sampleObs()
 	f.Add(o.AppendBinary(nil))
+	q := withADSBInfo()
+	f.Add(q.AppendBinary(nil))
 	f.Add([]byte{codecVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var out Observation
@@ -165,5 +167,45 @@ func BenchmarkObservationEncode(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		buf = o.AppendBinary(buf[:0])
+	}
+}
+
+// withADSBInfo is sampleObs with every value of the issue 21 block set.
+func withADSBInfo() Observation {
+	o := sampleObs()
+	o.AddrType, o.AirGround, o.PosTypeCode, o.NICB = 2, AirGroundGround, 11, true
+	o.HasVersion, o.Version = true, 2
+	o.HasNICA, o.NICA, o.HasNICC, o.NICC = true, true, true, false
+	o.HasNACv, o.NACv, o.HasSIL, o.SIL, o.SILType = true, 1, true, 3, SILPerSample
+	o.HasNavHeading, o.NavHeadingDeg = true, 246.796875
+	return o
+}
+
+// TestCodecADSBInfo: the issue 21 block round-trips, costs 17 bytes only
+// when set (other protocols pay nothing), a record cut inside it is
+// refused, and a record written before it (no flag) reads with the block
+// absent.
+func TestCodecADSBInfo(t *testing.T) {
+	in := withADSBInfo()
+	with := in.AppendBinary(nil)
+	var out Observation
+	if err := out.UnmarshalBinary(with); err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip: %v\n in  %+v\n out %+v", err, in, out)
+	}
+	plain := sampleObs()
+	without := plain.AppendBinary(nil)
+	if len(with) != len(without)+17 || with[0] != without[0] || with[0] != 4 {
+		t.Fatalf("block costs %d bytes, version %d/%d", len(with)-len(without), with[0], without[0])
+	}
+	if err := out.UnmarshalBinary(with[:len(with)-1]); err == nil {
+		t.Fatal("truncated block accepted")
+	}
+	// Each presence bit is its own: a block with only the version.
+	only := Observation{Protocol: ADSB, Key: "4CA1FA", HasVersion: true}
+	if err := out.UnmarshalBinary(only.AppendBinary(nil)); err != nil || !out.HasVersion || out.Version != 0 || out.HasSIL || out.HasNICA {
+		t.Fatalf("version 0 only: %v %+v", err, out)
+	}
+	if err := out.UnmarshalBinary(without); err != nil || out.HasADSBInfo() {
+		t.Fatalf("record without the block: %v, block %v", err, out.HasADSBInfo())
 	}
 }

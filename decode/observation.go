@@ -115,4 +115,49 @@ type Observation struct {
 	// by fusion (reference.MatchProduct).
 	Description string `json:"description,omitempty"`
 	ProductType uint16 `json:"product_type,omitempty"`
+	// --- Issue 21: ADS-B address type, air/ground state, version,
+	// integrity and intent (readsb's aircraft.json type, alt_baro "ground",
+	// nic, rc, version, nac_v, sil, sil_type, nav_heading). Claims of this
+	// one message; a value whose Has* flag is unset is absent. One codec
+	// tail (flag flADSBInfo) carries the whole block. ---
+
+	// AddrType is the message's address type, an adsb.AddressType
+	// (adsb_icao, adsb_icao_nt, adsb_other, tisb_*, adsr_*, mode_s); 0 is
+	// unknown (other protocols, SBS input).
+	AddrType uint8 `json:"addr_type,omitempty"`
+	// AirGround is the air/ground state the message states.
+	AirGround AirGround `json:"air_ground,omitempty"`
+	// PosTypeCode is the ES type code of a position message (5-8 surface,
+	// 9-18 and 20-22 airborne; 0 for other messages): NIC and Rc follow
+	// from it, NICB, the supplements A and C and the version, which only
+	// fusion has together.
+	PosTypeCode uint8 `json:"pos_type_code,omitempty"`
+	// NICB is NIC supplement B, ME bit 8 of a DF17 or non-IMF DF18
+	// airborne position (the single-antenna flag before version 2).
+	NICB bool `json:"nic_b,omitempty"`
+	// Version is the ADS-B version (DO-260 0, DO-260A 1, DO-260B 2) an
+	// operational status message announces, when HasVersion.
+	HasVersion bool  `json:"has_version,omitempty"`
+	Version    uint8 `json:"version,omitempty"`
+	// NICA is NIC supplement A (operational status, versions 1 and 2),
+	// when HasNICA; NICC is supplement C (surface operational status,
+	// version 2), when HasNICC.
+	HasNICA bool `json:"has_nic_a,omitempty"`
+	NICA    bool `json:"nic_a,omitempty"`
+	HasNICC bool `json:"has_nic_c,omitempty"`
+	NICC    bool `json:"nic_c,omitempty"`
+	// NACv is the navigation accuracy category for velocity (0-4; airborne
+	// velocity, version 2 surface operational status), when HasNACv.
+	HasNACv bool  `json:"has_nac_v,omitempty"`
+	NACv    uint8 `json:"nac_v,omitempty"`
+	// SIL is the source integrity level (0-3) and SILType what it is per
+	// (operational status, target state), when HasSIL.
+	HasSIL  bool    `json:"has_sil,omitempty"`
+	SIL     uint8   `json:"sil,omitempty"`
+	SILType SILType `json:"sil_type,omitempty"`
+	// NavHeadingDeg is the selected heading or track (degrees, 0-360) of
+	// a target state and status message, when HasNavHeading.
+	HasNavHeading bool    `json:"has_nav_heading,omitempty"`
+	NavHeadingDeg float64 `json:"nav_heading_deg,omitempty"`
+	// --- end of the issue 21 block. ---
 }

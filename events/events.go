@@ -154,6 +154,43 @@ type Track struct {
 	// measured for this track (only sensors that report one).
 	Product       *Product       `json:"product,omitempty"`
 	SensorSignals []SensorSignal `json:"sensor_signals,omitempty"`
+
+	// --- Issue 21: readsb's per-aircraft ADS-B fields. ---
+
+	// ADSB is an aircraft's address type, air/ground state, integrity and
+	// intent as its own messages stated them; absent for other tracks.
+	ADSB *ADSBInfo `json:"adsb,omitempty"`
+}
+
+// ADSBInfo is what an aircraft's own Mode S and ADS-B messages said of its
+// address type, air/ground state, position integrity and intent (issue 21:
+// readsb's type, alt_baro "ground", nic, rc, version, nac_v, sil, sil_type
+// and nav_heading); each value is the latest, absent when never received.
+type ADSBInfo struct {
+	// AddressType is readsb's "type": adsb_icao, adsb_icao_nt,
+	// adsb_other, tisb_icao, tisb_other, tisb_trackfile, adsr_icao,
+	// adsr_other, or mode_s (a DF17 aircraft before its first position).
+	AddressType string `json:"address_type,omitempty"`
+	// AirGround is "ground", "airborne" or "uncertain" (CA, flight status,
+	// vertical status, surface or airborne positions).
+	AirGround string `json:"air_ground,omitempty"`
+	// NIC is the navigation integrity category (0-11) of the position and
+	// RcM its containment radius in metres (0: unknown), from the position
+	// messages' type codes, the NIC supplements and the version.
+	NIC *int `json:"nic,omitempty"`
+	RcM *int `json:"rc_m,omitempty"`
+	// Version is the ADS-B version (0, 1, 2) the operational status
+	// messages announced.
+	Version *int `json:"version,omitempty"`
+	// NACv is the navigation accuracy category for velocity (0-4).
+	NACv *int `json:"nac_v,omitempty"`
+	// SIL is the source integrity level (0-3) and SILType what its
+	// probability is per: "perhour", "persample" or "unknown".
+	SIL     *int   `json:"sil,omitempty"`
+	SILType string `json:"sil_type,omitempty"`
+	// NavHeadingDeg is the selected heading or track (degrees, 0-360) of
+	// the target state and status messages.
+	NavHeadingDeg *float64 `json:"nav_heading_deg,omitempty"`
 }
 
 // Product is a track's product claim (issue 25): what the broadcast says

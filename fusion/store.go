@@ -159,9 +159,10 @@ func (s *Store) applyLocked(o *decode.Observation, now int64) (Update, bool) {
 	if o.HasCommB && o.ModeSReply && o.Protocol == decode.ADSB {
 		applyCommB(t, o, recv)
 	}
+	applyADSBInfo(t, o, recv) // issue 21
 	switch {
 	case o.HasPosition:
-		up.PositionNew = s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod)
+		up.PositionNew = s.acceptDecoded(t, o, recv)
 	case o.HasCPR:
 		up.PositionNew = s.resolveCPR(t, o, recv)
 	}
@@ -324,6 +325,17 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 	return true
 }
 
+// acceptDecoded takes a position decoded before fusion (Remote ID,
+// MAVLink, SBS input); an aircraft's NIC and Rc, which are only known for
+// positions decoded here from CPR, no longer apply (issue 21).
+func (s *Store) acceptDecoded(t *track, o *decode.Observation, recv int64) bool {
+	ok := s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod)
+	if ok && t.adsb != nil {
+		t.adsb.HasNIC = false
+	}
+	return ok
+}
+
 // resolveCPR turns an ADS-B compact position report into a position:
 // global decoding from a fresh even/odd pair (the newest frame decides),
 // otherwise local decoding from the aircraft's last good fix.
@@ -332,23 +344,37 @@ func (s *Store) resolveCPR(t *track, o *decode.Observation, recv int64) bool {
 		t.cpr = &cprState{}
 	}
 	c := t.cpr
+	f := cprFrame{lat: o.CPRLat, lon: o.CPRLon, surface: o.CPRSurface}
+	if t.adsb != nil && o.PosTypeCode != 0 {
+		f.hasNIC = true
+		f.nic, f.rc = t.adsb.frameNIC(o.PosTypeCode, o.NICB)
+	}
 	if o.CPROdd {
-		c.odd, c.oddT, c.hasOdd = cprFrame{o.CPRLat, o.CPRLon, o.CPRSurface}, recv, true
+		c.odd, c.oddT, c.hasOdd = f, recv, true
 	} else {
-		c.even, c.evenT, c.hasEven = cprFrame{o.CPRLat, o.CPRLon, o.CPRSurface}, recv, true
+		c.even, c.evenT, c.hasEven = f, recv, true
 	}
 	window := s.cfg.CPRPairWindow.Nanoseconds()
 	if c.hasEven && c.hasOdd && abs64(c.evenT-c.oddT) <= window && c.even.surface == c.odd.surface {
 		if lat, lon, err := c.global(o); err == nil && s.acceptFix(t, recv, lat, lon, "cpr_global") {
+			t.positionFix(o, recv, true)
 			return true
 		}
 	}
 	if c.hasFix && recv-c.fixT <= s.cfg.LocalRefMaxAge.Nanoseconds() {
 		if lat, lon, err := c.local(o); err == nil && s.acceptFix(t, recv, lat, lon, "cpr_local") {
+			t.positionFix(o, recv, false)
 			return true
 		}
 	}
 	return false
+}
+
+// positionFix records the issue 21 state of a position decoded from CPR.
+func (t *track) positionFix(o *decode.Observation, recv int64, global bool) {
+	if t.adsb != nil {
+		t.adsb.positionFix(o, recv, t.cpr, global)
+	}
 }
 
 // global decodes the even/odd pair, the newest (o) deciding; a surface

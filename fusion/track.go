@@ -67,6 +67,10 @@ func (m protoMask) list() []string {
 type cprFrame struct {
 	lat, lon uint32
 	surface  bool
+	// nic and rc are the frame's NIC and Rc (issue 21), when hasNIC.
+	hasNIC bool
+	nic    uint8
+	rc     uint16
 }
 
 // cprState is what ADS-B position decoding keeps per aircraft.
@@ -118,6 +122,9 @@ type track struct {
 
 	cpr *cprState
 	air *AirData // Comm-B claims, only for aircraft that sent any
+	// adsb is readsb's ADS-B state (issue 21), only for tracks whose
+	// observations carried any.
+	adsb *adsbState
 
 	// protoPos is the last position each protocol claimed (index: 0 ADS-B,
 	// 1 Remote ID, 2 MAVLink, 3 DJI), for the cross-protocol disagreement
@@ -277,6 +284,8 @@ type Track struct {
 	// the last signal level of each listed sensor that measured one.
 	Product       *ProductClaim
 	SensorSignals []SensorSignal
+	// ADSB is readsb's ADS-B state of an aircraft (issue 21; nil: none).
+	ADSB *ADSBInfo
 }
 
 // SwarmTrack is the track as an input of swarm detection: what the board
@@ -307,6 +316,10 @@ func (t *track) snapshot(withHistory bool) Track {
 	if t.air != nil {
 		a := *t.air
 		s.Air = &a
+	}
+	if t.adsb != nil {
+		a := t.adsb.ADSBInfo
+		s.ADSB = &a
 	}
 	if withHistory {
 		s.History = t.history(historyLen)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/events"
 )
 
@@ -49,6 +50,9 @@ func (t *Track) View(withHistory bool) events.Track {
 		j.AirData = t.Air.view()
 	}
 	t.viewSensorClaims(&j) // issue 25
+	if t.ADSB != nil {
+		j.ADSB = t.ADSB.view()
+	}
 	if withHistory {
 		for _, p := range t.History {
 			pj := events.Point{T: time.Unix(0, p.T).UTC(), Lat: Round(p.Lat, 6), Lon: Round(p.Lon, 6)}
@@ -86,4 +90,29 @@ func (a *AirData) view() *events.AirData {
 		WindSpeedMps: opt(a.HasWind, a.WindSpeedMps, 2), WindFromDeg: opt(a.HasWind, a.WindFromDeg, 1),
 		TemperatureC: opt(a.HasTemperature, a.TemperatureC, 2), Updated: time.Unix(0, a.Updated).UTC(),
 	}
+}
+
+// view shows the issue 21 state, absent values left out; the selected
+// heading is rounded to 0.01° (its resolution is 180/256°).
+func (a *ADSBInfo) view() *events.ADSBInfo {
+	v := &events.ADSBInfo{AirGround: a.AirGround.String()}
+	if a.AddressType != adsb.AddrUnknown {
+		v.AddressType = a.AddressType.String()
+	}
+	if a.HasNIC {
+		v.NIC, v.RcM = Ptr(int(a.NIC)), Ptr(int(a.RcM))
+	}
+	if a.HasVersion {
+		v.Version = Ptr(int(a.Version))
+	}
+	if a.HasNACv {
+		v.NACv = Ptr(int(a.NACv))
+	}
+	if a.HasSIL {
+		v.SIL, v.SILType = Ptr(int(a.SIL)), a.SILType.String()
+	}
+	if a.HasNavHeading {
+		v.NavHeadingDeg = Ptr(Round(a.NavHeadingDeg, 2))
+	}
+	return v
 }

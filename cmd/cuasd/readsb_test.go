@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -166,14 +167,38 @@ func feedPaced(t *testing.T, capture []byte, conns []net.Conn) {
 type acEntry struct {
 	Hex      string   `json:"hex"`
 	Flight   string   `json:"flight"`
-	AltBaro  *float64 `json:"alt_baro"`
-	Altitude *float64 `json:"altitude"`
+	AltBaro  *float64 `json:"-"`
 	GS       *float64 `json:"gs"`
 	Speed    *float64 `json:"speed"`
 	Lat      *float64 `json:"lat"`
 	Lon      *float64 `json:"lon"`
 	Messages int      `json:"messages"`
 	RSSI     *float64 `json:"rssi"`
+	// Issue 21: readsb's alt_baro (dump1090-mutability's altitude) is a
+	// number or "ground"; type (dump1090-mutability leaves out
+	// adsb_icao); nic and rc (cuasd), nucp (dump1090-mutability).
+	RawAlt   json.RawMessage `json:"alt_baro"`
+	RawAltMu json.RawMessage `json:"altitude"`
+	Ground   bool            `json:"-"`
+	Type     string          `json:"type"`
+	NIC      *int            `json:"nic"`
+	RC       *int            `json:"rc"`
+	NUCp     *int            `json:"nucp"`
+}
+
+// altitude reads a readsb/dump1090 altitude: feet, or "ground".
+func (a *acEntry) altitude() {
+	raw := a.RawAlt
+	if raw == nil {
+		raw = a.RawAltMu
+	}
+	var ft float64
+	switch {
+	case string(raw) == `"ground"`:
+		a.Ground = true
+	case raw != nil && json.Unmarshal(raw, &ft) == nil:
+		a.AltBaro = &ft
+	}
 }
 
 func readAircraft(t *testing.T, path string) map[string]acEntry {
@@ -190,9 +215,7 @@ func readAircraft(t *testing.T, path string) map[string]acEntry {
 	}
 	out := map[string]acEntry{}
 	for _, a := range doc.Aircraft {
-		if a.Altitude != nil {
-			a.AltBaro = a.Altitude
-		}
+		a.altitude()
 		if a.Speed != nil {
 			a.GS = a.Speed
 		}
@@ -315,10 +338,54 @@ func aircraftAgree(want, got map[string]acEntry) string {
 			bad = append(bad, hex+" messages "+strconv.Itoa(g.Messages)+" vs "+strconv.Itoa(w.Messages))
 		case !near(g.RSSI, w.RSSI, 0.15):
 			bad = append(bad, hex+" rssi "+fmtp(g.RSSI)+" ≠ "+fmtp(w.RSSI))
+		default:
+			bad = append(bad, integrityAgree(hex, w, g)...)
 		}
 	}
 	sort.Strings(bad)
 	return strings.Join(bad, "; ")
+}
+
+// nicOfNUCp and rcOfNUCp: the NIC and Rc (metres, readsb's rounding) of
+// the airborne barometric position whose NUCp dump1090-mutability reports
+// (NUCp = 18 - type code), when no NIC supplement is set — as in the whole
+// capture (no DF17 of it sets ME bit 8 of a position or bit 44 of an
+// operational status): DO-260B table 2-14.
+var (
+	nicOfNUCp = map[int]int{9: 11, 8: 10, 7: 8, 6: 7, 5: 6, 4: 5, 3: 4, 2: 2, 1: 1, 0: 0}
+	rcOfNUCp  = map[int]int{9: 8, 8: 25, 7: 186, 6: 371, 5: 926, 4: 1852, 3: 3704, 1: 37040, 0: 0}
+)
+
+// integrityAgree compares the issue 21 fields dump1090-mutability shares:
+// the address type (it writes none for adsb_icao), the ground state, and
+// the NIC and Rc of the position against its NUCp.
+func integrityAgree(hex string, w, g acEntry) []string {
+	var bad []string
+	wt := w.Type
+	if wt == "" {
+		wt = "adsb_icao"
+	}
+	if w.Lat != nil && g.Type != wt {
+		bad = append(bad, hex+" type "+g.Type+" ≠ "+wt)
+	}
+	if g.Ground != w.Ground {
+		bad = append(bad, hex+" ground "+strconv.FormatBool(g.Ground)+" ≠ "+strconv.FormatBool(w.Ground))
+	}
+	if w.NUCp != nil {
+		wn, okN := nicOfNUCp[*w.NUCp]
+		wr, okR := rcOfNUCp[*w.NUCp]
+		if !okN || !okR || g.NIC == nil || g.RC == nil || *g.NIC != wn || *g.RC != wr {
+			bad = append(bad, fmt.Sprintf("%s nic/rc %v/%v, dump1090 nucp %d", hex, fmtIntp(g.NIC), fmtIntp(g.RC), *w.NUCp))
+		}
+	}
+	return bad
+}
+
+func fmtIntp(p *int) string {
+	if p == nil {
+		return "none"
+	}
+	return strconv.Itoa(*p)
 }
 
 func fmtp(p *float64) string {

@@ -125,7 +125,82 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	if m.BitErrorsFixed > 0 {
 		o.Warnings = append(o.Warnings, "1 bit error corrected")
 	}
+	adsbInfo(m, o)
 	return out, nil
+}
+
+// adsbInfo fills the issue 21 block of the observation: the address type,
+// the air/ground state, the inputs of NIC and Rc, the version, NACv, SIL
+// and the selected heading, as readsb reads them from one message.
+func adsbInfo(m *adsb.Message, o *decode.Observation) {
+	o.AddrType = uint8(m.AddressType)
+	o.AirGround = airGround(m)
+	if m.HasCPR && (m.Kind == adsb.KindSurfacePosition || m.Kind == adsb.KindAirbornePosition) {
+		o.PosTypeCode, o.NICB = m.TypeCode, m.NICSupplementB == 1
+	}
+	if m.HasNACv {
+		o.HasNACv, o.NACv = true, m.NACv
+	}
+	if m.HasSelectedHeading {
+		o.HasNavHeading, o.NavHeadingDeg = true, m.SelectedHeading
+	}
+	switch {
+	case m.Kind == adsb.KindOperationalStatus && m.Subtype <= 1:
+		// Every version is announced (readsb keeps 3-7 too); the
+		// integrity fields exist from version 1 on.
+		o.HasVersion, o.Version = true, m.Version
+		if m.Version == 1 || m.Version == 2 {
+			o.HasNICA, o.NICA = true, m.NICa == 1
+			o.HasSIL, o.SIL, o.SILType = true, m.SIL, decode.SILUnknown
+		}
+		if m.Version == 2 {
+			o.SILType = decode.SILPerHour
+			if m.SILSupplement == 1 {
+				o.SILType = decode.SILPerSample
+			}
+			if m.Subtype == 1 {
+				o.HasNICC, o.NICC = true, m.NICc == 1
+			}
+		}
+	case m.Kind == adsb.KindTargetState && m.HasAccuracy:
+		// readsb reads the SIL of a target state message without its
+		// supplement (bit 8) as the type: "unknown", which does not
+		// replace a type an operational status stated.
+		o.HasSIL, o.SIL, o.SILType = true, m.SIL, decode.SILUnknown
+	}
+}
+
+// airGround is the air/ground state a message states, readsb's reading of
+// the CA field (DF11/17), the flight status (DF4/5/20/21), the vertical
+// status (DF0/16) and of surface positions.
+func airGround(m *adsb.Message) decode.AirGround {
+	if m.Kind == adsb.KindSurfacePosition {
+		return decode.AirGroundGround
+	}
+	switch m.DF {
+	case 11, 17:
+		switch m.CA {
+		case 4:
+			return decode.AirGroundGround
+		case 5:
+			return decode.AirGroundAirborne
+		case 0, 6, 7:
+			return decode.AirGroundUncertain
+		}
+	case 4, 5, 20, 21:
+		switch m.FS {
+		case 1, 3:
+			return decode.AirGroundGround
+		case 0, 2, 4, 5:
+			return decode.AirGroundUncertain
+		}
+	case 0, 16:
+		if m.VS == 1 {
+			return decode.AirGroundGround
+		}
+		return decode.AirGroundUncertain
+	}
+	return decode.AirGroundNone
 }
 
 // epuByNACp is the 95% horizontal position error bound of each NACp value

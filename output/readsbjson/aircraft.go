@@ -71,6 +71,53 @@ var emergencies = map[string]string{
 	"downed aircraft": "downed", "reserved": "reserved",
 }
 
+// validType reports an address type readsb writes as "type" (the track
+// event's address_type; anything else falls back to the hex's kind).
+func validType(typ string) bool {
+	switch typ {
+	case "adsb_icao", "adsb_icao_nt", "adsb_other", "tisb_icao", "tisb_other", "tisb_trackfile",
+		"adsr_icao", "adsr_other", "mode_s":
+		return true
+	}
+	return false
+}
+
+// appendIntegrity appends readsb's version, nac_v, sil and sil_type of an
+// aircraft (issue 21). The version is the one the aircraft's operational
+// status messages announced; like readsb, an aircraft heard on ADS-B
+// without one is version 0 (DO-260B: a receiver assumes version 0 until
+// told otherwise), and TIS-B and ADS-R targets have none (readsb keeps
+// their versions apart and writes only the ADS-B one).
+func appendIntegrity(b []byte, a *events.ADSBInfo) []byte {
+	if a == nil {
+		return b
+	}
+	switch a.AddressType {
+	case "adsb_icao", "adsb_icao_nt", "adsb_other", "mode_s":
+		b = append(b, `,"version":`...)
+		v := 0
+		if a.Version != nil {
+			v = *a.Version
+		}
+		b = strconv.AppendInt(b, int64(v), 10)
+	}
+	if a.NACv != nil {
+		b = append(b, `,"nac_v":`...)
+		b = strconv.AppendInt(b, int64(*a.NACv), 10)
+	}
+	if a.SIL != nil {
+		b = append(b, `,"sil":`...)
+		b = strconv.AppendInt(b, int64(*a.SIL), 10)
+	}
+	switch a.SILType {
+	case "unknown", "perhour", "persample":
+		b = append(b, `,"sil_type":"`...)
+		b = append(b, a.SILType...)
+		b = append(b, '"')
+	}
+	return b
+}
+
 // validCategory reports a readsb emitter category ("A0" to "D7").
 func validCategory(c string) bool {
 	return len(c) == 2 && c[0] >= 'A' && c[0] <= 'D' && c[1] >= '0' && c[1] <= '7'
@@ -98,6 +145,10 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	switch {
 	case !adsb:
 		b = append(b, `"other"`...)
+	case t.ADSB != nil && validType(t.ADSB.AddressType):
+		b = append(b, '"')
+		b = append(b, t.ADSB.AddressType...)
+		b = append(b, '"')
 	case strings.HasPrefix(t.TrackID, "adsb:~"):
 		b = append(b, `"adsb_other"`...)
 	default:
@@ -109,6 +160,10 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	}
 	b = appendKinematics(b, t)
 	b = appendNav(b, t.AirData)
+	if a := t.ADSB; a != nil && a.NavHeadingDeg != nil {
+		b = append(b, `,"nav_heading":`...)
+		b = strconv.AppendFloat(b, *a.NavHeadingDeg, 'f', 2, 64)
+	}
 	if t.Squawk != "" {
 		b = append(b, `,"squawk":`...)
 		b = appendString(b, t.Squawk)
@@ -126,6 +181,7 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 		b = append(b, `,"category":"B6"`...) // unmanned aerial vehicle
 	}
 	b = appendPosition(b, t, now)
+	b = appendIntegrity(b, t.ADSB)
 	b = append(b, `,"mlat":[],"tisb":[],"messages":`...)
 	if c != nil {
 		b = strconv.AppendUint(b, c.messages, 10)
@@ -164,7 +220,13 @@ func flight(t *events.Track) string {
 
 func appendKinematics(b []byte, t *events.Track) []byte {
 	geom := t.AltKind != "baro" && t.AltKind != "" // geo, msl: geometric
-	if t.AltM != nil {
+	ground := t.ADSB != nil && t.ADSB.AirGround == "ground"
+	if ground {
+		// readsb: an aircraft on the ground has "ground" for its
+		// barometric altitude (a geometric one is still written).
+		b = append(b, `,"alt_baro":"ground"`...)
+	}
+	if t.AltM != nil && (geom || !ground) {
 		if geom {
 			b = append(b, `,"alt_geom":`...)
 		} else {
@@ -217,6 +279,12 @@ func appendPosition(b []byte, t *events.Track, now time.Time) []byte {
 	b = strconv.AppendFloat(b, *t.Lat, 'f', 6, 64)
 	b = append(b, `,"lon":`...)
 	b = strconv.AppendFloat(b, *t.Lon, 'f', 6, 64)
+	if a := t.ADSB; a != nil && a.NIC != nil && a.RcM != nil {
+		b = append(b, `,"nic":`...)
+		b = strconv.AppendInt(b, int64(*a.NIC), 10)
+		b = append(b, `,"rc":`...)
+		b = strconv.AppendInt(b, int64(*a.RcM), 10)
+	}
 	if t.HAccuracyM != nil && isADSB(t) {
 		b = append(b, `,"nac_p":`...)
 		b = strconv.AppendInt(b, int64(nacp(*t.HAccuracyM)), 10)
