@@ -219,6 +219,16 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 			o.Warnings = append(o.Warnings, r.str())
 		}
 	}
+	o.readTails(&r, fl)
+	if r.bad || len(r.b) != 0 {
+		return ErrCodec
+	}
+	return nil
+}
+
+// readTails reads the optional tails that follow the fixed part, each
+// present when its flag is set, in the order AppendBinary writes them.
+func (o *Observation) readTails(r *reader, fl uint32) {
 	if fl&flCommB != 0 {
 		o.HasCommB, o.CommB = true, r.u64()
 	}
@@ -230,12 +240,8 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 		o.Description = r.str()
 	}
 	if fl&flADSBInfo != 0 { // issue 21, after the product claim
-		o.readADSBInfo(&r)
+		o.readADSBInfo(r)
 	}
-	if r.bad || len(r.b) != 0 {
-		return ErrCodec
-	}
-	return nil
 }
 
 // AppendBatch appends o to a batch (a u32 length prefix, then the record).

@@ -209,3 +209,17 @@ func TestCodecADSBInfo(t *testing.T) {
 		t.Fatalf("record without the block: %v, block %v", err, out.HasADSBInfo())
 	}
 }
+
+// TestCodecProductAndADSBInfo: the two optional tails of issues 25 and 21
+// have flags of their own and follow each other in one record.
+func TestCodecProductAndADSBInfo(t *testing.T) {
+	if flProduct&flADSBInfo != 0 || flProduct&(flCatMask|flSignal|flCommB) != 0 || flADSBInfo&(flCatMask|flSignal|flCommB) != 0 {
+		t.Fatalf("flags overlap: product %#x, ADS-B block %#x", flProduct, flADSBInfo)
+	}
+	in := withADSBInfo()
+	in.Signal, in.Description, in.ProductType = -60, "DJI Mavic 3", 68
+	var out Observation
+	if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip: %v\n in  %+v\n out %+v", err, in, out)
+	}
+}
