@@ -223,7 +223,12 @@ func decodeLocation(b []byte, m *Message) {
 	d.TimestampRaw = binary.LittleEndian.Uint16(b[21:])
 	d.TSAcc = b[23] & 0x0F
 	// Byte 23's high nibble and byte 24 are reserved filler: ignored.
+	checkLocation(d, m)
+}
 
+// checkLocation warns of the Location fields outside the ranges F3411
+// defines (the raw values are kept as sent).
+func checkLocation(d *Location, m *Message) {
 	if d.Status > 4 || (d.Status == 4 && m.Version < Version2) {
 		m.Warnings.add(WarnStatusReserved)
 	}
@@ -242,9 +247,14 @@ func decodeLocation(b []byte, m *Message) {
 	if d.TimestampRaw > 36000 && d.TimestampRaw != 0xFFFF {
 		m.Warnings.add(WarnTimestampOutOfRange)
 	}
-	if d.HorizAcc > 12 || d.VertAcc > 6 || d.BaroAcc > 6 || d.SpeedAcc > 4 {
+	if d.accuracyReserved() {
 		m.Warnings.add(WarnAccuracyReserved)
 	}
+}
+
+// accuracyReserved reports an accuracy code that F3411 reserves.
+func (d *Location) accuracyReserved() bool {
+	return d.HorizAcc > 12 || d.VertAcc > 6 || d.BaroAcc > 6 || d.SpeedAcc > 4
 }
 
 func decodeAuth(b []byte, m *Message) error {
