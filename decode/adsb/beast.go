@@ -67,9 +67,9 @@ func ParseBeast(b []byte, f *BeastFrame) (n int, err error) {
 	if len(b) < 2 {
 		return 0, ErrIncomplete
 	}
-	plen, n, err := beastPayloadLen(b)
-	if err != nil {
-		return n, err
+	plen := beastPayloadLen(b[1])
+	if plen == 0 {
+		return beastSkip(b)
 	}
 	need := 6 + 1 + plen
 	var raw [21]byte
@@ -87,28 +87,34 @@ func ParseBeast(b []byte, f *BeastFrame) (n int, err error) {
 	return i, nil
 }
 
-// beastPayloadLen is the Mode S or Mode A/C payload length of the record
-// type b[1]; for any other type it returns the bytes to skip and the error
-// ParseBeast answers with.
-func beastPayloadLen(b []byte) (plen, skip int, err error) {
-	switch b[1] {
+// beastPayloadLen is the payload length of a Mode S or Mode A/C record
+// of type t, 0 for any other type.
+func beastPayloadLen(t byte) int {
+	switch t {
 	case BeastModeAC:
-		return 2, 0, nil
+		return 2
 	case BeastModeSShort:
-		return 7, 0, nil
+		return 7
 	case BeastModeSLong:
-		return 14, 0, nil
-	case beastEsc:
+		return 14
+	}
+	return 0
+}
+
+// beastSkip answers a record whose type b[1] is not a frame's: the bytes
+// to skip and why.
+func beastSkip(b []byte) (int, error) {
+	if b[1] == beastEsc {
 		// An escaped 0x1a: we are inside a record's payload.
-		return 0, 2, ErrSync
+		return 2, ErrSync
 	}
 	// Unknown record type (e.g. a receiver status record): skip to the
 	// next possible record start.
 	i := bytes.IndexByte(b[1:], beastEsc)
 	if i < 0 {
-		return 0, len(b), ErrFormat
+		return len(b), ErrFormat
 	}
-	return 0, 1 + i, ErrFormat
+	return 1 + i, ErrFormat
 }
 
 // unescapeBeast fills raw with the record's timestamp, signal and payload
