@@ -223,19 +223,16 @@ func decodeLocation(b []byte, m *Message) {
 	d.TimestampRaw = binary.LittleEndian.Uint16(b[21:])
 	d.TSAcc = b[23] & 0x0F
 	// Byte 23's high nibble and byte 24 are reserved filler: ignored.
-	checkLocation(d, m)
-}
 
-// checkLocation warns of the Location fields outside the ranges F3411
-// defines (the raw values are kept as sent).
-func checkLocation(d *Location, m *Message) {
+	// Warnings for values outside the ranges F3411 defines; the raw
+	// values are kept as sent.
 	if d.Status > 4 || (d.Status == 4 && m.Version < Version2) {
 		m.Warnings.add(WarnStatusReserved)
 	}
 	if dir := d.directionInt(); dir > 360 && dir != 361 {
 		m.Warnings.add(WarnDirectionOutOfRange)
 	}
-	if (d.SpeedVRaw > 124 || d.SpeedVRaw < -124) && d.SpeedVRaw != 126 {
+	if d.verticalSpeedOutOfRange() {
 		m.Warnings.add(WarnVerticalSpeedOutOfRange)
 	}
 	if !rawLatInRange(d.LatRaw) {
@@ -250,6 +247,12 @@ func checkLocation(d *Location, m *Message) {
 	if d.accuracyReserved() {
 		m.Warnings.add(WarnAccuracyReserved)
 	}
+}
+
+// verticalSpeedOutOfRange reports a vertical speed beyond ±62 m/s that is
+// not the "unknown" code 126.
+func (d *Location) verticalSpeedOutOfRange() bool {
+	return (d.SpeedVRaw > 124 || d.SpeedVRaw < -124) && d.SpeedVRaw != 126
 }
 
 // accuracyReserved reports an accuracy code that F3411 reserves.
