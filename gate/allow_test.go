@@ -30,10 +30,12 @@ func TestAllowList(t *testing.T) {
 		{Identity{ICAO: "000000"}, AllowNotListed, ""},
 	}
 	for _, tc := range tests {
-		st, f := x.Match(tc.id)
-		if st != tc.want || f != tc.field {
-			t.Errorf("Match(%+v) = %v %q, want %v %q", tc.id, st, f, tc.want, tc.field)
-		}
+		t.Run(tc.field, func(t *testing.T) {
+			st, f := x.Match(tc.id)
+			if st != tc.want || f != tc.field {
+				t.Errorf("Match(%+v) = %v %q, want %v %q", tc.id, st, f, tc.want, tc.field)
+			}
+		})
 	}
 	if st, _ := (*AllowIndex)(nil).Match(Identity{ICAO: "4CA2D1"}); st != AllowNotListed {
 		t.Error("nil index lists something")

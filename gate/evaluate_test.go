@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -371,13 +372,15 @@ func TestAxesMoveAsDocumented(t *testing.T) {
 		"disagree":  func(in *Input) { in.Integrity.CrossProtocolDisagreementM = 800 },
 		"clockdrft": func(in *Input) { in.Integrity.ClockDriftS = -5 },
 	} {
-		x := clean
-		change(&x)
-		r := Evaluate(x, zone, Policy{})
-		a := r.Lambda.Axes[AxisSignalIntegrity]
-		if a.Value >= 1 || strings.Contains(a.Evidence(), "no spoofing") {
-			t.Errorf("%s: integrity %v (%s)", name, a.Value, a.Evidence())
-		}
+		t.Run(name, func(t *testing.T) {
+			x := clean
+			change(&x)
+			r := Evaluate(x, zone, Policy{})
+			a := r.Lambda.Axes[AxisSignalIntegrity]
+			if a.Value >= 1 || strings.Contains(a.Evidence(), "no spoofing") {
+				t.Errorf("%s: integrity %v (%s)", name, a.Value, a.Evidence())
+			}
+		})
 	}
 
 	// corroboration: 1 source 0, 2 sources 0.5, 3 sources 0.75.
@@ -385,16 +388,20 @@ func TestAxesMoveAsDocumented(t *testing.T) {
 		s, p int
 		want float64
 	}{{1, 1, 0}, {2, 1, 0.5}, {1, 2, 0.5}, {2, 2, 0.75}, {3, 1, 0.75}} {
-		if v := at(Input{Lat: 51.47, Lon: -0.4543, Sensors: tc.s, Protocols: tc.p, HasCorroboration: true}, AxisCorroboration); !close(v, tc.want) {
-			t.Errorf("corroboration %d sensors %d protocols = %v, want %v", tc.s, tc.p, v, tc.want)
-		}
+		t.Run(fmt.Sprintf("%d sensors %d protocols", tc.s, tc.p), func(t *testing.T) {
+			if v := at(Input{Lat: 51.47, Lon: -0.4543, Sensors: tc.s, Protocols: tc.p, HasCorroboration: true}, AxisCorroboration); !close(v, tc.want) {
+				t.Errorf("corroboration %d sensors %d protocols = %v, want %v", tc.s, tc.p, v, tc.want)
+			}
+		})
 	}
 
 	// freshness halves every half-life.
 	for _, tc := range []struct{ age, want float64 }{{0, 1}, {10, 0.5}, {20, 0.25}, {-3, 1}} {
-		if v := at(Input{Lat: 51.47, Lon: -0.4543, EvidenceAgeS: tc.age, HasEvidenceAge: true}, AxisFreshness); !close(v, tc.want) {
-			t.Errorf("freshness at %v s = %v, want %v", tc.age, v, tc.want)
-		}
+		t.Run(fmt.Sprintf("age %gs", tc.age), func(t *testing.T) {
+			if v := at(Input{Lat: 51.47, Lon: -0.4543, EvidenceAgeS: tc.age, HasEvidenceAge: true}, AxisFreshness); !close(v, tc.want) {
+				t.Errorf("freshness at %v s = %v, want %v", tc.age, v, tc.want)
+			}
+		})
 	}
 }
 

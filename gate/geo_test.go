@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -111,10 +112,12 @@ func TestBearingPublished(t *testing.T) {
 		{Point{0, 0}, Point{-1, 0}, 180},
 		{Point{0, 0}, Point{0, -1}, 270},
 	} {
-		got := Bearing(tc.a, tc.b)
-		if math.Abs(got-tc.want) > 0.05 {
-			t.Errorf("Bearing(%v, %v) = %.4f, want %.1f", tc.a, tc.b, got, tc.want)
-		}
+		t.Run(fmt.Sprintf("%v to %v", tc.a, tc.b), func(t *testing.T) {
+			got := Bearing(tc.a, tc.b)
+			if math.Abs(got-tc.want) > 0.05 {
+				t.Errorf("Bearing(%v, %v) = %.4f, want %.1f", tc.a, tc.b, got, tc.want)
+			}
+		})
 	}
 	if got := Bearing(cambridge, cambridge); got != 0 {
 		t.Errorf("coincident bearing = %v, want 0", got)
@@ -132,13 +135,15 @@ func TestDestinationPublished(t *testing.T) {
 	// Round trip: distance and bearing back to the start.
 	start := Point{-33.9, 151.2}
 	for _, brg := range []float64{0, 45, 137, 270, 359} {
-		end := Destination(start, 12345.6, brg)
-		if d := Distance(start, end); math.Abs(d-12345.6) > 1e-6 {
-			t.Errorf("bearing %v: distance back %.9f", brg, d)
-		}
-		if b := Bearing(start, end); math.Abs(angleDiff(b, brg)) > 1e-9 {
-			t.Errorf("bearing %v: bearing back %.12f", brg, b)
-		}
+		t.Run(fmt.Sprintf("bearing %g", brg), func(t *testing.T) {
+			end := Destination(start, 12345.6, brg)
+			if d := Distance(start, end); math.Abs(d-12345.6) > 1e-6 {
+				t.Errorf("bearing %v: distance back %.9f", brg, d)
+			}
+			if b := Bearing(start, end); math.Abs(angleDiff(b, brg)) > 1e-9 {
+				t.Errorf("bearing %v: bearing back %.12f", brg, b)
+			}
+		})
 	}
 }
 

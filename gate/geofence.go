@@ -125,19 +125,30 @@ func (g *Geofence) validate(e *Error, prefix string) {
 	case g.Polygon != nil:
 		validatePolygon(e, join(prefix, "polygon"), g.Polygon)
 	default:
-		switch {
-		case g.Center == nil:
-			e.add(prefix, "center", "is required: [lat, lon] in degrees")
-		case len(g.Center) != 2:
-			e.add(prefix, "center", "must be an array of exactly 2 numbers [lat, lon]")
-		default:
-			validLat(e, join(prefix, "center"), "[0]", g.Center[0])
-			validLon(e, join(prefix, "center"), "[1]", g.Center[1])
-		}
-		if !(finite(g.RadiusM) && g.RadiusM > 0 && g.RadiusM <= MaxRadiusM) {
-			e.add(prefix, "radius_m", "must be a number in (0, 1000000] metres")
-		}
+		g.validateCircle(e, prefix)
 	}
+	g.validateHeights(e, prefix)
+}
+
+// validateCircle checks the center and radius of a circular geofence.
+func (g *Geofence) validateCircle(e *Error, prefix string) {
+	switch {
+	case g.Center == nil:
+		e.add(prefix, "center", "is required: [lat, lon] in degrees")
+	case len(g.Center) != 2:
+		e.add(prefix, "center", "must be an array of exactly 2 numbers [lat, lon]")
+	default:
+		validLat(e, join(prefix, "center"), "[0]", g.Center[0])
+		validLon(e, join(prefix, "center"), "[1]", g.Center[1])
+	}
+	if !(finite(g.RadiusM) && g.RadiusM > 0 && g.RadiusM <= MaxRadiusM) {
+		e.add(prefix, "radius_m", "must be a number in (0, 1000000] metres")
+	}
+}
+
+// validateHeights checks the optional floor and ceiling, the floor below
+// the ceiling.
+func (g *Geofence) validateHeights(e *Error, prefix string) {
 	for _, f := range []struct {
 		name string
 		v    *float64
@@ -169,47 +180,68 @@ func validatePolygon(e *Error, prefix string, p *Polygon) {
 			e.add(rp, "", "a linear ring needs at least 4 positions (3 corners and the closing repeat of the first)")
 			continue
 		}
-		ok := true
-		for i, pos := range ring {
-			pp := fmt.Sprintf("%s[%d]", rp, i)
-			if len(pos) < 2 || len(pos) > 3 {
-				e.add(pp, "", "a position must be [lon, lat] or [lon, lat, alt]")
-				ok = false
-				continue
-			}
-			okLon := validLon(e, pp, "[0]", pos[0])
-			okLat := validLat(e, pp, "[1]", pos[1])
-			if len(pos) == 3 && !finite(pos[2]) {
-				e.add(pp, "[2]", "must be a finite number")
-			}
-			if !okLon || !okLat {
-				ok = false
-				continue
-			}
-			pt := Point{Lat: pos[1], Lon: pos[0]}
-			if r == 0 && i == 0 {
-				first = pt
-			} else if Distance(first, pt) > MaxPolygonExtentM {
-				e.add(pp, "", "every position must lie within 1,000 km of the exterior ring's first position")
-				ok = false
-			}
-		}
-		if !ok {
-			continue
-		}
-		a, z := ring[0], ring[len(ring)-1]
-		if a[0] != z[0] || a[1] != z[1] {
-			e.add(rp, "", "a linear ring must be closed: the last position must equal the first")
-			continue
-		}
-		if distinctCorners(ring) < 3 {
-			e.add(rp, "", "a linear ring needs at least 3 distinct corners")
+		if validRingPositions(e, rp, r == 0, ring, &first) {
+			validRingShape(e, rp, ring)
 		}
 	}
 	if total > MaxPolygonPoints {
 		e.add(prefix, "coordinates", fmt.Sprintf("at most %d positions in all", MaxPolygonPoints))
 	}
 	checkSimple(e, prefix, p, n0)
+}
+
+// validRingPositions checks every position of a ring and that each lies
+// within MaxPolygonExtentM of the exterior ring's first position, which it
+// records in *first while checking the exterior ring. It reports whether
+// all of them were valid.
+func validRingPositions(e *Error, rp string, exterior bool, ring [][]float64, first *Point) bool {
+	ok := true
+	for i, pos := range ring {
+		pp := fmt.Sprintf("%s[%d]", rp, i)
+		pt, valid := validPosition(e, pp, pos)
+		if !valid {
+			ok = false
+			continue
+		}
+		if exterior && i == 0 {
+			*first = pt
+		} else if Distance(*first, pt) > MaxPolygonExtentM {
+			e.add(pp, "", "every position must lie within 1,000 km of the exterior ring's first position")
+			ok = false
+		}
+	}
+	return ok
+}
+
+// validPosition checks one GeoJSON position, [lon, lat] or [lon, lat, alt],
+// and returns it as a Point when its longitude and latitude are valid.
+func validPosition(e *Error, pp string, pos []float64) (Point, bool) {
+	if len(pos) < 2 || len(pos) > 3 {
+		e.add(pp, "", "a position must be [lon, lat] or [lon, lat, alt]")
+		return Point{}, false
+	}
+	okLon := validLon(e, pp, "[0]", pos[0])
+	okLat := validLat(e, pp, "[1]", pos[1])
+	if len(pos) == 3 && !finite(pos[2]) {
+		e.add(pp, "[2]", "must be a finite number")
+	}
+	if !okLon || !okLat {
+		return Point{}, false
+	}
+	return Point{Lat: pos[1], Lon: pos[0]}, true
+}
+
+// validRingShape checks that a ring of valid positions is closed and has
+// at least 3 distinct corners.
+func validRingShape(e *Error, rp string, ring [][]float64) {
+	a, z := ring[0], ring[len(ring)-1]
+	if a[0] != z[0] || a[1] != z[1] {
+		e.add(rp, "", "a linear ring must be closed: the last position must equal the first")
+		return
+	}
+	if distinctCorners(ring) < 3 {
+		e.add(rp, "", "a linear ring needs at least 3 distinct corners")
+	}
 }
 
 // checkSimple rejects a polygon whose rings cross or touch (issue 23): its

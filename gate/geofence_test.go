@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -127,9 +128,11 @@ func TestPolygonHoleAndSquare(t *testing.T) {
 		{"on the hole's edge", Point{0, 0.005}, 0},
 	}
 	for _, tc := range tests {
-		if d := g.SignedDistance(tc.p); math.Abs(d-tc.want) > 0.01 {
-			t.Errorf("%s: signed distance %.4f, want %.4f", tc.name, d, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if d := g.SignedDistance(tc.p); math.Abs(d-tc.want) > 0.01 {
+				t.Errorf("%s: signed distance %.4f, want %.4f", tc.name, d, tc.want)
+			}
+		})
 	}
 	c := g.Centre()
 	if math.Abs(c.Lat) > 1e-12 || math.Abs(c.Lon) > 1e-12 {
@@ -148,9 +151,11 @@ func TestPolygonAcrossAntimeridian(t *testing.T) {
 		p      Point
 		inside bool
 	}{{Point{0, 180}, true}, {Point{0, -180}, true}, {Point{0, 179.95}, true}, {Point{0, 179.8}, false}, {Point{0, 0}, false}} {
-		if got := g.SignedDistance(tc.p) <= 0; got != tc.inside {
-			t.Errorf("%v: inside = %v, want %v", tc.p, got, tc.inside)
-		}
+		t.Run(fmt.Sprintf("lat %g lon %g", tc.p.Lat, tc.p.Lon), func(t *testing.T) {
+			if got := g.SignedDistance(tc.p) <= 0; got != tc.inside {
+				t.Errorf("%v: inside = %v, want %v", tc.p, got, tc.inside)
+			}
+		})
 	}
 	s, w, n, e := g.Bounds()
 	if w != -180 || e != 180 || s > -0.1 || n < 0.1 {
@@ -252,9 +257,11 @@ func TestVerticalBand(t *testing.T) {
 	for _, tc := range []struct {
 		alt, out float64
 	}{{0, 10}, {10, 0}, {60, 0}, {120, 0}, {150, 30}} {
-		if got := g.VerticalOutsideM(tc.alt); got != tc.out {
-			t.Errorf("alt %v: outside %v, want %v", tc.alt, got, tc.out)
-		}
+		t.Run(fmt.Sprintf("alt %gm", tc.alt), func(t *testing.T) {
+			if got := g.VerticalOutsideM(tc.alt); got != tc.out {
+				t.Errorf("alt %v: outside %v, want %v", tc.alt, got, tc.out)
+			}
+		})
 	}
 	in := Input{Lat: 0, Lon: 0, AltM: 150, HasAlt: true}
 	if r := Evaluate(in, g, Policy{}); r.Breach {

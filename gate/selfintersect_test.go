@@ -21,14 +21,16 @@ func TestSelfIntersection(t *testing.T) {
 		{"across the antimeridian", [][][]float64{{{179.5, 0}, {-179.5, 0}, {-179.5, 1}, {179.5, 1}, {179.5, 0}}}, false, "", ""},
 		{"bow tie across the antimeridian", [][][]float64{{{179.5, 0}, {-179.5, 1}, {-179.5, 0}, {179.5, 1}, {179.5, 0}}}, true, "", ""},
 	} {
-		a, b, bad := SelfIntersection(&Polygon{Type: "Polygon", Coordinates: c.rings})
-		if bad != c.bad || (c.a != "" && (a != c.a || b != c.b)) {
-			t.Errorf("%s: %q %q %v, want %v %q %q", c.name, a, b, bad, c.bad, c.a, c.b)
-		}
-		g := Geofence{ID: "x", Polygon: &Polygon{Type: "Polygon", Coordinates: c.rings}}
-		if err := g.Validate(); (err != nil) != c.bad {
-			t.Errorf("%s: Validate %v", c.name, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			a, b, bad := SelfIntersection(&Polygon{Type: "Polygon", Coordinates: c.rings})
+			if bad != c.bad || (c.a != "" && (a != c.a || b != c.b)) {
+				t.Errorf("%s: %q %q %v, want %v %q %q", c.name, a, b, bad, c.bad, c.a, c.b)
+			}
+			g := Geofence{ID: "x", Polygon: &Polygon{Type: "Polygon", Coordinates: c.rings}}
+			if err := g.Validate(); (err != nil) != c.bad {
+				t.Errorf("%s: Validate %v", c.name, err)
+			}
+		})
 	}
 }
 

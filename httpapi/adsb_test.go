@@ -128,21 +128,23 @@ func TestADSBDecodeProblems(t *testing.T) {
 		{"newest", `{"even": "5dab3d17d4ba29", "odd": "5dab3d17d4ba29", "newest": "last"}`, 400, "newest", "newest"},
 		{"too many", map[string]any{"frames": make([]string, 1001)}, 400, "frames", "1000"},
 	} {
-		rec := do(t, h, http.MethodPost, url, c.body)
-		if rec.Code != c.status {
-			t.Errorf("%s: status %d, want %d: %s", c.name, rec.Code, c.status, rec.Body)
-			continue
-		}
-		p := decodeBody(t, rec)
-		if !strings.Contains(p["detail"].(string), c.detail) {
-			t.Errorf("%s: detail %q lacks %q", c.name, p["detail"], c.detail)
-		}
-		if c.field != "" {
-			errs, _ := p["errors"].([]any)
-			if len(errs) == 0 || errs[0].(map[string]any)["field"] != c.field {
-				t.Errorf("%s: errors %v, want field %q", c.name, p["errors"], c.field)
+		t.Run(c.name, func(t *testing.T) {
+			rec := do(t, h, http.MethodPost, url, c.body)
+			if rec.Code != c.status {
+				t.Errorf("%s: status %d, want %d: %s", c.name, rec.Code, c.status, rec.Body)
+				return
 			}
-		}
+			p := decodeBody(t, rec)
+			if !strings.Contains(p["detail"].(string), c.detail) {
+				t.Errorf("%s: detail %q lacks %q", c.name, p["detail"], c.detail)
+			}
+			if c.field != "" {
+				errs, _ := p["errors"].([]any)
+				if len(errs) == 0 || errs[0].(map[string]any)["field"] != c.field {
+					t.Errorf("%s: errors %v, want field %q", c.name, p["errors"], c.field)
+				}
+			}
+		})
 	}
 }
 

@@ -67,20 +67,22 @@ func TestRoles(t *testing.T) {
 		{"GET", "/v1/honest", "", "", 200},
 	}
 	for _, c := range cases {
-		tok := sec[c.role]
-		if c.role == "bogus" {
-			tok = "cuas_not-a-real-token"
-		}
-		rec := doAuth(t, h, c.method, testBase+c.path, tok, c.body)
-		if rec.Code != c.want {
-			t.Errorf("%s %s as %q: %d, want %d: %s", c.method, c.path, c.role, rec.Code, c.want, rec.Body)
-		}
-		if c.want == 401 && rec.Header().Get("WWW-Authenticate") == "" {
-			t.Errorf("401 without WWW-Authenticate")
-		}
-		if strings.Contains(rec.Body.String(), tok) && tok != "" {
-			t.Errorf("the token leaked into the answer")
-		}
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			tok := sec[c.role]
+			if c.role == "bogus" {
+				tok = "cuas_not-a-real-token"
+			}
+			rec := doAuth(t, h, c.method, testBase+c.path, tok, c.body)
+			if rec.Code != c.want {
+				t.Errorf("%s %s as %q: %d, want %d: %s", c.method, c.path, c.role, rec.Code, c.want, rec.Body)
+			}
+			if c.want == 401 && rec.Header().Get("WWW-Authenticate") == "" {
+				t.Errorf("401 without WWW-Authenticate")
+			}
+			if strings.Contains(rec.Body.String(), tok) && tok != "" {
+				t.Errorf("the token leaked into the answer")
+			}
+		})
 	}
 }
 
@@ -137,10 +139,12 @@ func TestLoadTokens(t *testing.T) {
 		"- name: a\n  role: reader\n  sha256: " + e.SHA256 + "\n  secret: x\n",
 		"[]\n",
 	} {
-		p := filepath.Join(dir, "bad.yaml")
-		os.WriteFile(p, []byte(bad), 0o600)
-		if _, err := LoadTokens(p); err == nil {
-			t.Errorf("accepted %q", bad)
-		}
+		t.Run(bad, func(t *testing.T) {
+			p := filepath.Join(dir, "bad.yaml")
+			os.WriteFile(p, []byte(bad), 0o600)
+			if _, err := LoadTokens(p); err == nil {
+				t.Errorf("accepted %q", bad)
+			}
+		})
 	}
 }

@@ -87,63 +87,89 @@ func handleEvaluate(d Deps) http.HandlerFunc {
 		if !decodeJSON(w, r, &req, evaluateMaxBody) {
 			return
 		}
-		in, errs := req.input()
-		zone, zerrs, status := resolveGeofence(r.Context(), d, &req)
-		errs = append(errs, zerrs...)
-		if len(errs) > 0 {
-			writeFieldProblems(w, r, status, errs)
+		in, zone, ok := evaluateInput(w, r, d, &req)
+		if !ok {
 			return
-		}
-		if in.HasIdentity && d.Zones != nil {
-			st, err := d.Zones.MatchAllowList(r.Context(), in.Identity)
-			if err != nil {
-				unavailable(w, r, "the allow-list")
-				return
-			}
-			in.Allow = st
-		}
-
-		if in.HasBehaviour {
-			in.Behaviour.DwellNearS = gate.DwellNear(req.samples, &zone, gate.DwellBufferM)
 		}
 		res := gate.Evaluate(in, zone, policy)
 		at := time.Now().UTC()
-		record, err := decisionRecord(&req, &zone, &res, d.Version, at)
-		if err != nil {
-			d.Logger.Error("evaluate: encode decision record", "err", err)
-			writeProblem(w, r, http.StatusInternalServerError, "the decision record could not be encoded")
+		rcpt, ok := recordDecision(w, r, d, &req, &zone, &res, at)
+		if !ok {
 			return
 		}
-		rcpt, err := d.Ledger.Append(r.Context(), evaluateSubject(r, &req), ledger.PredicateTypeGateDecision, record)
-		if err != nil {
-			if k := ledger.KindOf(err); k == ledger.KindInvalid || k == ledger.KindTooLarge {
-				// The record is ours: the ledger refusing it is our bug.
-				d.Logger.Error("evaluate: ledger refused the decision record", "err", err)
-				writeProblem(w, r, http.StatusInternalServerError, "the decision record was refused by the ledger")
-				return
-			}
-			ledgerProblem(w, r, err, "")
-			return
-		}
-		body, err := json.Marshal(res)
-		if err != nil {
-			writeProblem(w, r, http.StatusInternalServerError, "the result could not be encoded")
-			return
-		}
-		rj, err := json.Marshal(rcpt)
-		if err != nil {
-			writeProblem(w, r, http.StatusInternalServerError, "the receipt could not be encoded")
-			return
-		}
-		// The gate's result object with the receipt and the time added.
-		body = bytes.TrimSuffix(body, []byte("}"))
-		body = append(body, `,"evaluated_at":"`...)
-		body = append(body, at.Format(time.RFC3339Nano)...)
-		body = append(body, `","receipt":`...)
-		body = append(body, rj...)
-		body = append(body, '}')
-		writeJSON(w, http.StatusOK, json.RawMessage(body))
+		writeEvaluateResult(w, r, &res, rcpt, at)
 	}
+}
+
+// evaluateInput validates the request, resolves its geofence and completes
+// the gate's input with the allow-list match and the dwell near the zone.
+// On false it has answered.
+func evaluateInput(w http.ResponseWriter, r *http.Request, d Deps, req *evaluateRequest) (gate.Input, gate.Geofence, bool) {
+	in, errs := req.input()
+	zone, zerrs, status := resolveGeofence(r.Context(), d, req)
+	errs = append(errs, zerrs...)
+	if len(errs) > 0 {
+		writeFieldProblems(w, r, status, errs)
+		return in, zone, false
+	}
+	if in.HasIdentity && d.Zones != nil {
+		st, err := d.Zones.MatchAllowList(r.Context(), in.Identity)
+		if err != nil {
+			unavailable(w, r, "the allow-list")
+			return in, zone, false
+		}
+		in.Allow = st
+	}
+	if in.HasBehaviour {
+		in.Behaviour.DwellNearS = gate.DwellNear(req.samples, &zone, gate.DwellBufferM)
+	}
+	return in, zone, true
+}
+
+// recordDecision appends the decision record to the ledger and returns its
+// receipt. On false it has answered.
+func recordDecision(w http.ResponseWriter, r *http.Request, d Deps, req *evaluateRequest,
+	zone *gate.Geofence, res *gate.Result, at time.Time) (ledger.Receipt, bool) {
+	record, err := decisionRecord(req, zone, res, d.Version, at)
+	if err != nil {
+		d.Logger.Error("evaluate: encode decision record", "err", err)
+		writeProblem(w, r, http.StatusInternalServerError, "the decision record could not be encoded")
+		return ledger.Receipt{}, false
+	}
+	rcpt, err := d.Ledger.Append(r.Context(), evaluateSubject(r, req), ledger.PredicateTypeGateDecision, record)
+	if err != nil {
+		if k := ledger.KindOf(err); k == ledger.KindInvalid || k == ledger.KindTooLarge {
+			// The record is ours: the ledger refusing it is our bug.
+			d.Logger.Error("evaluate: ledger refused the decision record", "err", err)
+			writeProblem(w, r, http.StatusInternalServerError, "the decision record was refused by the ledger")
+			return ledger.Receipt{}, false
+		}
+		ledgerProblem(w, r, err, "")
+		return ledger.Receipt{}, false
+	}
+	return rcpt, true
+}
+
+// writeEvaluateResult answers with the gate's result object, the time and
+// the receipt added.
+func writeEvaluateResult(w http.ResponseWriter, r *http.Request, res *gate.Result, rcpt ledger.Receipt, at time.Time) {
+	body, err := json.Marshal(res)
+	if err != nil {
+		writeProblem(w, r, http.StatusInternalServerError, "the result could not be encoded")
+		return
+	}
+	rj, err := json.Marshal(rcpt)
+	if err != nil {
+		writeProblem(w, r, http.StatusInternalServerError, "the receipt could not be encoded")
+		return
+	}
+	body = bytes.TrimSuffix(body, []byte("}"))
+	body = append(body, `,"evaluated_at":"`...)
+	body = append(body, at.Format(time.RFC3339Nano)...)
+	body = append(body, `","receipt":`...)
+	body = append(body, rj...)
+	body = append(body, '}')
+	writeJSON(w, http.StatusOK, json.RawMessage(body))
 }
 
 // writeFieldProblems answers with every invalid field, the detail listing
@@ -181,45 +207,93 @@ func gateFields(prefix string, err error) []FieldError {
 // invalid field.
 func (req *evaluateRequest) input() (gate.Input, []FieldError) {
 	var in gate.Input
-	var errs []FieldError
-	bad := func(f, msg string) { errs = append(errs, FieldError{Field: "track." + f, Message: msg}) }
 	t := req.Track
 	if t == nil {
 		return in, []FieldError{{Field: "track", Message: "is required: {lat, lon, alt_m}"}}
 	}
-	num := func(name string, p *float64, lo, hi float64, msg string) (float64, bool) {
-		if p == nil {
-			return 0, false
-		}
-		if !isFinite(*p) || *p < lo || *p > hi {
-			bad(name, msg)
-			return 0, false
-		}
-		return *p, true
+	v := &trackCheck{}
+	v.kinematics(t, &in)
+	v.identity(t, &in)
+	v.counts(t, &in)
+	if t.Compliance != nil {
+		in.Compliance, in.HasCompliance = *t.Compliance, true
 	}
+	v.warnings(t, &in)
+	if t.History != nil {
+		if samples, ok := v.history(t.History); ok {
+			in.Behaviour, in.HasBehaviour = gate.Features(samples), true
+			req.samples = samples
+		}
+	}
+	return in, v.errs
+}
+
+// trackCheck collects the invalid fields of an evaluate track, in the
+// order the fields are checked, each named under "track.".
+type trackCheck struct {
+	errs []FieldError
+}
+
+func (v *trackCheck) bad(field, msg string) {
+	v.errs = append(v.errs, FieldError{Field: "track." + field, Message: msg})
+}
+
+// num is an optional number within [lo, hi]; ok is false when it is
+// absent or invalid.
+func (v *trackCheck) num(name string, p *float64, lo, hi float64, msg string) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	if !isFinite(*p) || *p < lo || *p > hi {
+		v.bad(name, msg)
+		return 0, false
+	}
+	return *p, true
+}
+
+// count is an optional integer within [lo, maxEvalCount].
+func (v *trackCheck) count(name string, p *int, lo int) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
+	if *p < lo || *p > maxEvalCount {
+		v.bad(name, fmt.Sprintf("must be an integer in [%d, %d]", lo, maxEvalCount))
+		return 0, false
+	}
+	return *p, true
+}
+
+// kinematics checks the required position and the optional motion fields.
+func (v *trackCheck) kinematics(t *evalTrack, in *gate.Input) {
 	if t.Lat == nil {
-		bad("lat", "is required: latitude in degrees, [-90, 90]")
+		v.bad("lat", "is required: latitude in degrees, [-90, 90]")
 	} else {
-		in.Lat, _ = num("lat", t.Lat, -90, 90, "must be a number in [-90, 90]")
+		in.Lat, _ = v.num("lat", t.Lat, -90, 90, "must be a number in [-90, 90]")
 	}
 	if t.Lon == nil {
-		bad("lon", "is required: longitude in degrees, [-180, 180]")
+		v.bad("lon", "is required: longitude in degrees, [-180, 180]")
 	} else {
-		in.Lon, _ = num("lon", t.Lon, -180, 180, "must be a number in [-180, 180]")
+		in.Lon, _ = v.num("lon", t.Lon, -180, 180, "must be a number in [-180, 180]")
 	}
 	inf := math.Inf(1)
-	in.AltM, in.HasAlt = num("alt_m", t.AltM, -inf, inf, "must be a finite number of metres")
-	in.HeightAGLM, in.HasHeightAGL = num("height_agl_m", t.HeightAGLM, -inf, inf, "must be a finite number of metres")
-	in.SpeedMps, in.HasSpeed = num("speed_mps", t.SpeedMps, 0, inf, "must be a non-negative number of m/s")
-	in.HeadingDeg, in.HasHeading = num("heading_deg", t.HeadingDeg, 0, 360, "must be a number of degrees in [0, 360]")
-	in.VRateMps, in.HasVRate = num("vertical_rate_mps", t.VerticalRateMps, -inf, inf, "must be a finite number of m/s")
-	in.EvidenceAgeS, in.HasEvidenceAge = num("evidence_age_s", t.EvidenceAgeS, 0, inf, "must be a non-negative number of seconds")
+	in.AltM, in.HasAlt = v.num("alt_m", t.AltM, -inf, inf, "must be a finite number of metres")
+	in.HeightAGLM, in.HasHeightAGL = v.num("height_agl_m", t.HeightAGLM, -inf, inf, "must be a finite number of metres")
+	in.SpeedMps, in.HasSpeed = v.num("speed_mps", t.SpeedMps, 0, inf, "must be a non-negative number of m/s")
+	in.HeadingDeg, in.HasHeading = v.num("heading_deg", t.HeadingDeg, 0, 360, "must be a number of degrees in [0, 360]")
+	in.VRateMps, in.HasVRate = v.num("vertical_rate_mps", t.VerticalRateMps, -inf, inf, "must be a finite number of m/s")
+	in.EvidenceAgeS, in.HasEvidenceAge = v.num("evidence_age_s", t.EvidenceAgeS, 0, inf, "must be a non-negative number of seconds")
+}
+
+// identity checks the track id (and its deprecated alias), the identity
+// and the side. It settles t.ID to the one id given, which the receipt's
+// subject uses.
+func (v *trackCheck) identity(t *evalTrack, in *gate.Input) {
 	if id, ok := trackIDOf(t.TrackID, t.ID); !ok {
-		bad("track_id", "and its deprecated alias id differ; give track_id only")
+		v.bad("track_id", "and its deprecated alias id differ; give track_id only")
 	} else if t.ID = id; id != nil {
 		in.ID = *id
 		if *id == "" || len(*id) > 256 {
-			bad("track_id", "must be 1 to 256 characters")
+			v.bad("track_id", "must be 1 to 256 characters")
 		}
 	}
 	if t.Identity != nil {
@@ -228,81 +302,78 @@ func (req *evaluateRequest) input() (gate.Input, []FieldError) {
 			{"uas_id", t.Identity.UASID}, {"icao", t.Identity.ICAO}, {"operator_id", t.Identity.OperatorID},
 		} {
 			if len(f.v) > 64 {
-				bad("identity."+f.name, "must be at most 64 characters")
+				v.bad("identity."+f.name, "must be at most 64 characters")
 			}
 		}
 	}
 	if t.Side != nil {
 		in.Side = gate.Side(*t.Side)
 		if !in.Side.Valid() {
-			bad("side", "must be one of adversary, unknown, dual-use, allied, counter-uas")
+			v.bad("side", "must be one of adversary, unknown, dual-use, allied, counter-uas")
 		}
 	}
-	count := func(name string, p *int, lo int) (int, bool) {
-		if p == nil {
-			return 0, false
-		}
-		if *p < lo || *p > maxEvalCount {
-			bad(name, fmt.Sprintf("must be an integer in [%d, %d]", lo, maxEvalCount))
-			return 0, false
-		}
-		return *p, true
-	}
-	in.SwarmSize, in.HasSwarm = count("swarm_size", t.SwarmSize, 1)
+}
+
+// counts checks the swarm size and the corroboration, whose sensors and
+// protocols counts go together.
+func (v *trackCheck) counts(t *evalTrack, in *gate.Input) {
+	in.SwarmSize, in.HasSwarm = v.count("swarm_size", t.SwarmSize, 1)
 	var okS, okP bool
-	in.Sensors, okS = count("sensors", t.Sensors, 1)
-	in.Protocols, okP = count("protocols", t.Protocols, 1)
+	in.Sensors, okS = v.count("sensors", t.Sensors, 1)
+	in.Protocols, okP = v.count("protocols", t.Protocols, 1)
 	switch {
 	case okS && okP:
 		in.HasCorroboration = true
 	case (t.Sensors == nil) != (t.Protocols == nil):
-		bad(map[bool]string{true: "protocols", false: "sensors"}[t.Sensors != nil], "sensors and protocols go together")
+		v.bad(map[bool]string{true: "protocols", false: "sensors"}[t.Sensors != nil], "sensors and protocols go together")
 	}
-	if t.Compliance != nil {
-		in.Compliance, in.HasCompliance = *t.Compliance, true
+}
+
+// warnings checks the integrity warnings' number and lengths.
+func (v *trackCheck) warnings(t *evalTrack, in *gate.Input) {
+	if t.Warnings == nil {
+		return
 	}
-	if t.Warnings != nil {
-		if len(t.Warnings) > maxEvalWarnings {
-			bad("warnings", fmt.Sprintf("at most %d entries", maxEvalWarnings))
-		}
-		for i, w := range t.Warnings {
-			if len(w) > maxEvalWarningLen {
-				bad(fmt.Sprintf("warnings[%d]", i), fmt.Sprintf("at most %d bytes", maxEvalWarningLen))
-			}
-		}
-		in.Integrity.Warnings, in.HasIntegrity = t.Warnings, true
+	if len(t.Warnings) > maxEvalWarnings {
+		v.bad("warnings", fmt.Sprintf("at most %d entries", maxEvalWarnings))
 	}
-	if t.History != nil {
-		if len(t.History) > maxEvalHistory {
-			bad("history", fmt.Sprintf("at most %d positions", maxEvalHistory))
-			return in, errs
-		}
-		samples := make([]gate.Sample, 0, len(t.History))
-		for i, h := range t.History {
-			p := fmt.Sprintf("history[%d].", i)
-			switch {
-			case h.T == nil:
-				bad(p+"t", "is required: an RFC 3339 time")
-			case i > 0 && len(samples) == i && h.T.UnixNano() < samples[i-1].UnixNano:
-				bad(p+"t", "must not be before the previous position's (oldest first)")
-			}
-			if h.Lat == nil || !isFinite(*h.Lat) || *h.Lat < -90 || *h.Lat > 90 {
-				bad(p+"lat", "is required: a number in [-90, 90]")
-			}
-			if h.Lon == nil || !isFinite(*h.Lon) || *h.Lon < -180 || *h.Lon > 180 {
-				bad(p+"lon", "is required: a number in [-180, 180]")
-			}
-			if len(errs) > 0 {
-				continue
-			}
-			samples = append(samples, gate.Sample{UnixNano: h.T.UnixNano(), Lat: *h.Lat, Lon: *h.Lon})
-		}
-		if len(errs) == 0 {
-			in.Behaviour, in.HasBehaviour = gate.Features(samples), true
-			req.samples = samples
+	for i, w := range t.Warnings {
+		if len(w) > maxEvalWarningLen {
+			v.bad(fmt.Sprintf("warnings[%d]", i), fmt.Sprintf("at most %d bytes", maxEvalWarningLen))
 		}
 	}
-	return in, errs
+	in.Integrity.Warnings, in.HasIntegrity = t.Warnings, true
+}
+
+// history checks the past positions and returns them as samples; ok is
+// false when any field of the track, this history's or an earlier one's,
+// is invalid (the behaviour features are then not computed).
+func (v *trackCheck) history(hist []evalSample) (_ []gate.Sample, ok bool) {
+	if len(hist) > maxEvalHistory {
+		v.bad("history", fmt.Sprintf("at most %d positions", maxEvalHistory))
+		return nil, false
+	}
+	samples := make([]gate.Sample, 0, len(hist))
+	for i, h := range hist {
+		p := fmt.Sprintf("history[%d].", i)
+		switch {
+		case h.T == nil:
+			v.bad(p+"t", "is required: an RFC 3339 time")
+		case i > 0 && len(samples) == i && h.T.UnixNano() < samples[i-1].UnixNano:
+			v.bad(p+"t", "must not be before the previous position's (oldest first)")
+		}
+		if !within(h.Lat, -90, 90) {
+			v.bad(p+"lat", "is required: a number in [-90, 90]")
+		}
+		if !within(h.Lon, -180, 180) {
+			v.bad(p+"lon", "is required: a number in [-180, 180]")
+		}
+		if len(v.errs) > 0 {
+			continue
+		}
+		samples = append(samples, gate.Sample{UnixNano: h.T.UnixNano(), Lat: *h.Lat, Lon: *h.Lon})
+	}
+	return samples, len(v.errs) == 0
 }
 
 // resolveGeofence returns the inline geofence or the stored one, with the
@@ -377,6 +448,11 @@ func recordInput(v any, summary map[string]any) (any, error) {
 	summary["sha256"] = hex.EncodeToString(sum[:])
 	summary["bytes"] = len(b)
 	return summary, nil
+}
+
+// within reports whether p is given, finite and in [lo, hi].
+func within(p *float64, lo, hi float64) bool {
+	return p != nil && isFinite(*p) && *p >= lo && *p <= hi
 }
 
 func isFinite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

@@ -203,14 +203,16 @@ func TestEvaluateInsideOnOutside(t *testing.T) {
 		radius float64
 		breach bool
 	}{{"on", gateLyonParisM, true}, {"inside by 1 m", gateLyonParisM + 1, true}, {"outside by 1 m", gateLyonParisM - 1, false}} {
-		body := fmt.Sprintf(`{"track":{"lat":48.8567,"lon":2.3508},"geofence":{"center":[45.7597,4.8422],"radius_m":%.10f}}`, tc.radius)
-		r := gateEvaluate(t, h, body)
-		if r.Breach != tc.breach {
-			t.Errorf("%s: breach %v", tc.name, r.Breach)
-		}
-		if v, known, ev := r.axis(t, "altitude"); known || v != 0.5 || !strings.HasPrefix(ev, "unknown") {
-			t.Errorf("%s: without alt_m the altitude axis must be unknown: %v %v %q", tc.name, v, known, ev)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			body := fmt.Sprintf(`{"track":{"lat":48.8567,"lon":2.3508},"geofence":{"center":[45.7597,4.8422],"radius_m":%.10f}}`, tc.radius)
+			r := gateEvaluate(t, h, body)
+			if r.Breach != tc.breach {
+				t.Errorf("%s: breach %v", tc.name, r.Breach)
+			}
+			if v, known, ev := r.axis(t, "altitude"); known || v != 0.5 || !strings.HasPrefix(ev, "unknown") {
+				t.Errorf("%s: without alt_m the altitude axis must be unknown: %v %v %q", tc.name, v, known, ev)
+			}
+		})
 	}
 }
 

@@ -57,8 +57,10 @@ func TestGeofencesCRUD(t *testing.T) {
 				t.Errorf("delete: %d %s", rec.Code, rec.Body)
 			}
 			for _, m := range []string{"GET", "DELETE"} {
-				rec = do(t, h, m, gateFencePath+"/p1", nil)
-				assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusNotFound)
+				t.Run(m, func(t *testing.T) {
+					rec = do(t, h, m, gateFencePath+"/p1", nil)
+					assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusNotFound)
+				})
 			}
 
 			// Validation names every field; nothing is stored.
@@ -72,17 +74,19 @@ func TestGeofencesCRUD(t *testing.T) {
 				{"/x", `{"polygon":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1]]]}}`, []string{"polygon.coordinates[0]"}},
 				{"/x", `{"center":[0,0],"radius_m":1,"extra":true}`, []string{"extra"}},
 			} {
-				rec = do(t, h, "PUT", gateFencePath+tc.path, tc.body)
-				p := assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
-				var got []string
-				for _, e := range p.Errors {
-					got = append(got, e.Field)
-				}
-				for _, f := range tc.fields {
-					if !slices.Contains(got, f) {
-						t.Errorf("PUT %s %s: field %q not named in %v", tc.path, tc.body, f, got)
+				t.Run(tc.path, func(t *testing.T) {
+					rec = do(t, h, "PUT", gateFencePath+tc.path, tc.body)
+					p := assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
+					var got []string
+					for _, e := range p.Errors {
+						got = append(got, e.Field)
 					}
-				}
+					for _, f := range tc.fields {
+						if !slices.Contains(got, f) {
+							t.Errorf("PUT %s %s: field %q not named in %v", tc.path, tc.body, f, got)
+						}
+					}
+				})
 			}
 			if rec = do(t, h, "GET", gateFencePath+"/x", nil); rec.Code != http.StatusNotFound {
 				t.Error("an invalid geofence was stored")
@@ -118,12 +122,14 @@ func TestZonesUnavailable(t *testing.T) {
 		{"GET", gateFencePath, ""}, {"GET", gateFencePath + "/a", ""}, {"PUT", gateFencePath + "/a", `{}`},
 		{"DELETE", gateFencePath + "/a", ""}, {"GET", testBase + "/v1/allowlist", ""}, {"PUT", testBase + "/v1/allowlist", `{}`},
 	} {
-		var body any
-		if c.body != "" {
-			body = c.body
-		}
-		rec := do(t, h, c.method, c.path, body)
-		assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusServiceUnavailable)
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			var body any
+			if c.body != "" {
+				body = c.body
+			}
+			rec := do(t, h, c.method, c.path, body)
+			assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusServiceUnavailable)
+		})
 	}
 	z := newFakeZones()
 	z.err = errors.New("bucket gone")

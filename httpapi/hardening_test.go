@@ -59,14 +59,16 @@ func TestWriteRoutesRejectNonObjectBodies(t *testing.T) {
 	bodies := []string{`null`, ` null `, `true`, `false`, `0`, `-1.5e3`, `"text"`, `""`, `[]`, `[{}]`, `[null]`}
 	h := hardServer(t)
 	for _, rt := range routes {
-		for _, b := range bodies {
-			rec := do(t, h, rt.method, testBase+rt.path, b)
-			if rec.Code != http.StatusBadRequest {
-				t.Errorf("%s %s with body %s: %d %s, want 400", rt.method, rt.path, b, rec.Code, rec.Body)
-				continue
+		t.Run(rt.method+" "+rt.path, func(t *testing.T) {
+			for _, b := range bodies {
+				rec := do(t, h, rt.method, testBase+rt.path, b)
+				if rec.Code != http.StatusBadRequest {
+					t.Errorf("%s %s with body %s: %d %s, want 400", rt.method, rt.path, b, rec.Code, rec.Body)
+					continue
+				}
+				assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
 			}
-			assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
-		}
+		})
 	}
 }
 
@@ -88,14 +90,16 @@ func TestIngestRecvTimeBounds(t *testing.T) {
 		{"an hour ahead", now.Add(time.Hour).UnixNano(), http.StatusUnprocessableEntity},
 		{"two days old", now.Add(-48 * time.Hour).UnixNano(), http.StatusUnprocessableEntity},
 	} {
-		body := fmt.Sprintf(`{"frames":["8D406B902015A678D4D220AA4BDA"],"recv_time_unix_ns":%d}`, c.ns)
-		rec := do(t, h, "POST", testBase+"/v1/ingest/adsb", body)
-		if rec.Code != c.want {
-			t.Errorf("%s: %d %s, want %d", c.name, rec.Code, rec.Body, c.want)
-		}
-		if c.want == http.StatusUnprocessableEntity && !strings.Contains(rec.Body.String(), "recv_time_unix_ns") {
-			t.Errorf("%s: the problem does not name the field: %s", c.name, rec.Body)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			body := fmt.Sprintf(`{"frames":["8D406B902015A678D4D220AA4BDA"],"recv_time_unix_ns":%d}`, c.ns)
+			rec := do(t, h, "POST", testBase+"/v1/ingest/adsb", body)
+			if rec.Code != c.want {
+				t.Errorf("%s: %d %s, want %d", c.name, rec.Code, rec.Body, c.want)
+			}
+			if c.want == http.StatusUnprocessableEntity && !strings.Contains(rec.Body.String(), "recv_time_unix_ns") {
+				t.Errorf("%s: the problem does not name the field: %s", c.name, rec.Body)
+			}
+		})
 	}
 }
 
@@ -111,17 +115,19 @@ func TestThreatsUnknownGeofence(t *testing.T) {
 		t.Fatalf("known geofence: %d %s", rec.Code, rec.Body)
 	}
 	for _, path := range []string{"/v1/threats/active?geofence=nope", "/v1/threats/stream?geofence=nope"} {
-		// The request's context is already over, so a stream that wrongly
-		// starts ends at once instead of hanging the test.
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		req := httptest.NewRequestWithContext(ctx, "GET", testBase+path, nil)
-		rec = httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		checkOpenAPI(t, req, rec)
-		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `nope`) {
-			t.Errorf("%s: %d %s, want 404 naming the zone", path, rec.Code, rec.Body)
-		}
+		t.Run(path, func(t *testing.T) {
+			// The request's context is already over, so a stream that wrongly
+			// starts ends at once instead of hanging the test.
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			req := httptest.NewRequestWithContext(ctx, "GET", testBase+path, nil)
+			rec = httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			checkOpenAPI(t, req, rec)
+			if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `nope`) {
+				t.Errorf("%s: %d %s, want 404 naming the zone", path, rec.Code, rec.Body)
+			}
+		})
 	}
 }
 
@@ -157,19 +163,21 @@ func TestHugeRequestLineIsProblem(t *testing.T) {
 		"long query": func(r *http.Request) { r.URL.RawQuery = "q=" + strings.Repeat("a", 100<<10) },
 		"big header": func(r *http.Request) { r.Header.Set("X-Big", strings.Repeat("b", 100<<10)) },
 	} {
-		req, _ := http.NewRequest("GET", srv.URL+testBase+"/v1/geofences", nil)
-		mod(req)
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-			t.Errorf("%s: %d, want 431", name, resp.StatusCode)
-			continue
-		}
-		assertProblem(t, resp.Header.Get("Content-Type"), body, http.StatusRequestHeaderFieldsTooLarge)
+		t.Run(name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", srv.URL+testBase+"/v1/geofences", nil)
+			mod(req)
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("%s: %d, want 431", name, resp.StatusCode)
+				return
+			}
+			assertProblem(t, resp.Header.Get("Content-Type"), body, http.StatusRequestHeaderFieldsTooLarge)
+		})
 	}
 }
 
@@ -281,8 +289,10 @@ func TestGeofencesPaged(t *testing.T) {
 		t.Errorf("%d ids over %d pages", len(ids), pages)
 	}
 	for _, bad := range []string{"?limit=0", "?limit=1001", "?cursor=!!!", "?page=2"} {
-		if rec := do(t, h, "GET", gateFencePath+bad, nil); rec.Code != http.StatusBadRequest {
-			t.Errorf("%s: %d", bad, rec.Code)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if rec := do(t, h, "GET", gateFencePath+bad, nil); rec.Code != http.StatusBadRequest {
+				t.Errorf("%s: %d", bad, rec.Code)
+			}
+		})
 	}
 }

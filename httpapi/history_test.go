@@ -182,9 +182,11 @@ func TestHistoryUnavailable(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := newTestServer(t, d)
 			for _, p := range []string{"/v1/tracks/adsb:4CA1FA/history", "/v1/history"} {
-				if rec := do(t, h, "GET", histURL(p), nil); rec.Code != 503 {
-					t.Fatalf("%s: %d %s, want 503", p, rec.Code, rec.Body.String())
-				}
+				t.Run(p, func(t *testing.T) {
+					if rec := do(t, h, "GET", histURL(p), nil); rec.Code != 503 {
+						t.Fatalf("%s: %d %s, want 503", p, rec.Code, rec.Body.String())
+					}
+				})
 			}
 		})
 	}

@@ -56,24 +56,7 @@ func handleIngest(d Deps) http.HandlerFunc {
 		if req.Sensor == "" {
 			req.Sensor = "http"
 		}
-		var errs []FieldError
-		if !sensorRE.MatchString(req.Sensor) {
-			errs = append(errs, FieldError{Field: "sensor", Message: "must be 1-64 letters, digits, '-' or '_'"})
-		}
-		n := len(req.Frames) + len(req.FramesBase64)
-		switch {
-		case n == 0:
-			errs = append(errs, FieldError{Field: "frames", Message: "give at least one frame in frames (hex) or frames_base64"})
-		case n > MaxIngestFrames:
-			errs = append(errs, FieldError{Field: "frames", Message: fmt.Sprintf("at most %d frames per request, got %d", MaxIngestFrames, n)})
-		}
-		if req.Carrier != "" && (protocol != "remoteid" || !validCarrier(req.Carrier)) {
-			errs = append(errs, FieldError{Field: "carrier", Message: "only for remoteid: one of message, message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu"})
-		}
-		if req.RecvUnixNano < 0 {
-			errs = append(errs, FieldError{Field: "recv_time_unix_ns", Message: "must not be negative"})
-		}
-		if len(errs) > 0 {
+		if errs := req.check(protocol); len(errs) > 0 {
 			writeProblem(w, r, http.StatusBadRequest, errs[0].Field+": "+errs[0].Message, errs...)
 			return
 		}
@@ -82,45 +65,83 @@ func handleIngest(d Deps) http.HandlerFunc {
 				FieldError{Field: "recv_time_unix_ns", Message: msg})
 			return
 		}
-		frames := make([]ingest.Frame, 0, n)
-		for i, h := range req.Frames {
-			b, err := hex.DecodeString(strings.Join(strings.Fields(h), ""))
-			if err != nil || len(b) == 0 {
-				writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames[%d] is not non-empty hex: %q", i, clip(h)),
-					FieldError{Field: fmt.Sprintf("frames[%d]", i), Message: "not hex"})
-				return
-			}
-			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
-		}
-		for i, s := range req.FramesBase64 {
-			b, err := base64.StdEncoding.DecodeString(s)
-			if err != nil || len(b) == 0 {
-				writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames_base64[%d] is not non-empty base64", i),
-					FieldError{Field: fmt.Sprintf("frames_base64[%d]", i), Message: "not base64"})
-				return
-			}
-			frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
+		frames, ok := req.frames(w, r)
+		if !ok {
+			return
 		}
 		res, err := d.Publisher.PublishFrames(r.Context(), "http", protocol, req.Sensor, frames)
 		if err != nil {
-			var bp interface{ Backpressure() bool }
-			w.Header().Set("Retry-After", "1")
-			if storeFull(w, r, err, fmt.Sprintf("%d of %d frames stored", res.Accepted+res.Duplicates, n)) {
-				return
-			}
-			if errors.As(err, &bp) && bp.Backpressure() {
-				writeProblem(w, r, http.StatusTooManyRequests,
-					fmt.Sprintf("the pipeline is saturated (%d of %d frames stored); retry the request, stored frames are de-duplicated", res.Accepted+res.Duplicates, n))
-				return
-			}
-			d.Logger.Warn("ingest publish failed", "protocol", protocol, "err", err)
-			writeProblem(w, r, http.StatusServiceUnavailable, "JetStream did not acknowledge the frames; retry the request")
+			publishProblem(w, r, d, protocol, res, len(frames), err)
 			return
 		}
 		writeJSON(w, http.StatusAccepted, map[string]any{
 			"accepted": res.Accepted, "duplicates": res.Duplicates, "subject": res.Subject,
 		})
 	}
+}
+
+// check names every invalid field of the request, in field order.
+func (req *ingestRequest) check(protocol string) []FieldError {
+	var errs []FieldError
+	if !sensorRE.MatchString(req.Sensor) {
+		errs = append(errs, FieldError{Field: "sensor", Message: "must be 1-64 letters, digits, '-' or '_'"})
+	}
+	n := len(req.Frames) + len(req.FramesBase64)
+	switch {
+	case n == 0:
+		errs = append(errs, FieldError{Field: "frames", Message: "give at least one frame in frames (hex) or frames_base64"})
+	case n > MaxIngestFrames:
+		errs = append(errs, FieldError{Field: "frames", Message: fmt.Sprintf("at most %d frames per request, got %d", MaxIngestFrames, n)})
+	}
+	if req.Carrier != "" && (protocol != "remoteid" || !validCarrier(req.Carrier)) {
+		errs = append(errs, FieldError{Field: "carrier", Message: "only for remoteid: one of message, message_pack, wifi_beacon, wifi_nan, ble_adv_data, ble_pdu"})
+	}
+	if req.RecvUnixNano < 0 {
+		errs = append(errs, FieldError{Field: "recv_time_unix_ns", Message: "must not be negative"})
+	}
+	return errs
+}
+
+// frames decodes the hex frames, then the base64 ones. On false it has
+// answered 422 naming the first frame that is not non-empty hex or base64.
+func (req *ingestRequest) frames(w http.ResponseWriter, r *http.Request) ([]ingest.Frame, bool) {
+	frames := make([]ingest.Frame, 0, len(req.Frames)+len(req.FramesBase64))
+	for i, h := range req.Frames {
+		b, err := hex.DecodeString(strings.Join(strings.Fields(h), ""))
+		if err != nil || len(b) == 0 {
+			writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames[%d] is not non-empty hex: %q", i, clip(h)),
+				FieldError{Field: fmt.Sprintf("frames[%d]", i), Message: "not hex"})
+			return nil, false
+		}
+		frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
+	}
+	for i, s := range req.FramesBase64 {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil || len(b) == 0 {
+			writeProblem(w, r, http.StatusUnprocessableEntity, fmt.Sprintf("frames_base64[%d] is not non-empty base64", i),
+				FieldError{Field: fmt.Sprintf("frames_base64[%d]", i), Message: "not base64"})
+			return nil, false
+		}
+		frames = append(frames, ingest.Frame{Data: b, RecvUnixNano: req.RecvUnixNano, Carrier: req.Carrier})
+	}
+	return frames, true
+}
+
+// publishProblem answers a failed publish of n frames: 503 when the store
+// is full, 429 under back-pressure, else 503; always with Retry-After.
+func publishProblem(w http.ResponseWriter, r *http.Request, d Deps, protocol string, res ingest.Result, n int, err error) {
+	var bp interface{ Backpressure() bool }
+	w.Header().Set("Retry-After", "1")
+	if storeFull(w, r, err, fmt.Sprintf("%d of %d frames stored", res.Accepted+res.Duplicates, n)) {
+		return
+	}
+	if errors.As(err, &bp) && bp.Backpressure() {
+		writeProblem(w, r, http.StatusTooManyRequests,
+			fmt.Sprintf("the pipeline is saturated (%d of %d frames stored); retry the request, stored frames are de-duplicated", res.Accepted+res.Duplicates, n))
+		return
+	}
+	d.Logger.Warn("ingest publish failed", "protocol", protocol, "err", err)
+	writeProblem(w, r, http.StatusServiceUnavailable, "JetStream did not acknowledge the frames; retry the request")
 }
 
 // storeFull answers 503 with Retry-After when JetStream refused frames for

@@ -131,22 +131,7 @@ func handleReceiptEmit(d Deps) http.HandlerFunc {
 		if !decodeJSON(w, r, &req, emitMaxBody) {
 			return
 		}
-		var errs []FieldError
-		if req.Subject == nil || *req.Subject == "" {
-			errs = append(errs, FieldError{Field: "subject", Message: "required: a non-empty string naming what the receipt is about"})
-		}
-		if p := strings.TrimSpace(string(req.Payload)); p == "" || p == "null" {
-			errs = append(errs, FieldError{Field: "payload", Message: "required: a JSON object"})
-		} else if p[0] != '{' {
-			errs = append(errs, FieldError{Field: "payload", Message: "must be a JSON object"})
-		}
-		pt := ledger.PredicateTypeReceipt
-		if req.PayloadType != nil {
-			pt = *req.PayloadType
-			if u, err := url.Parse(pt); err != nil || u.Scheme == "" || strings.ContainsAny(pt, " \t\r\n") {
-				errs = append(errs, FieldError{Field: "payload_type", Message: "must be an absolute URI (the in-toto predicateType)"})
-			}
-		}
+		pt, errs := req.check()
 		if len(errs) > 0 {
 			writeFieldProblems(w, r, http.StatusBadRequest, errs)
 			return
@@ -166,6 +151,27 @@ func handleReceiptEmit(d Deps) http.HandlerFunc {
 		w.Header().Set("Location", strings.TrimSuffix(r.URL.Path, "/emit")+"/"+strconv.FormatUint(rec.Index, 10))
 		writeJSON(w, http.StatusCreated, rec)
 	}
+}
+
+// check returns the predicate type to record (the default receipt type
+// unless payload_type names one) and every invalid field.
+func (req *emitRequest) check() (predicateType string, errs []FieldError) {
+	if req.Subject == nil || *req.Subject == "" {
+		errs = append(errs, FieldError{Field: "subject", Message: "required: a non-empty string naming what the receipt is about"})
+	}
+	if p := strings.TrimSpace(string(req.Payload)); p == "" || p == "null" {
+		errs = append(errs, FieldError{Field: "payload", Message: "required: a JSON object"})
+	} else if p[0] != '{' {
+		errs = append(errs, FieldError{Field: "payload", Message: "must be a JSON object"})
+	}
+	pt := ledger.PredicateTypeReceipt
+	if req.PayloadType != nil {
+		pt = *req.PayloadType
+		if u, err := url.Parse(pt); err != nil || u.Scheme == "" || strings.ContainsAny(pt, " \t\r\n") {
+			errs = append(errs, FieldError{Field: "payload_type", Message: "must be an absolute URI (the in-toto predicateType)"})
+		}
+	}
+	return pt, errs
 }
 
 // handleReceiptLedger serves GET /v1/receipt/ledger?from=&limit=.

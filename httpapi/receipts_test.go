@@ -192,40 +192,46 @@ func TestReceiptGetAndConsistency(t *testing.T) {
 	for path, status := range map[string]int{
 		"/7": 404, "/99999999999": 404, "/abc": 400, "/-1": 400, "/0?x=1": 400,
 	} {
-		if rec := do(t, h, http.MethodGet, receiptBase+path, nil); rec.Code != status {
-			t.Errorf("GET %s: %d, want %d", path, rec.Code, status)
-		}
+		t.Run(path, func(t *testing.T) {
+			if rec := do(t, h, http.MethodGet, receiptBase+path, nil); rec.Code != status {
+				t.Errorf("GET %s: %d, want %d", path, rec.Code, status)
+			}
+		})
 	}
 
 	for _, q := range []struct {
 		query         string
 		first, second uint64
 	}{{"first=3&second=7", 3, 7}, {"first=1", 1, 7}, {"first=0&second=5", 0, 5}, {"first=4&second=4", 4, 4}} {
-		rec := do(t, h, http.MethodGet, receiptBase+"/proof/consistency?"+q.query, nil)
-		if rec.Code != 200 {
-			t.Fatalf("%s: %d %s", q.query, rec.Code, rec.Body)
-		}
-		var a consistencyAnswer
-		_ = json.Unmarshal(rec.Body.Bytes(), &a)
-		r1, _ := l.RootAt(q.first)
-		r2, _ := l.RootAt(q.second)
-		p, err := ledger.DecodeHashes(a.Proof)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a.First != q.first || a.Second != q.second {
-			t.Errorf("%s: answered %d..%d", q.query, a.First, a.Second)
-		}
-		if err := proof.VerifyConsistency(rfc6962.DefaultHasher, q.first, q.second, p, r1, r2); err != nil {
-			t.Errorf("%s: %v", q.query, err)
-		}
+		t.Run(q.query, func(t *testing.T) {
+			rec := do(t, h, http.MethodGet, receiptBase+"/proof/consistency?"+q.query, nil)
+			if rec.Code != 200 {
+				t.Fatalf("%s: %d %s", q.query, rec.Code, rec.Body)
+			}
+			var a consistencyAnswer
+			_ = json.Unmarshal(rec.Body.Bytes(), &a)
+			r1, _ := l.RootAt(q.first)
+			r2, _ := l.RootAt(q.second)
+			p, err := ledger.DecodeHashes(a.Proof)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.First != q.first || a.Second != q.second {
+				t.Errorf("%s: answered %d..%d", q.query, a.First, a.Second)
+			}
+			if err := proof.VerifyConsistency(rfc6962.DefaultHasher, q.first, q.second, p, r1, r2); err != nil {
+				t.Errorf("%s: %v", q.query, err)
+			}
+		})
 	}
 	for query, status := range map[string]int{
 		"": 400, "first=x": 400, "first=5&second=3": 400, "first=1&second=8": 404, "first=1&bogus=2": 400,
 	} {
-		if rec := do(t, h, http.MethodGet, receiptBase+"/proof/consistency?"+query, nil); rec.Code != status {
-			t.Errorf("consistency?%s: %d, want %d: %s", query, rec.Code, status, rec.Body)
-		}
+		t.Run(query, func(t *testing.T) {
+			if rec := do(t, h, http.MethodGet, receiptBase+"/proof/consistency?"+query, nil); rec.Code != status {
+				t.Errorf("consistency?%s: %d, want %d: %s", query, rec.Code, status, rec.Body)
+			}
+		})
 	}
 }
 
@@ -305,13 +311,15 @@ func TestReceiptEndpointsWithoutLedger(t *testing.T) {
 		{"GET", "/checkpoint", ""},
 		{"GET", "/keys", ""},
 	} {
-		var body any
-		if c.body != "" {
-			body = c.body
-		}
-		if rec := do(t, h, c.method, receiptBase+c.path, body); rec.Code != http.StatusServiceUnavailable {
-			t.Errorf("%s %s without a ledger: %d", c.method, c.path, rec.Code)
-		}
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			var body any
+			if c.body != "" {
+				body = c.body
+			}
+			if rec := do(t, h, c.method, receiptBase+c.path, body); rec.Code != http.StatusServiceUnavailable {
+				t.Errorf("%s %s without a ledger: %d", c.method, c.path, rec.Code)
+			}
+		})
 	}
 }
 
@@ -324,9 +332,11 @@ func TestPrefersText(t *testing.T) {
 		"text/plain;q=0.4, application/json": false,
 		"application/json;q=0.1, text/plain": true,
 	} {
-		if got := prefersText(accept); got != want {
-			t.Errorf("prefersText(%q) = %v, want %v", accept, got, want)
-		}
+		t.Run(accept, func(t *testing.T) {
+			if got := prefersText(accept); got != want {
+				t.Errorf("prefersText(%q) = %v, want %v", accept, got, want)
+			}
+		})
 	}
 }
 

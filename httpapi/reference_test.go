@@ -40,29 +40,31 @@ func TestDronesList(t *testing.T) {
 		{"?side=allied&side=adversary", 400, -1, "once"},
 	}
 	for _, tc := range cases {
-		rec := do(t, h, "GET", testBase+"/v1/drones/database"+tc.query, nil)
-		if rec.Code != tc.status {
-			t.Errorf("%s: status %d, want %d: %s", tc.query, rec.Code, tc.status, rec.Body)
-			continue
-		}
-		if tc.status != 200 {
-			if !strings.Contains(rec.Body.String(), tc.wantDetail) {
-				t.Errorf("%s: problem %s does not list %q", tc.query, rec.Body, tc.wantDetail)
+		t.Run(tc.query, func(t *testing.T) {
+			rec := do(t, h, "GET", testBase+"/v1/drones/database"+tc.query, nil)
+			if rec.Code != tc.status {
+				t.Errorf("%s: status %d, want %d: %s", tc.query, rec.Code, tc.status, rec.Body)
+				return
 			}
-			continue
-		}
-		var body struct {
-			Drones []reference.Drone `json:"drones"`
-			Count  int               `json:"count"`
-			Total  int               `json:"total"`
-			Filter map[string]string `json:"filters"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
-			t.Fatal(err)
-		}
-		if body.Count != tc.wantCount || len(body.Drones) != tc.wantCount || body.Total != 53 {
-			t.Errorf("%s: count %d (%d drones), total %d; want %d of 53", tc.query, body.Count, len(body.Drones), body.Total, tc.wantCount)
-		}
+			if tc.status != 200 {
+				if !strings.Contains(rec.Body.String(), tc.wantDetail) {
+					t.Errorf("%s: problem %s does not list %q", tc.query, rec.Body, tc.wantDetail)
+				}
+				return
+			}
+			var body struct {
+				Drones []reference.Drone `json:"drones"`
+				Count  int               `json:"count"`
+				Total  int               `json:"total"`
+				Filter map[string]string `json:"filters"`
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			if body.Count != tc.wantCount || len(body.Drones) != tc.wantCount || body.Total != 53 {
+				t.Errorf("%s: count %d (%d drones), total %d; want %d of 53", tc.query, body.Count, len(body.Drones), body.Total, tc.wantCount)
+			}
+		})
 	}
 }
 
@@ -90,19 +92,21 @@ func TestResearchAndSamples(t *testing.T) {
 		t.Errorf("research: %d", rec.Code)
 	}
 	for _, p := range []string{"", "?protocol=adsb", "?protocol=mavlink", "?protocol=remoteid"} {
-		rec := do(t, h, "GET", testBase+"/v1/samples"+p, nil)
-		var body struct {
-			Samples []reference.Sample `json:"samples"`
-			Count   int                `json:"count"`
-		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 200 || body.Count == 0 {
-			t.Errorf("samples%s: %d %v", p, rec.Code, err)
-		}
-		for _, s := range body.Samples {
-			if p != "" && "?protocol="+s.Protocol != p {
-				t.Errorf("samples%s returned %s", p, s.ID)
+		t.Run(p, func(t *testing.T) {
+			rec := do(t, h, "GET", testBase+"/v1/samples"+p, nil)
+			var body struct {
+				Samples []reference.Sample `json:"samples"`
+				Count   int                `json:"count"`
 			}
-		}
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || rec.Code != 200 || body.Count == 0 {
+				t.Errorf("samples%s: %d %v", p, rec.Code, err)
+			}
+			for _, s := range body.Samples {
+				if p != "" && "?protocol="+s.Protocol != p {
+					t.Errorf("samples%s returned %s", p, s.ID)
+				}
+			}
+		})
 	}
 	if rec := do(t, h, "GET", testBase+"/v1/samples?protocol=nmea", nil); rec.Code != 400 {
 		t.Errorf("unknown protocol: %d", rec.Code)

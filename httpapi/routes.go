@@ -9,98 +9,129 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// routes is the one place where every path of the service is declared.
+// routes is the one place where every path of the service is declared:
+// here, in baseRoutes, v1Routes and hostRoutes below.
 func routes(d Deps) http.Handler {
+	r := chi.NewRouter()
+	r.Use(requestID, instrument(requestHistogram(d.Registry), d.Logger), recoverer(d.Logger), headerLimit)
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		writeProblem(w, req, http.StatusNotFound, "no resource at "+req.URL.Path+"; see "+d.BasePath+"/openapi.json")
+	})
+	r.MethodNotAllowed(methodNotAllowed(r))
+	r.Route(d.BasePath, func(r chi.Router) { baseRoutes(r, d) })
+	hostRoutes(r, d)
+	return r
+}
+
+// requestHistogram is the request-duration histogram, registered once per
+// registry.
+func requestHistogram(reg prometheus.Registerer) *prometheus.HistogramVec {
 	hist := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "http_request_duration_seconds",
 		Help:    "Time to serve HTTP requests, by method, chi route pattern and status code.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"method", "route", "code"})
-	registerOrReuse(d.Registry, &hist)
+	registerOrReuse(reg, &hist)
+	return hist
+}
 
-	r := chi.NewRouter()
-	r.Use(requestID, instrument(hist, d.Logger), recoverer(d.Logger), headerLimit)
-	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
-		writeProblem(w, req, http.StatusNotFound, "no resource at "+req.URL.Path+"; see "+d.BasePath+"/openapi.json")
-	})
-	r.MethodNotAllowed(methodNotAllowed(r))
+// roles wraps handlers in the role they require. The reader reads and runs
+// the pure computations, the sensor also ingests, the operator also acts
+// (records receipts, edits zones). Probes, the OpenAPI document and the
+// map's static files stay open.
+type roles struct {
+	reader, sensor, operator func(http.HandlerFunc) http.HandlerFunc
+}
 
-	base := d.BasePath
-	// Roles: reader reads and runs the pure computations, sensor also
-	// ingests, operator also acts (records receipts, edits zones). Probes,
-	// the OpenAPI document and the map's static files stay open.
-	reader := func(h http.HandlerFunc) http.HandlerFunc { return require(d.Auth, RoleReader, h) }
-	sensor := func(h http.HandlerFunc) http.HandlerFunc { return require(d.Auth, RoleSensor, h) }
-	operator := func(h http.HandlerFunc) http.HandlerFunc { return require(d.Auth, RoleOperator, h) }
+func rolesOf(a *Authenticator) roles {
+	return roles{
+		reader:   func(h http.HandlerFunc) http.HandlerFunc { return require(a, RoleReader, h) },
+		sensor:   func(h http.HandlerFunc) http.HandlerFunc { return require(a, RoleSensor, h) },
+		operator: func(h http.HandlerFunc) http.HandlerFunc { return require(a, RoleOperator, h) },
+	}
+}
+
+// baseRoutes are the paths under the base path: probes, the OpenAPI
+// document, the map, and /v1 behind the rate limit.
+func baseRoutes(r chi.Router, d Deps) {
+	role := rolesOf(d.Auth)
 	var limiter *rateLimiter
 	if d.RateLimit > 0 {
 		limiter = newRateLimiter(d.RateLimit)
 	}
-	r.Route(base, func(r chi.Router) {
-		r.Get("/healthz", handleHealthz())
-		r.Get("/readyz", handleReadyz(d))
-		r.Get("/openapi.json", handleOpenAPI(d))
-		r.Get("/data/{file}", reader(handleReadsbData(d))) // readsb's documents for tar1090 (issue 21)
-		if d.Web != nil {
-			r.Get("/", d.Web.ServeHTTP)
-			r.Get("/ui/*", d.Web.ServeHTTP)
-		}
-
-		r.Route("/v1", func(r chi.Router) {
-			r.Use(limiter.limit)
-			r.Get("/honest", handleHonest(d))
-
-			// Decoders.
-			r.Post("/ads-b/decode", reader(handleADSBDecode(d)))
-			r.Post("/remote-id/decode", reader(handleRemoteIDDecode(d)))
-			r.Post("/mavlink/parse", reader(handleMAVLinkParse(d)))
-
-			// Reference data.
-			r.Get("/drones/database", reader(handleDronesList(d)))
-			r.Get("/drones/{id}", reader(handleDroneGet(d)))
-			r.Get("/lambda", reader(handleLambda(d)))
-			r.Get("/research", reader(handleResearch(d)))
-			r.Get("/samples", reader(handleSamples(d)))
-			r.Get("/mcp/tools", reader(handleMCPTools(d)))
-
-			// The gate.
-			r.Post("/counter-uas/evaluate", operator(handleEvaluate(d)))
-			r.Get("/swarm/topology", reader(handleSwarmTopologyGet(d)))
-			r.Post("/swarm/topology", reader(handleSwarmTopologyPost(d)))
-			r.Get("/threats/active", reader(handleThreatsActive(d)))
-			r.Get("/threats/stream", reader(handleThreatsStream(d)))
-			r.Get("/geofences", reader(handleGeofencesList(d)))
-			r.Get("/geofences/{id}", reader(handleGeofenceGet(d)))
-			r.Put("/geofences/{id}", operator(handleGeofencePut(d)))
-			r.Delete("/geofences/{id}", operator(handleGeofenceDelete(d)))
-			r.Get("/allowlist", reader(handleAllowlistGet(d)))
-			r.Put("/allowlist", operator(handleAllowlistPut(d)))
-
-			// The pipeline.
-			r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
-			r.Get("/tracks", reader(handleTracksList(d)))
-			r.Get("/tracks/{id}", reader(handleTrackGet(d)))
-			r.Get("/sensors", reader(handleSensorsList(d)))
-			r.Get("/sensors/{id}", reader(handleSensorGet(d)))
-			r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
-			r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
-			r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))
-			r.Get("/history", reader(handleHistoryArea(d)))
-
-			// Outputs (issue 18: CoT/TAK sinks).
-			r.Get("/outputs", reader(handleOutputs(d)))
-
-			// The ledger.
-			r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
-			r.Get("/receipt/ledger", reader(handleReceiptLedger(d)))
-			r.Get("/receipt/checkpoint", reader(handleReceiptCheckpoint(d)))
-			r.Get("/receipt/keys", reader(handleReceiptKeys(d)))
-			r.Get("/receipt/proof/consistency", reader(handleReceiptConsistency(d)))
-			r.Get("/receipt/{index}", reader(handleReceiptGet(d)))
-		})
+	r.Get("/healthz", handleHealthz())
+	r.Get("/readyz", handleReadyz(d))
+	r.Get("/openapi.json", handleOpenAPI(d))
+	r.Get("/data/{file}", role.reader(handleReadsbData(d))) // readsb's documents for tar1090 (issue 21)
+	if d.Web != nil {
+		r.Get("/", d.Web.ServeHTTP)
+		r.Get("/ui/*", d.Web.ServeHTTP)
+	}
+	r.Route("/v1", func(r chi.Router) {
+		r.Use(limiter.limit)
+		v1Routes(r, d, role)
 	})
+}
 
-	// Host-root paths.
+// v1Routes are the paths of the versioned API, /v1/...
+func v1Routes(r chi.Router, d Deps, role roles) {
+	reader, sensor, operator := role.reader, role.sensor, role.operator
+	r.Get("/honest", handleHonest(d))
+
+	// Decoders.
+	r.Post("/ads-b/decode", reader(handleADSBDecode(d)))
+	r.Post("/remote-id/decode", reader(handleRemoteIDDecode(d)))
+	r.Post("/mavlink/parse", reader(handleMAVLinkParse(d)))
+
+	// Reference data.
+	r.Get("/drones/database", reader(handleDronesList(d)))
+	r.Get("/drones/{id}", reader(handleDroneGet(d)))
+	r.Get("/lambda", reader(handleLambda(d)))
+	r.Get("/research", reader(handleResearch(d)))
+	r.Get("/samples", reader(handleSamples(d)))
+	r.Get("/mcp/tools", reader(handleMCPTools(d)))
+
+	// The gate.
+	r.Post("/counter-uas/evaluate", operator(handleEvaluate(d)))
+	r.Get("/swarm/topology", reader(handleSwarmTopologyGet(d)))
+	r.Post("/swarm/topology", reader(handleSwarmTopologyPost(d)))
+	r.Get("/threats/active", reader(handleThreatsActive(d)))
+	r.Get("/threats/stream", reader(handleThreatsStream(d)))
+	r.Get("/geofences", reader(handleGeofencesList(d)))
+	r.Get("/geofences/{id}", reader(handleGeofenceGet(d)))
+	r.Put("/geofences/{id}", operator(handleGeofencePut(d)))
+	r.Delete("/geofences/{id}", operator(handleGeofenceDelete(d)))
+	r.Get("/allowlist", reader(handleAllowlistGet(d)))
+	r.Put("/allowlist", operator(handleAllowlistPut(d)))
+
+	// The pipeline.
+	r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
+	r.Get("/tracks", reader(handleTracksList(d)))
+	r.Get("/tracks/{id}", reader(handleTrackGet(d)))
+	r.Get("/sensors", reader(handleSensorsList(d)))
+	r.Get("/sensors/{id}", reader(handleSensorGet(d)))
+	r.Get("/alerts", reader(handleAlertsList(d)))    // issue 19
+	r.Get("/alerts/{id}", reader(handleAlertGet(d))) // issue 19
+	r.Get("/tracks/{id}/history", reader(handleTrackHistory(d)))
+	r.Get("/history", reader(handleHistoryArea(d)))
+
+	// Outputs (issue 18: CoT/TAK sinks).
+	r.Get("/outputs", reader(handleOutputs(d)))
+
+	// The ledger.
+	r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
+	r.Get("/receipt/ledger", reader(handleReceiptLedger(d)))
+	r.Get("/receipt/checkpoint", reader(handleReceiptCheckpoint(d)))
+	r.Get("/receipt/keys", reader(handleReceiptKeys(d)))
+	r.Get("/receipt/proof/consistency", reader(handleReceiptConsistency(d)))
+	r.Get("/receipt/{index}", reader(handleReceiptGet(d)))
+}
+
+// hostRoutes are the paths at the host root: the OpenAPI document, the
+// metrics, the redirect to the base path and the interface contract's
+// compatibility aliases (docs/INTERFACE.md).
+func hostRoutes(r chi.Router, d Deps) {
+	base := d.BasePath
 	r.Get("/openapi.json", handleOpenAPI(d))
 	if d.Gatherer != nil {
 		metrics := promhttp.HandlerFor(d.Gatherer, promhttp.HandlerOpts{})
@@ -117,12 +148,10 @@ func routes(d Deps) http.Handler {
 			http.Redirect(w, req, base+"/", http.StatusFound)
 		})
 	}
-	// Compatibility aliases of the interface contract (docs/INTERFACE.md).
 	r.Get("/api/vessels/healthz", handleHealthz())
 	r.HandleFunc("/api/vessels/v1/cuas-redirect", func(w http.ResponseWriter, req *http.Request) {
 		http.Redirect(w, req, base+"/", http.StatusPermanentRedirect)
 	})
-	return r
 }
 
 // methodNotAllowed answers 405 with the Allow header listing the methods

@@ -54,58 +54,60 @@ func TestReadyz(t *testing.T) {
 
 func TestHonestHasExactlyTheSevenFields(t *testing.T) {
 	for _, mode := range []string{"", "unsigned", "ed25519"} {
-		h := newTestServer(t, Deps{SigningMode: mode})
-		rec := do(t, h, "GET", testBase+"/v1/honest", nil)
-		var m map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
-			t.Fatal(err)
-		}
-		want := []string{"doctrine", "lambda", "dsse_signature", "slsa", "signal_trust", "errors", "corpus"}
-		if len(m) != len(want) {
-			t.Errorf("mode %q: %d fields, want %d: %v", mode, len(m), len(want), m)
-		}
-		for _, k := range want {
-			if s, ok := m[k].(string); !ok || s == "" {
-				t.Errorf("mode %q: field %q missing or not a non-empty string", mode, k)
+		t.Run(mode, func(t *testing.T) {
+			h := newTestServer(t, Deps{SigningMode: mode})
+			rec := do(t, h, "GET", testBase+"/v1/honest", nil)
+			var m map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &m); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if m["doctrine"] != "v11" {
-			t.Errorf("doctrine = %v", m["doctrine"])
-		}
-		for _, s := range []string{"749 declarations", "14 unique axioms", "163 sorries", "not shipped"} {
-			if !strings.Contains(m["corpus"].(string), s) {
-				t.Errorf("corpus statement lacks %q", s)
+			want := []string{"doctrine", "lambda", "dsse_signature", "slsa", "signal_trust", "errors", "corpus"}
+			if len(m) != len(want) {
+				t.Errorf("mode %q: %d fields, want %d: %v", mode, len(m), len(want), m)
 			}
-		}
-		if !strings.Contains(m["slsa"].(string), "L1") {
-			t.Errorf("slsa statement lacks L1")
-		}
-		for _, s := range []string{"conjecture", "decision aid", "not a proof of safety"} {
-			if !strings.Contains(m["lambda"].(string), s) {
-				t.Errorf("lambda statement lacks %q", s)
+			for _, k := range want {
+				if s, ok := m[k].(string); !ok || s == "" {
+					t.Errorf("mode %q: field %q missing or not a non-empty string", mode, k)
+				}
 			}
-		}
-		for _, s := range []string{"Remote ID", "ADS-B", "MAVLink", "unauthenticated", "spoofable", "Field sensors", "unsigned JSON",
-			"product type", "unauthenticated claim", "never guessed"} {
-			if !strings.Contains(m["signal_trust"].(string), s) {
-				t.Errorf("signal_trust lacks %q", s)
+			if m["doctrine"] != "v11" {
+				t.Errorf("doctrine = %v", m["doctrine"])
 			}
-		}
-		sig := m["dsse_signature"].(string)
-		switch mode {
-		case "unsigned":
-			if !strings.Contains(sig, "placeholder") || !strings.Contains(sig, "SHA-256") {
-				t.Errorf("unsigned statement: %q", sig)
+			for _, s := range []string{"749 declarations", "14 unique axioms", "163 sorries", "not shipped"} {
+				if !strings.Contains(m["corpus"].(string), s) {
+					t.Errorf("corpus statement lacks %q", s)
+				}
 			}
-		case "ed25519":
-			if !strings.Contains(sig, "Ed25519") || strings.Contains(sig, "placeholder") {
-				t.Errorf("signed statement: %q", sig)
+			if !strings.Contains(m["slsa"].(string), "L1") {
+				t.Errorf("slsa statement lacks L1")
 			}
-		default:
-			if !strings.Contains(sig, "No receipt ledger") {
-				t.Errorf("no-ledger statement: %q", sig)
+			for _, s := range []string{"conjecture", "decision aid", "not a proof of safety"} {
+				if !strings.Contains(m["lambda"].(string), s) {
+					t.Errorf("lambda statement lacks %q", s)
+				}
 			}
-		}
+			for _, s := range []string{"Remote ID", "ADS-B", "MAVLink", "unauthenticated", "spoofable", "Field sensors", "unsigned JSON",
+				"product type", "unauthenticated claim", "never guessed"} {
+				if !strings.Contains(m["signal_trust"].(string), s) {
+					t.Errorf("signal_trust lacks %q", s)
+				}
+			}
+			sig := m["dsse_signature"].(string)
+			switch mode {
+			case "unsigned":
+				if !strings.Contains(sig, "placeholder") || !strings.Contains(sig, "SHA-256") {
+					t.Errorf("unsigned statement: %q", sig)
+				}
+			case "ed25519":
+				if !strings.Contains(sig, "Ed25519") || strings.Contains(sig, "placeholder") {
+					t.Errorf("signed statement: %q", sig)
+				}
+			default:
+				if !strings.Contains(sig, "No receipt ledger") {
+					t.Errorf("no-ledger statement: %q", sig)
+				}
+			}
+		})
 	}
 }
 
@@ -216,31 +218,35 @@ func TestEverySpecPathIsDocumentedAndRouted(t *testing.T) {
 	}
 	h := newTestServer(t, Deps{})
 	for _, s := range spec {
-		item, ok := paths[s.path].(map[string]any)
-		if !ok {
-			t.Errorf("%s is not in the OpenAPI document", s.path)
-			continue
-		}
-		if _, ok := item[s.method]; !ok {
-			t.Errorf("%s %s is not in the OpenAPI document", s.method, s.path)
-		}
-		concrete := strings.ReplaceAll(s.path, "{id}", "x")
-		var body any
-		if s.method == "post" {
-			body = "{}"
-		}
-		rec := do(t, h, strings.ToUpper(s.method), testBase+concrete, body)
-		if rec.Code == 404 && !strings.Contains(s.path, "{") || rec.Code == 405 {
-			t.Errorf("%s %s is not routed: %d", s.method, s.path, rec.Code)
-		}
+		t.Run(s.method+" "+s.path, func(t *testing.T) {
+			item, ok := paths[s.path].(map[string]any)
+			if !ok {
+				t.Errorf("%s is not in the OpenAPI document", s.path)
+				return
+			}
+			if _, ok := item[s.method]; !ok {
+				t.Errorf("%s %s is not in the OpenAPI document", s.method, s.path)
+			}
+			concrete := strings.ReplaceAll(s.path, "{id}", "x")
+			var body any
+			if s.method == "post" {
+				body = "{}"
+			}
+			rec := do(t, h, strings.ToUpper(s.method), testBase+concrete, body)
+			if rec.Code == 404 && !strings.Contains(s.path, "{") || rec.Code == 405 {
+				t.Errorf("%s %s is not routed: %d", s.method, s.path, rec.Code)
+			}
+		})
 	}
 	// And the document itself is served at the base path and the root.
 	for _, p := range []string{testBase + "/openapi.json", "/openapi.json"} {
-		rec := do(t, h, "GET", p, nil)
-		var m map[string]any
-		if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &m) != nil || m["openapi"] != "3.1.0" {
-			t.Errorf("%s: %d", p, rec.Code)
-		}
+		t.Run(p, func(t *testing.T) {
+			rec := do(t, h, "GET", p, nil)
+			var m map[string]any
+			if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &m) != nil || m["openapi"] != "3.1.0" {
+				t.Errorf("%s: %d", p, rec.Code)
+			}
+		})
 	}
 }
 

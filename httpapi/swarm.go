@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/cuasd/cuasd/fusion/swarm"
@@ -65,75 +66,106 @@ func handleSwarmTopologyPost(d Deps) http.HandlerFunc {
 				FieldError{Field: "tracks", Message: fmt.Sprintf("at most %d tracks", swarmMaxTracks)})
 			return
 		}
-		var errs []FieldError
-		tracks := make([]swarm.Track, len(req.Tracks))
-		for i, t := range req.Tracks {
-			p := fmt.Sprintf("tracks[%d].", i)
-			id, same := trackIDOf(t.TrackID, t.ID)
-			if !same && len(errs) < 100 {
-				errs = append(errs, FieldError{Field: p + "track_id", Message: "and its deprecated alias id differ; give track_id only"})
-			}
-			t.ID = id
-			for _, f := range [...]struct {
-				name string
-				ok   bool
-			}{{"track_id", !same || t.ID != nil}, {"lat", t.Lat != nil}, {"lon", t.Lon != nil}} {
-				if !f.ok && len(errs) < 100 {
-					errs = append(errs, FieldError{Field: p + f.name, Message: "is required"})
-				}
-			}
-			tr := &tracks[i]
-			if t.ID != nil {
-				tr.ID = *t.ID
-			}
-			if t.Lat != nil && t.Lon != nil {
-				tr.Lat, tr.Lon = *t.Lat, *t.Lon
-			}
-			if t.AltM != nil {
-				tr.AltM, tr.HasAlt = *t.AltM, true
-			}
-			if t.SpeedMps != nil && t.HeadingDeg != nil {
-				tr.SpeedMps, tr.HeadingDeg, tr.HasVelocity = *t.SpeedMps, *t.HeadingDeg, true
-			}
-		}
+		tracks, errs := swarmTracks(req.Tracks)
 		if len(errs) > 0 {
 			writeFieldProblems(w, r, http.StatusBadRequest, errs)
 			return
 		}
-		opt := swarm.Options{CollectEdges: req.Edges == nil || *req.Edges}
-		setF := func(dst *float64, p *float64) {
-			if p != nil {
-				*dst = *p
-			}
-		}
-		setF(&opt.LinkM, req.LinkM)
-		setF(&opt.MaxAltDiffM, req.MaxAltDiffM)
-		setF(&opt.MaxSpeedDiffMps, req.MaxSpeedDiffMps)
-		setF(&opt.MaxHeadingDiffDeg, req.MaxHeadingDiffDeg)
-		if req.LinkM != nil && *req.LinkM == 0 {
-			errs = append(errs, FieldError{Field: "link_m", Message: "must be above 0"})
-		}
-		if req.MaxEdges != nil {
-			opt.MaxEdges = *req.MaxEdges
-			if *req.MaxEdges < 1 {
-				errs = append(errs, FieldError{Field: "max_edges", Message: fmt.Sprintf("must be an integer in [1, %d]", swarm.MaxMaxEdges)})
-			}
-		}
-		if req.EdgeOffset != nil {
-			opt.EdgeOffset = *req.EdgeOffset
-		}
-		if req.MinSize != nil {
-			opt.MinSize = *req.MinSize
-			if *req.MinSize < 2 {
-				errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
-			}
-		}
+		opt, errs := req.options()
 		if len(errs) > 0 {
 			writeFieldProblems(w, r, http.StatusBadRequest, errs)
 			return
 		}
 		writeTopology(w, r, d, tracks, opt, true)
 	}
+}
+
+// maxSwarmTrackErrors bounds the field errors named for the tracks of one
+// request.
+const maxSwarmTrackErrors = 100
+
+// swarmTracks converts the request's tracks, naming the first
+// maxSwarmTrackErrors invalid fields.
+func swarmTracks(in []swarmTrack) ([]swarm.Track, []FieldError) {
+	var errs []FieldError
+	add := func(field, msg string) {
+		if len(errs) < maxSwarmTrackErrors {
+			errs = append(errs, FieldError{Field: field, Message: msg})
+		}
+	}
+	tracks := make([]swarm.Track, len(in))
+	for i, t := range in {
+		p := fmt.Sprintf("tracks[%d].", i)
+		id, same := trackIDOf(t.TrackID, t.ID)
+		if !same {
+			add(p+"track_id", "and its deprecated alias id differ; give track_id only")
+		}
+		t.ID = id
+		for _, f := range [...]struct {
+			name string
+			ok   bool
+		}{{"track_id", !same || t.ID != nil}, {"lat", t.Lat != nil}, {"lon", t.Lon != nil}} {
+			if !f.ok {
+				add(p+f.name, "is required")
+			}
+		}
+		tracks[i] = t.track()
+	}
+	return tracks, errs
+}
+
+// track is the swarm.Track of the fields given (t.ID already settled to
+// the one id).
+func (t *swarmTrack) track() swarm.Track {
+	var tr swarm.Track
+	if t.ID != nil {
+		tr.ID = *t.ID
+	}
+	if t.Lat != nil && t.Lon != nil {
+		tr.Lat, tr.Lon = *t.Lat, *t.Lon
+	}
+	if t.AltM != nil {
+		tr.AltM, tr.HasAlt = *t.AltM, true
+	}
+	if t.SpeedMps != nil && t.HeadingDeg != nil {
+		tr.SpeedMps, tr.HeadingDeg, tr.HasVelocity = *t.SpeedMps, *t.HeadingDeg, true
+	}
+	return tr
+}
+
+// options are the detection options of the body, with every invalid one
+// named.
+func (req *swarmRequest) options() (swarm.Options, []FieldError) {
+	var errs []FieldError
+	opt := swarm.Options{CollectEdges: req.Edges == nil || *req.Edges}
+	setF := func(dst *float64, p *float64) {
+		if p != nil {
+			*dst = *p
+		}
+	}
+	setF(&opt.LinkM, req.LinkM)
+	setF(&opt.MaxAltDiffM, req.MaxAltDiffM)
+	setF(&opt.MaxSpeedDiffMps, req.MaxSpeedDiffMps)
+	setF(&opt.MaxHeadingDiffDeg, req.MaxHeadingDiffDeg)
+	if req.LinkM != nil && *req.LinkM == 0 {
+		errs = append(errs, FieldError{Field: "link_m", Message: "must be above 0"})
+	}
+	if req.MaxEdges != nil {
+		opt.MaxEdges = *req.MaxEdges
+		if *req.MaxEdges < 1 {
+			errs = append(errs, FieldError{Field: "max_edges", Message: fmt.Sprintf("must be an integer in [1, %d]", swarm.MaxMaxEdges)})
+		}
+	}
+	if req.EdgeOffset != nil {
+		opt.EdgeOffset = *req.EdgeOffset
+	}
+	if req.MinSize != nil {
+		opt.MinSize = *req.MinSize
+		if *req.MinSize < 2 {
+			errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
+		}
+	}
+	return opt, errs
 }
 
 // handleSwarmTopologyGet serves GET /v1/swarm/topology over the live
@@ -145,59 +177,7 @@ func handleSwarmTopologyGet(d Deps) http.HandlerFunc {
 			unavailable(w, r, "the live track picture")
 			return
 		}
-		q := r.URL.Query()
-		var errs []FieldError
-		opt := swarm.Options{CollectEdges: true}
-		known := map[string]bool{"link_m": true, "min_size": true, "max_alt_diff_m": true,
-			"max_speed_diff_mps": true, "max_heading_diff_deg": true, "edges": true, "max_edges": true, "edge_offset": true}
-		for k := range q {
-			if !known[k] {
-				errs = append(errs, FieldError{Field: k, Message: "unknown query parameter"})
-			}
-		}
-		for _, f := range [...]struct {
-			name string
-			dst  *float64
-		}{{"link_m", &opt.LinkM}, {"max_alt_diff_m", &opt.MaxAltDiffM},
-			{"max_speed_diff_mps", &opt.MaxSpeedDiffMps}, {"max_heading_diff_deg", &opt.MaxHeadingDiffDeg}} {
-			if s := q.Get(f.name); s != "" {
-				v, err := strconv.ParseFloat(s, 64)
-				switch {
-				case err != nil || !isFinite(v):
-					errs = append(errs, FieldError{Field: f.name, Message: "must be a number"})
-				case f.name == "link_m" && v <= 0:
-					errs = append(errs, FieldError{Field: f.name, Message: "must be above 0"})
-				default:
-					*f.dst = v
-				}
-			}
-		}
-		if s := q.Get("min_size"); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n < 2 {
-				errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
-			}
-			opt.MinSize = n
-		}
-		for _, f := range [...]struct {
-			name string
-			dst  *int
-		}{{"max_edges", &opt.MaxEdges}, {"edge_offset", &opt.EdgeOffset}} {
-			if s := q.Get(f.name); s != "" {
-				n, err := strconv.Atoi(s)
-				if err != nil || n < 0 || (f.name == "max_edges" && n == 0) {
-					errs = append(errs, FieldError{Field: f.name, Message: "must be a non-negative integer (max_edges at least 1)"})
-				}
-				*f.dst = n
-			}
-		}
-		if s := q.Get("edges"); s != "" {
-			b, err := strconv.ParseBool(s)
-			if err != nil {
-				errs = append(errs, FieldError{Field: "edges", Message: "must be true or false"})
-			}
-			opt.CollectEdges = b
-		}
+		opt, errs := swarmQueryOptions(r.URL.Query())
 		if len(errs) > 0 {
 			writeFieldProblems(w, r, http.StatusBadRequest, errs)
 			return
@@ -219,6 +199,76 @@ func handleSwarmTopologyGet(d Deps) http.HandlerFunc {
 		}
 		writeTopology(w, r, d, tracks, opt, false)
 	}
+}
+
+// swarmQueryParams are the query parameters of GET /v1/swarm/topology.
+var swarmQueryParams = map[string]bool{"link_m": true, "min_size": true, "max_alt_diff_m": true,
+	"max_speed_diff_mps": true, "max_heading_diff_deg": true, "edges": true, "max_edges": true, "edge_offset": true}
+
+// swarmQueryOptions parses the detection options of the query, naming
+// every unknown or invalid parameter.
+func swarmQueryOptions(q url.Values) (swarm.Options, []FieldError) {
+	var errs []FieldError
+	opt := swarm.Options{CollectEdges: true}
+	for k := range q {
+		if !swarmQueryParams[k] {
+			errs = append(errs, FieldError{Field: k, Message: "unknown query parameter"})
+		}
+	}
+	errs = swarmQueryFloats(q, &opt, errs)
+	if s := q.Get("min_size"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 2 {
+			errs = append(errs, FieldError{Field: "min_size", Message: "must be an integer of at least 2"})
+		}
+		opt.MinSize = n
+	}
+	for _, f := range [...]struct {
+		name string
+		dst  *int
+	}{{"max_edges", &opt.MaxEdges}, {"edge_offset", &opt.EdgeOffset}} {
+		if s := q.Get(f.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 || (f.name == "max_edges" && n == 0) {
+				errs = append(errs, FieldError{Field: f.name, Message: "must be a non-negative integer (max_edges at least 1)"})
+			}
+			*f.dst = n
+		}
+	}
+	if s := q.Get("edges"); s != "" {
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			errs = append(errs, FieldError{Field: "edges", Message: "must be true or false"})
+		}
+		opt.CollectEdges = b
+	}
+	return opt, errs
+}
+
+// swarmQueryFloats parses the distance and difference parameters into opt,
+// appending to errs every one that is not a number (or a link_m not above
+// 0).
+func swarmQueryFloats(q url.Values, opt *swarm.Options, errs []FieldError) []FieldError {
+	for _, f := range [...]struct {
+		name string
+		dst  *float64
+	}{{"link_m", &opt.LinkM}, {"max_alt_diff_m", &opt.MaxAltDiffM},
+		{"max_speed_diff_mps", &opt.MaxSpeedDiffMps}, {"max_heading_diff_deg", &opt.MaxHeadingDiffDeg}} {
+		s := q.Get(f.name)
+		if s == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		switch {
+		case err != nil || !isFinite(v):
+			errs = append(errs, FieldError{Field: f.name, Message: "must be a number"})
+		case f.name == "link_m" && v <= 0:
+			errs = append(errs, FieldError{Field: f.name, Message: "must be above 0"})
+		default:
+			*f.dst = v
+		}
+	}
+	return errs
 }
 
 // writeTopology answers with the topology of tracks. Invalid input is the

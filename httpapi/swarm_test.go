@@ -87,17 +87,19 @@ func TestSwarmTopologyValidation(t *testing.T) {
 		{"negative alt diff", `{"tracks":[],"max_alt_diff_m":-1}`, []string{"max_alt_diff_m"}},
 	}
 	for _, tc := range tests {
-		rec := do(t, h, "POST", gateSwarmPath, tc.body)
-		p := assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
-		var got []string
-		for _, e := range p.Errors {
-			got = append(got, e.Field)
-		}
-		for _, f := range tc.fields {
-			if !slices.Contains(got, f) {
-				t.Errorf("%s: field %q not named in %v", tc.name, f, got)
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, h, "POST", gateSwarmPath, tc.body)
+			p := assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
+			var got []string
+			for _, e := range p.Errors {
+				got = append(got, e.Field)
 			}
-		}
+			for _, f := range tc.fields {
+				if !slices.Contains(got, f) {
+					t.Errorf("%s: field %q not named in %v", tc.name, f, got)
+				}
+			}
+		})
 	}
 }
 
@@ -132,8 +134,10 @@ func TestSwarmTopologyGet(t *testing.T) {
 		t.Errorf("link 50 m: %+v", a)
 	}
 	for _, q := range []string{"?link_m=-3", "?min_size=1", "?edges=maybe", "?colour=red", "?link_m=abc"} {
-		rec = do(t, h, "GET", gateSwarmPath+q, nil)
-		assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
+		t.Run(q, func(t *testing.T) {
+			rec = do(t, h, "GET", gateSwarmPath+q, nil)
+			assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusBadRequest)
+		})
 	}
 	// Bad live data is our fault, not the caller's.
 	bad := newTestServer(t, Deps{Live: gateFakeLive{tracks: []swarm.Track{{ID: "x", Lat: 100}}}})

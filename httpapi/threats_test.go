@@ -80,9 +80,11 @@ func TestThreatsActive(t *testing.T) {
 	}
 	// Filters and their errors.
 	for _, q := range []string{"min_lambda=2", "decision=shoot", "protocol=x", "bogus=1", "limit=0", "cursor=not!base64"} {
-		if rec := do(t, h, "GET", testBase+"/v1/threats/active?"+q, nil); rec.Code != 400 {
-			t.Errorf("%s: %d", q, rec.Code)
-		}
+		t.Run(q, func(t *testing.T) {
+			if rec := do(t, h, "GET", testBase+"/v1/threats/active?"+q, nil); rec.Code != 400 {
+				t.Errorf("%s: %d", q, rec.Code)
+			}
+		})
 	}
 	if rec := do(t, h, "GET", testBase+"/v1/threats/active?geofence=nope", nil); !strings.Contains(rec.Body.String(), `"count":0`) {
 		t.Errorf("geofence filter: %s", rec.Body)
@@ -95,9 +97,11 @@ func TestThreatsActive(t *testing.T) {
 		t.Errorf("track by escaped id: %d %s", rec.Code, rec.Body)
 	}
 	for _, q := range []string{"bbox=1,2,3", "bbox=5,51,3,53", "protocol=foo"} {
-		if rec := do(t, h, "GET", testBase+"/v1/tracks?"+q, nil); rec.Code != 400 {
-			t.Errorf("tracks %s: %d", q, rec.Code)
-		}
+		t.Run(q, func(t *testing.T) {
+			if rec := do(t, h, "GET", testBase+"/v1/tracks?"+q, nil); rec.Code != 400 {
+				t.Errorf("tracks %s: %d", q, rec.Code)
+			}
+		})
 	}
 	if rec := do(t, h, "GET", testBase+"/v1/tracks/rid:nobody", nil); rec.Code != 404 {
 		t.Errorf("unknown track: %d", rec.Code)

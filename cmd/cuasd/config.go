@@ -270,39 +270,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 
 	// Find --config first (flag or CUAS_CONFIG), so the file sits under
 	// the environment and the flags.
-	file := getenv("CUAS_CONFIG")
-	for i, a := range args {
-		switch {
-		case a == "--config" || a == "-config":
-			if i+1 < len(args) {
-				file = args[i+1]
-			}
-		case strings.HasPrefix(a, "--config="), strings.HasPrefix(a, "-config="):
-			file = a[strings.Index(a, "=")+1:]
-		}
-	}
+	file := configFileArg(args, getenv("CUAS_CONFIG"))
 	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return c, fmt.Errorf("config: %w", err)
-		}
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-			return c, fmt.Errorf("config %s: %w", file, err)
+		if err := c.load(file); err != nil {
+			return c, err
 		}
 	}
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		name := "CUAS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v := getenv(name); v != "" && f.Name != "config" {
-			if err := fs.Set(f.Name, v); err != nil && envErr == nil {
-				envErr = fmt.Errorf("%s: %w", name, err)
-			}
-		}
-	})
-	if envErr != nil {
-		return c, envErr
+	if err := setFromEnv(fs, getenv); err != nil {
+		return c, err
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -313,6 +288,51 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	c.ConfigFile = file
 	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
 	return c, c.validate()
+}
+
+// configFileArg is the value of the last --config in args, else def.
+func configFileArg(args []string, def string) string {
+	file := def
+	for i, a := range args {
+		switch {
+		case a == "--config" || a == "-config":
+			if i+1 < len(args) {
+				file = args[i+1]
+			}
+		case strings.HasPrefix(a, "--config="), strings.HasPrefix(a, "-config="):
+			file = a[strings.Index(a, "=")+1:]
+		}
+	}
+	return file
+}
+
+// load applies the YAML file, refusing keys that are not flags.
+func (c *config) load(file string) error {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config %s: %w", file, err)
+	}
+	return nil
+}
+
+// setFromEnv sets every flag but --config from its CUAS_<FLAG> variable,
+// when set, and returns the first invalid one.
+func setFromEnv(fs *flag.FlagSet, getenv func(string) string) error {
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := "CUAS_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" && f.Name != "config" {
+			if err := fs.Set(f.Name, v); err != nil && envErr == nil {
+				envErr = fmt.Errorf("%s: %w", name, err)
+			}
+		}
+	})
+	return envErr
 }
 
 // instance names this instance for partition ownership and events:
@@ -327,6 +347,19 @@ func (c *config) instance() string {
 
 func (c *config) validate() error {
 	var errs []error
+	errs = c.validateCore(errs)
+	errs = c.validateZones(errs)
+	errs = c.validateHTTP(errs)
+	errs = append(errs, c.validateAlerts()) // issue 19
+	if err := c.cotValidate(); err != nil { // issue 18
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// validateCore checks the logging, base path, history, JetStream sync and
+// MAVLink signing flags, appending their errors to errs.
+func (c *config) validateCore(errs []error) []error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format must be text or json, got %q", c.LogFormat))
 	}
@@ -347,6 +380,12 @@ func (c *config) validate() error {
 			errs = append(errs, errors.New("--mavlink-key must be 64 hex digits (32 bytes)"))
 		}
 	}
+	return errs
+}
+
+// validateZones checks the geofences (each with an id) and the allow-list
+// of the config file.
+func (c *config) validateZones(errs []error) []error {
 	for i := range c.Geofences {
 		if err := c.Geofences[i].Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("geofences[%d]: %w", i, err))
@@ -360,6 +399,11 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("allowlist: %w", err))
 		}
 	}
+	return errs
+}
+
+// validateHTTP checks the map tiles, rate limit, TLS and replica flags.
+func (c *config) validateHTTP(errs []error) []error {
 	if err := (web.Options{TileURL: c.TileURL, TileAttribution: c.TileAttribution}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("--tile-url: %w", err))
 	}
@@ -372,11 +416,7 @@ func (c *config) validate() error {
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
-	errs = append(errs, c.validateAlerts()) // issue 19
-	if err := c.cotValidate(); err != nil { // issue 18
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // mavlinkKey returns the configured signing key, nil when none.

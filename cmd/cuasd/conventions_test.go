@@ -82,11 +82,13 @@ func checkHelpText(t *testing.T, help string) {
 // The top-level help is also the answer to `cuasd help`.
 func TestTopLevelHelp(t *testing.T) {
 	for _, h := range []string{"help", "--help", "-h"} {
-		var out bytes.Buffer
-		if err := run(context.Background(), []string{h}, func(string) string { return "" }, &out, &out); err != nil {
-			t.Fatalf("%s: %v", h, err)
-		}
-		checkHelpText(t, out.String())
+		t.Run(h, func(t *testing.T) {
+			var out bytes.Buffer
+			if err := run(context.Background(), []string{h}, func(string) string { return "" }, &out, &out); err != nil {
+				t.Fatalf("%s: %v", h, err)
+			}
+			checkHelpText(t, out.String())
+		})
 	}
 }
 
@@ -99,12 +101,14 @@ func TestReplayWithoutValidFrameFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range []string{"avr", "beast", "tlog"} {
-		var out bytes.Buffer
-		err := run(context.Background(), []string{"replay", junk, "--format", format, "--nats-url", "nats://127.0.0.1:1", "--max"},
-			func(string) string { return "" }, &out, &out)
-		if err == nil || !strings.Contains(err.Error(), "no valid "+format+" frame in "+junk) {
-			t.Errorf("--format %s: err %v, want no valid %s frame", format, err, format)
-		}
+		t.Run(format, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), []string{"replay", junk, "--format", format, "--nats-url", "nats://127.0.0.1:1", "--max"},
+				func(string) string { return "" }, &out, &out)
+			if err == nil || !strings.Contains(err.Error(), "no valid "+format+" frame in "+junk) {
+				t.Errorf("--format %s: err %v, want no valid %s frame", format, err, format)
+			}
+		})
 	}
 }
 
@@ -128,9 +132,11 @@ func TestGuessFormat(t *testing.T) {
 		{"dump.bin", []byte("??"), "beast"},
 		{"x", []byte("hello"), ""},
 	} {
-		if got := guessFormat(c.name, c.data); got != c.want {
-			t.Errorf("guessFormat(%q, %q) = %q, want %q", c.name, c.data, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := guessFormat(c.name, c.data); got != c.want {
+				t.Errorf("guessFormat(%q, %q) = %q, want %q", c.name, c.data, got, c.want)
+			}
+		})
 	}
 }
 
@@ -170,13 +176,15 @@ func TestGuessFormatOfSharedCaptures(t *testing.T) {
 		{"remoteid", "odid_wifi_sample.pcap", "pcap"},
 		{"remoteid", "odid_bt5_lr_sample.pcapng", "pcap"},
 	} {
-		b, err := os.ReadFile(testshared.Path(t, "data", c.dir, c.file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := guessFormat("-", b); got != c.want {
-			t.Errorf("%s: %q, want %q", c.file, got, c.want)
-		}
+		t.Run(c.file, func(t *testing.T) {
+			b, err := os.ReadFile(testshared.Path(t, "data", c.dir, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := guessFormat("-", b); got != c.want {
+				t.Errorf("%s: %q, want %q", c.file, got, c.want)
+			}
+		})
 	}
 }
 
@@ -377,17 +385,19 @@ func TestMakeRunKeepsDemo(t *testing.T) {
 		{[]string{"RUNARGS=--http-addr 127.0.0.1:9090"}, "serve --demo --http-addr 127.0.0.1:9090"},
 		{[]string{"DEMO=", "RUNARGS=--beast-listen :30004"}, "serve --beast-listen :30004"},
 	} {
-		out, err := exec.Command(makeBin, append([]string{"-n", "-C", root, "run"}, c.vars...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("make -n run %v: %v\n%s", c.vars, err, out)
-		}
-		ran := false
-		for _, line := range strings.Split(string(out), "\n") {
-			ran = ran || strings.Join(strings.Fields(line), " ") == "./bin/cuasd "+c.want
-		}
-		if !ran {
-			t.Errorf("make run %v runs:\n%s\nwant bin/cuasd %s", c.vars, out, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			out, err := exec.Command(makeBin, append([]string{"-n", "-C", root, "run"}, c.vars...)...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("make -n run %v: %v\n%s", c.vars, err, out)
+			}
+			ran := false
+			for _, line := range strings.Split(string(out), "\n") {
+				ran = ran || strings.Join(strings.Fields(line), " ") == "./bin/cuasd "+c.want
+			}
+			if !ran {
+				t.Errorf("make run %v runs:\n%s\nwant bin/cuasd %s", c.vars, out, c.want)
+			}
+		})
 	}
 }
 

@@ -49,9 +49,11 @@ func TestCoTConfigErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--tak-server", "ssl://tak:8089", "--tak-p12", "x.p12", "--tak-p12-password-file", "/nonexistent"}, "--tak-p12-password-file"},
 		{[]string{"--tak-cert", "c.pem"}, "need a --tak-server"},
 	} {
-		_, err := parseConfig(c.args, none, io.Discard)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			_, err := parseConfig(c.args, none, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: %v, want an error naming %s", c.args, err, c.want)
+			}
+		})
 	}
 }

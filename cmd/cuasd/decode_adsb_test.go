@@ -104,8 +104,10 @@ func TestDecodeADSBCommB(t *testing.T) {
 		t.Errorf("--meteo: %v %+v", err, m)
 	}
 	for _, k := range []string{"240", "x,,", ",400,"} {
-		if _, _, err := runADSB(t, "--known", k, amb); err == nil || !strings.HasPrefix(err.Error(), "decode adsb") {
-			t.Errorf("--known %q: error %v", k, err)
-		}
+		t.Run(k, func(t *testing.T) {
+			if _, _, err := runADSB(t, "--known", k, amb); err == nil || !strings.HasPrefix(err.Error(), "decode adsb") {
+				t.Errorf("--known %q: error %v", k, err)
+			}
+		})
 	}
 }

@@ -49,24 +49,9 @@ is the sender's unauthenticated claim.`, args, stdout, stderr)
 		}
 		opt.Key = k
 	}
-	var in []byte
-	switch {
-	case *tlog != "" && *raw == "" && len(hexArgs) == 0:
-		opt.Format = mavlink.FormatTlog
-		in, err = mavlinkReadInput(*tlog)
-	case *raw != "" && *tlog == "" && len(hexArgs) == 0:
-		in, err = mavlinkReadInput(*raw)
-	case *raw == "" && *tlog == "" && len(hexArgs) > 0:
-		in, err = hex.DecodeString(strings.Join(strings.Fields(strings.Join(hexArgs, " ")), ""))
-		if err != nil {
-			return fmt.Errorf("decode mavlink: hex: %v", err)
-		}
-	default:
-		fs.Usage()
-		return errors.New("decode mavlink: give HEX arguments, --tlog FILE or --raw FILE (one of them)")
-	}
+	in, err := mavlinkInput(fs, *tlog, *raw, hexArgs, &opt)
 	if err != nil {
-		return fmt.Errorf("decode mavlink: %w", err)
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -89,6 +74,33 @@ is the sender's unauthenticated claim.`, args, stdout, stderr)
 	}
 	_, err = stdout.Write(append(out, '\n'))
 	return err
+}
+
+// mavlinkInput reads the one input given: the --tlog file (setting the
+// tlog format), the --raw file or the hex arguments. Given none or more
+// than one, it prints the usage and fails.
+func mavlinkInput(fs *flag.FlagSet, tlog, raw string, hexArgs []string, opt *mavlink.Options) ([]byte, error) {
+	var in []byte
+	var err error
+	switch {
+	case tlog != "" && raw == "" && len(hexArgs) == 0:
+		opt.Format = mavlink.FormatTlog
+		in, err = mavlinkReadInput(tlog)
+	case raw != "" && tlog == "" && len(hexArgs) == 0:
+		in, err = mavlinkReadInput(raw)
+	case raw == "" && tlog == "" && len(hexArgs) > 0:
+		in, err = hex.DecodeString(strings.Join(strings.Fields(strings.Join(hexArgs, " ")), ""))
+		if err != nil {
+			return nil, fmt.Errorf("decode mavlink: hex: %v", err)
+		}
+	default:
+		fs.Usage()
+		return nil, errors.New("decode mavlink: give HEX arguments, --tlog FILE or --raw FILE (one of them)")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode mavlink: %w", err)
+	}
+	return in, nil
 }
 
 // mavlinkReadInput reads a whole file, or standard input for "-".

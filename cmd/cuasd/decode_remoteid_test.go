@@ -47,46 +47,48 @@ func TestDecodeRemoteIDPcap(t *testing.T) {
 		{"odid_wifi_sample.pcap", 42, 0, map[string]int{"wifi_beacon": 21, "wifi_nan": 21}},
 		{"odid_bt5_lr_sample.pcapng", 272, 19 + 28, map[string]int{"bt5": 272}},
 	} {
-		var out, errOut bytes.Buffer
-		path := testshared.Path(t, "data", "remoteid", c.file)
-		if err := runDecodeRemoteID(context.Background(), []string{"--pcap", path}, &out, &errOut); err != nil {
-			t.Fatal(err)
-		}
-		lines, errored := 0, 0
-		transports := map[string]int{}
-		sc := bufio.NewScanner(&out)
-		sc.Buffer(nil, 1<<20)
-		prev := 0
-		for sc.Scan() {
-			var l struct {
-				Frame     int     `json:"frame"`
-				Transport string  `json:"transport"`
-				Messages  []any   `json:"messages"`
-				Warnings  []any   `json:"warnings"`
-				Error     *string `json:"error"`
+		t.Run(c.file, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			path := testshared.Path(t, "data", "remoteid", c.file)
+			if err := runDecodeRemoteID(context.Background(), []string{"--pcap", path}, &out, &errOut); err != nil {
+				t.Fatal(err)
 			}
-			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-				t.Fatalf("line %d: %v", lines+1, err)
+			lines, errored := 0, 0
+			transports := map[string]int{}
+			sc := bufio.NewScanner(&out)
+			sc.Buffer(nil, 1<<20)
+			prev := 0
+			for sc.Scan() {
+				var l struct {
+					Frame     int     `json:"frame"`
+					Transport string  `json:"transport"`
+					Messages  []any   `json:"messages"`
+					Warnings  []any   `json:"warnings"`
+					Error     *string `json:"error"`
+				}
+				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+					t.Fatalf("line %d: %v", lines+1, err)
+				}
+				lines++
+				transports[l.Transport]++
+				if l.Frame <= prev || l.Messages == nil || l.Warnings == nil {
+					t.Errorf("line %d: frame %d after %d, messages %v", lines, l.Frame, prev, l.Messages)
+				}
+				prev = l.Frame
+				if l.Error != nil {
+					errored++
+				} else if len(l.Messages) == 0 {
+					t.Errorf("frame %d: no messages and no error", l.Frame)
+				}
 			}
-			lines++
-			transports[l.Transport]++
-			if l.Frame <= prev || l.Messages == nil || l.Warnings == nil {
-				t.Errorf("line %d: frame %d after %d, messages %v", lines, l.Frame, prev, l.Messages)
+			if lines != c.lines || errored != c.errored || len(transports) != len(c.transports) {
+				t.Errorf("%s: %d lines, %d errors, transports %v; want %d, %d, %v", c.file, lines, errored, transports, c.lines, c.errored, c.transports)
 			}
-			prev = l.Frame
-			if l.Error != nil {
-				errored++
-			} else if len(l.Messages) == 0 {
-				t.Errorf("frame %d: no messages and no error", l.Frame)
+			for k, v := range c.transports {
+				if transports[k] != v {
+					t.Errorf("%s: %s %d, want %d", c.file, k, transports[k], v)
+				}
 			}
-		}
-		if lines != c.lines || errored != c.errored || len(transports) != len(c.transports) {
-			t.Errorf("%s: %d lines, %d errors, transports %v; want %d, %d, %v", c.file, lines, errored, transports, c.lines, c.errored, c.transports)
-		}
-		for k, v := range c.transports {
-			if transports[k] != v {
-				t.Errorf("%s: %s %d, want %d", c.file, k, transports[k], v)
-			}
-		}
+		})
 	}
 }

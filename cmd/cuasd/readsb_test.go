@@ -675,11 +675,13 @@ func TestReadsbFlagsFailAtStart(t *testing.T) {
 		{[]string{"--beast-out-listen", busy.Addr().String()}, "--beast-out-listen"},
 		{[]string{"--receiver-location", "north"}, "--receiver-location"},
 	} {
-		var stderr bytes.Buffer
-		args := append([]string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off"}, c.args...)
-		err := run(context.Background(), args, func(string) string { return "" }, io.Discard, &stderr)
-		if err == nil || !strings.Contains(err.Error()+stderr.String(), c.want) {
-			t.Errorf("%v: err %v, stderr %q; want a start-up error naming %s", c.args, err, stderr.String(), c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			var stderr bytes.Buffer
+			args := append([]string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off"}, c.args...)
+			err := run(context.Background(), args, func(string) string { return "" }, io.Discard, &stderr)
+			if err == nil || !strings.Contains(err.Error()+stderr.String(), c.want) {
+				t.Errorf("%v: err %v, stderr %q; want a start-up error naming %s", c.args, err, stderr.String(), c.want)
+			}
+		})
 	}
 }

@@ -113,13 +113,15 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("honest %d: %s", resp.StatusCode, body)
 	}
 	for _, p := range []string{base + "/openapi.json", root + "/openapi.json"} {
-		resp, body := get(t, p)
-		var doc struct {
-			Paths map[string]any `json:"paths"`
-		}
-		if resp.StatusCode != 200 || json.Unmarshal(body, &doc) != nil || doc.Paths["/v1/counter-uas/evaluate"] == nil {
-			t.Fatalf("%s: %d", p, resp.StatusCode)
-		}
+		t.Run(p, func(t *testing.T) {
+			resp, body := get(t, p)
+			var doc struct {
+				Paths map[string]any `json:"paths"`
+			}
+			if resp.StatusCode != 200 || json.Unmarshal(body, &doc) != nil || doc.Paths["/v1/counter-uas/evaluate"] == nil {
+				t.Fatalf("%s: %d", p, resp.StatusCode)
+			}
+		})
 	}
 	if resp, _ := get(t, root+"/api/vessels/healthz"); resp.StatusCode != 200 {
 		t.Errorf("alias healthz %d", resp.StatusCode)
@@ -147,19 +149,21 @@ func TestServeEndToEnd(t *testing.T) {
 		{"application/json", `{"hex":"` + strings.Repeat("A", 2<<20) + `"}`, 413},
 		{"application/json", `{"hex":"8D406B902015A678D4D220AA4BDB"}`, 422},
 	} {
-		resp, err := http.Post(base+"/v1/ads-b/decode", c.ct, strings.NewReader(c.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != c.want || resp.Header.Get("Content-Type") != "application/problem+json" {
-			t.Errorf("%s %.40q: %d %s, want %d problem+json", c.ct, c.body, resp.StatusCode, resp.Header.Get("Content-Type"), c.want)
-		}
-		var p map[string]any
-		if json.Unmarshal(b, &p) != nil || p["detail"] == "" || p["status"] != float64(c.want) {
-			t.Errorf("problem body %s", b)
-		}
+		t.Run(c.body, func(t *testing.T) {
+			resp, err := http.Post(base+"/v1/ads-b/decode", c.ct, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != c.want || resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("%s %.40q: %d %s, want %d problem+json", c.ct, c.body, resp.StatusCode, resp.Header.Get("Content-Type"), c.want)
+			}
+			var p map[string]any
+			if json.Unmarshal(b, &p) != nil || p["detail"] == "" || p["status"] != float64(c.want) {
+				t.Errorf("problem body %s", b)
+			}
+		})
 	}
 	req, _ := http.NewRequest("DELETE", base+"/v1/honest", nil)
 	r2, err := http.DefaultClient.Do(req)

@@ -65,37 +65,52 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var opts ledger.VerifyOptions
-	if *pubPath != "" {
-		b, err := os.ReadFile(*pubPath)
-		if err != nil {
-			return fmt.Errorf("verify: --pubkey: %w", err)
-		}
-		if opts.PublicKey, err = ledger.ParsePublicKeyPEM(b); err != nil {
-			return fmt.Errorf("verify: --pubkey %s: %w", *pubPath, err)
-		}
+	opts, err := verifyOptions(*pubPath, *cpPath, *consPath, r.TreeSize)
+	if err != nil {
+		return err
 	}
-	if *cpPath != "" {
-		if opts.Checkpoint, err = readCheckpoint(*cpPath); err != nil {
-			return err
-		}
-	}
-	if *consPath != "" {
-		if *cpPath == "" {
-			return errors.New("verify: --consistency needs --checkpoint")
-		}
-		if opts.Consistency, err = readConsistency(*consPath, r.TreeSize, opts.Checkpoint); err != nil {
-			return err
-		}
-	}
-
 	if *envOut != "" || *recOut != "" {
 		if err := export(r, *envOut, *recOut); err != nil {
 			return err
 		}
 	}
-
 	checks, verr := ledger.VerifyReceipt(r, opts)
+	return reportVerify(stdout, r, inputName(pos[0]), opts, checks, verr)
+}
+
+// verifyOptions reads the trusted public key, checkpoint and consistency
+// proof (to the checkpoint from the bundle's tree size) that were given.
+func verifyOptions(pubPath, cpPath, consPath string, treeSize uint64) (ledger.VerifyOptions, error) {
+	var opts ledger.VerifyOptions
+	var err error
+	if pubPath != "" {
+		b, err := os.ReadFile(pubPath)
+		if err != nil {
+			return opts, fmt.Errorf("verify: --pubkey: %w", err)
+		}
+		if opts.PublicKey, err = ledger.ParsePublicKeyPEM(b); err != nil {
+			return opts, fmt.Errorf("verify: --pubkey %s: %w", pubPath, err)
+		}
+	}
+	if cpPath != "" {
+		if opts.Checkpoint, err = readCheckpoint(cpPath); err != nil {
+			return opts, err
+		}
+	}
+	if consPath != "" {
+		if cpPath == "" {
+			return opts, errors.New("verify: --consistency needs --checkpoint")
+		}
+		if opts.Consistency, err = readConsistency(consPath, treeSize, opts.Checkpoint); err != nil {
+			return opts, err
+		}
+	}
+	return opts, nil
+}
+
+// reportVerify prints every check and the verdict; a failed verification
+// is errSilent (exit status 1, the reasons already printed).
+func reportVerify(stdout io.Writer, r *ledger.Receipt, name string, opts ledger.VerifyOptions, checks []ledger.Check, verr error) error {
 	for _, c := range checks {
 		status := "ok  "
 		if !c.OK {
@@ -105,7 +120,7 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	origin, _, _, _ := ledger.ParseCheckpoint([]byte(r.Checkpoint))
 	if verr != nil {
-		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s (log %s); failed: %s\n", r.Index, inputName(pos[0]), origin, failedChecks(checks))
+		fmt.Fprintf(stdout, "NOT VERIFIED: entry %d of %s (log %s); failed: %s\n", r.Index, name, origin, failedChecks(checks))
 		return errSilent
 	}
 	fmt.Fprintf(stdout, "verified: entry %d is in the log %s at tree size %d, signed by keyid %s\n",

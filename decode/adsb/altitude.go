@@ -54,47 +54,11 @@ func gillham(s Squawk) (hundreds int32, ok bool) {
 	if s&0x8889 != 0 || s&0x00F0 == 0 {
 		return 0, false
 	}
-	var oneHundreds, fiveHundreds int32
-	if s&0x0010 != 0 { // C1
-		oneHundreds ^= 7
-	}
-	if s&0x0020 != 0 { // C2
-		oneHundreds ^= 3
-	}
-	if s&0x0040 != 0 { // C4
-		oneHundreds ^= 1
-	}
-	// The 100 ft code has no 6 and swaps 5 and 7.
-	if oneHundreds&5 == 5 {
-		oneHundreds ^= 2
-	}
+	oneHundreds := gillhamC(s)
 	if oneHundreds > 5 {
 		return 0, false
 	}
-	if s&0x0002 != 0 { // D2
-		fiveHundreds ^= 0xFF
-	}
-	if s&0x0004 != 0 { // D4
-		fiveHundreds ^= 0x7F
-	}
-	if s&0x1000 != 0 { // A1
-		fiveHundreds ^= 0x3F
-	}
-	if s&0x2000 != 0 { // A2
-		fiveHundreds ^= 0x1F
-	}
-	if s&0x4000 != 0 { // A4
-		fiveHundreds ^= 0x0F
-	}
-	if s&0x0100 != 0 { // B1
-		fiveHundreds ^= 0x07
-	}
-	if s&0x0200 != 0 { // B2
-		fiveHundreds ^= 0x03
-	}
-	if s&0x0400 != 0 { // B4
-		fiveHundreds ^= 0x01
-	}
+	fiveHundreds := gillhamDAB(s)
 	if fiveHundreds&1 != 0 {
 		oneHundreds = 6 - oneHundreds
 	}
@@ -103,6 +67,58 @@ func gillham(s Squawk) (hundreds int32, ok bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// gillhamC decodes the 100 ft pulses C1 C2 C4, a 5-state Gray code, to
+// 1..5 (above 5 for the codes no encoder emits), before the reversal on
+// odd 500 ft steps.
+func gillhamC(s Squawk) int32 {
+	var v int32
+	if s&0x0010 != 0 { // C1
+		v ^= 7
+	}
+	if s&0x0020 != 0 { // C2
+		v ^= 3
+	}
+	if s&0x0040 != 0 { // C4
+		v ^= 1
+	}
+	// The 100 ft code has no 6 and swaps 5 and 7.
+	if v&5 == 5 {
+		v ^= 2
+	}
+	return v
+}
+
+// gillhamDAB decodes the 500 ft pulses D2 D4 A1 A2 A4 B1 B2 B4, a
+// reflected Gray code, to the count of 500 ft steps.
+func gillhamDAB(s Squawk) int32 {
+	var v int32
+	if s&0x0002 != 0 { // D2
+		v ^= 0xFF
+	}
+	if s&0x0004 != 0 { // D4
+		v ^= 0x7F
+	}
+	if s&0x1000 != 0 { // A1
+		v ^= 0x3F
+	}
+	if s&0x2000 != 0 { // A2
+		v ^= 0x1F
+	}
+	if s&0x4000 != 0 { // A4
+		v ^= 0x0F
+	}
+	if s&0x0100 != 0 { // B1
+		v ^= 0x07
+	}
+	if s&0x0200 != 0 { // B2
+		v ^= 0x03
+	}
+	if s&0x0400 != 0 { // B4
+		v ^= 0x01
+	}
+	return v
 }
 
 // decodeAC13 decodes the 13-bit altitude code of DF0, 4, 16 and 20 to feet.

@@ -67,30 +67,63 @@ func ParseBeast(b []byte, f *BeastFrame) (n int, err error) {
 	if len(b) < 2 {
 		return 0, ErrIncomplete
 	}
-	var plen int
-	switch b[1] {
-	case BeastModeAC:
-		plen = 2
-	case BeastModeSShort:
-		plen = 7
-	case BeastModeSLong:
-		plen = 14
-	case beastEsc:
-		// An escaped 0x1a: we are inside a record's payload.
-		return 2, ErrSync
-	default:
-		// Unknown record type (e.g. a receiver status record): skip to
-		// the next possible record start.
-		i := bytes.IndexByte(b[1:], beastEsc)
-		if i < 0 {
-			return len(b), ErrFormat
-		}
-		return 1 + i, ErrFormat
+	plen := beastPayloadLen(b[1])
+	if plen == 0 {
+		return beastSkip(b)
 	}
 	need := 6 + 1 + plen
 	var raw [21]byte
-	i, k := 2, 0
-	for k < need {
+	i, err := unescapeBeast(b, raw[:need])
+	if err != nil {
+		return i, err
+	}
+	f.Type = b[1]
+	f.Timestamp = uint64(raw[0])<<40 | uint64(raw[1])<<32 | uint64(raw[2])<<24 |
+		uint64(raw[3])<<16 | uint64(raw[4])<<8 | uint64(raw[5])
+	f.Signal = raw[6]
+	f.Len = uint8(plen)
+	f.Data = [14]byte{}
+	copy(f.Data[:], raw[7:need])
+	return i, nil
+}
+
+// beastPayloadLen is the payload length of a Mode S or Mode A/C record
+// of type t, 0 for any other type.
+func beastPayloadLen(t byte) int {
+	switch t {
+	case BeastModeAC:
+		return 2
+	case BeastModeSShort:
+		return 7
+	case BeastModeSLong:
+		return 14
+	}
+	return 0
+}
+
+// beastSkip answers a record whose type b[1] is not a frame's: the bytes
+// to skip and why.
+func beastSkip(b []byte) (int, error) {
+	if b[1] == beastEsc {
+		// An escaped 0x1a: we are inside a record's payload.
+		return 2, ErrSync
+	}
+	// Unknown record type (e.g. a receiver status record): skip to the
+	// next possible record start.
+	i := bytes.IndexByte(b[1:], beastEsc)
+	if i < 0 {
+		return len(b), ErrFormat
+	}
+	return 1 + i, ErrFormat
+}
+
+// unescapeBeast fills raw with the record's timestamp, signal and payload
+// bytes from b[2:], each doubled 0x1a read as one, and returns the index
+// after them. A lone 0x1a is ErrFormat at its index; b ending first is
+// ErrIncomplete (0).
+func unescapeBeast(b []byte, raw []byte) (int, error) {
+	i := 2
+	for k := range raw {
 		if i >= len(b) {
 			return 0, ErrIncomplete
 		}
@@ -107,15 +140,7 @@ func ParseBeast(b []byte, f *BeastFrame) (n int, err error) {
 			i++
 		}
 		raw[k] = c
-		k++
 	}
-	f.Type = b[1]
-	f.Timestamp = uint64(raw[0])<<40 | uint64(raw[1])<<32 | uint64(raw[2])<<24 |
-		uint64(raw[3])<<16 | uint64(raw[4])<<8 | uint64(raw[5])
-	f.Signal = raw[6]
-	f.Len = uint8(plen)
-	f.Data = [14]byte{}
-	copy(f.Data[:], raw[7:need])
 	return i, nil
 }
 

@@ -172,9 +172,11 @@ func TestZeroAllocs(t *testing.T) {
 			}
 		},
 	} {
-		if n := testing.AllocsPerRun(100, f); n != 0 {
-			t.Errorf("%s: %v allocations per run, want 0", name, n)
-		}
+		t.Run(name, func(t *testing.T) {
+			if n := testing.AllocsPerRun(100, f); n != 0 {
+				t.Errorf("%s: %v allocations per run, want 0", name, n)
+			}
+		})
 	}
 }
 

@@ -613,36 +613,38 @@ func TestPyModeSSampleCSV(t *testing.T) {
 // reply's parity resolves to.
 func TestPyModeSCommB(t *testing.T) {
 	for _, name := range []string{"pymodes_sample_data_commb_df20.csv", "pymodes_sample_data_commb_df21.csv"} {
-		rows := readCSV(t, name)
-		var m Message
-		bad, parityErrors := 0, 0
-		for i, r := range rows {
-			if err := Decode(mustFrame(t, r[2]), &m); err != nil {
-				t.Fatalf("%s row %d: %v", name, i+1, err)
+		t.Run(name, func(t *testing.T) {
+			rows := readCSV(t, name)
+			var m Message
+			bad, parityErrors := 0, 0
+			for i, r := range rows {
+				if err := Decode(mustFrame(t, r[2]), &m); err != nil {
+					t.Fatalf("%s row %d: %v", name, i+1, err)
+				}
+				want, _ := strconv.ParseUint(r[1], 16, 32)
+				if m.CRC == CRCAddressParity && uint64(m.Address) == want {
+					continue
+				}
+				// Three DF20 rows do not resolve to the CSV's address by the
+				// parity arithmetic pyModeS itself uses (common.icao: CRC of
+				// the data bits XOR the AP field): they were received with
+				// bits wrong (one has the reserved FS 6), and the CSV's
+				// producer had the address from elsewhere. They are listed
+				// so that any other disagreement fails.
+				if commBCorrupt[r[2]] {
+					parityErrors++
+					t.Logf("%s row %d %s: parity gives %s, CSV %s (corrupt frame)", name, i+1, r[2], m.ICAO(), r[1])
+					continue
+				}
+				bad++
+				if bad < 5 {
+					t.Errorf("%s row %d %s: address %s, CSV %s", name, i+1, r[2], m.ICAO(), r[1])
+				}
 			}
-			want, _ := strconv.ParseUint(r[1], 16, 32)
-			if m.CRC == CRCAddressParity && uint64(m.Address) == want {
-				continue
+			if len(rows) != 5000 || bad != 0 || parityErrors > 3 {
+				t.Errorf("%s: %d rows, %d mismatches, %d parity-field errors", name, len(rows), bad, parityErrors)
 			}
-			// Three DF20 rows do not resolve to the CSV's address by the
-			// parity arithmetic pyModeS itself uses (common.icao: CRC of
-			// the data bits XOR the AP field): they were received with
-			// bits wrong (one has the reserved FS 6), and the CSV's
-			// producer had the address from elsewhere. They are listed
-			// so that any other disagreement fails.
-			if commBCorrupt[r[2]] {
-				parityErrors++
-				t.Logf("%s row %d %s: parity gives %s, CSV %s (corrupt frame)", name, i+1, r[2], m.ICAO(), r[1])
-				continue
-			}
-			bad++
-			if bad < 5 {
-				t.Errorf("%s row %d %s: address %s, CSV %s", name, i+1, r[2], m.ICAO(), r[1])
-			}
-		}
-		if len(rows) != 5000 || bad != 0 || parityErrors > 3 {
-			t.Errorf("%s: %d rows, %d mismatches, %d parity-field errors", name, len(rows), bad, parityErrors)
-		}
+		})
 	}
 }
 
@@ -684,45 +686,47 @@ func readTSV(t *testing.T, name string) [][]string {
 func TestOpenSkyTSV(t *testing.T) {
 	var m Message
 	for _, name := range []string{"traffic_opensky_position_data4_484506.tsv", "traffic_opensky_velocity_data4_484506.tsv"} {
-		rows := readTSV(t, name)
-		kinds := map[Kind]int{}
-		repaired := 0
-		for _, r := range rows {
-			f := mustFrame(t, r[2])
-			err := Decode(f, &m)
-			if errors.Is(err, ErrCRC) {
-				// OpenSky stores some frames as received with one bit
-				// wrong; single-bit correction must repair each to the
-				// icao24 OpenSky attributed it to.
-				if err := DecodeWith(f, &m, Options{FixOneBit: true}); err != nil || m.BitErrorsFixed != 1 {
-					t.Errorf("%s %s: FixOneBit: %v", name, r[2], err)
+		t.Run(name, func(t *testing.T) {
+			rows := readTSV(t, name)
+			kinds := map[Kind]int{}
+			repaired := 0
+			for _, r := range rows {
+				f := mustFrame(t, r[2])
+				err := Decode(f, &m)
+				if errors.Is(err, ErrCRC) {
+					// OpenSky stores some frames as received with one bit
+					// wrong; single-bit correction must repair each to the
+					// icao24 OpenSky attributed it to.
+					if err := DecodeWith(f, &m, Options{FixOneBit: true}); err != nil || m.BitErrorsFixed != 1 {
+						t.Errorf("%s %s: FixOneBit: %v", name, r[2], err)
+						continue
+					}
+					repaired++
+					kinds[m.Kind]++
+					if strings.ToLower(m.ICAO()) != r[4] {
+						t.Errorf("%s %s: repaired to address %s, OpenSky %s", name, r[2], m.ICAO(), r[4])
+					}
+					// OpenSky filed the frame by the type code it was received
+					// with; the repair may change it (0x89 → 0x99: TC 17 → 19).
+					continue
+				} else if err != nil {
+					t.Errorf("%s %s: %v", name, r[2], err)
 					continue
 				}
-				repaired++
 				kinds[m.Kind]++
 				if strings.ToLower(m.ICAO()) != r[4] {
-					t.Errorf("%s %s: repaired to address %s, OpenSky %s", name, r[2], m.ICAO(), r[4])
+					t.Errorf("%s %s: address %s, OpenSky %s", name, r[2], m.ICAO(), r[4])
 				}
-				// OpenSky filed the frame by the type code it was received
-				// with; the repair may change it (0x89 → 0x99: TC 17 → 19).
-				continue
-			} else if err != nil {
-				t.Errorf("%s %s: %v", name, r[2], err)
-				continue
 			}
-			kinds[m.Kind]++
-			if strings.ToLower(m.ICAO()) != r[4] {
-				t.Errorf("%s %s: address %s, OpenSky %s", name, r[2], m.ICAO(), r[4])
+			want := KindAirbornePosition
+			if strings.Contains(name, "velocity") {
+				want = KindAirborneVelocity
 			}
-		}
-		want := KindAirbornePosition
-		if strings.Contains(name, "velocity") {
-			want = KindAirborneVelocity
-		}
-		if kinds[want]+repaired < len(rows) || len(rows) < 1000 || repaired == 0 {
-			t.Errorf("%s: %d rows, kinds %v, %d repaired", name, len(rows), kinds, repaired)
-		}
-		t.Logf("%s: %d frames, %d repaired by single-bit correction, all attributed to 484506", name, len(rows), repaired)
+			if kinds[want]+repaired < len(rows) || len(rows) < 1000 || repaired == 0 {
+				t.Errorf("%s: %d rows, kinds %v, %d repaired", name, len(rows), kinds, repaired)
+			}
+			t.Logf("%s: %d frames, %d repaired by single-bit correction, all attributed to 484506", name, len(rows), repaired)
+		})
 	}
 
 	rows := readTSV(t, "traffic_opensky_rollcall_replies_data4_495288.tsv")

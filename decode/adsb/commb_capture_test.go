@@ -217,32 +217,34 @@ func TestCommBPyModeSSamples(t *testing.T) {
 	var m Message
 	var c CommB
 	for _, name := range []string{"pymodes_sample_data_commb_df20.csv", "pymodes_sample_data_commb_df21.csv"} {
-		seen := map[string]*sampleTrack{}
-		tl := commBTally{byBDS: map[BDS]int{}}
-		steps, jumps := 0, 0
-		for _, r := range readCSV(t, name) {
-			ts, _ := strconv.ParseInt(r[0], 10, 64)
-			if Decode(mustFrame(t, r[2]), &m) != nil {
-				continue
+		t.Run(name, func(t *testing.T) {
+			seen := map[string]*sampleTrack{}
+			tl := commBTally{byBDS: map[BDS]int{}}
+			steps, jumps := 0, 0
+			for _, r := range readCSV(t, name) {
+				ts, _ := strconv.ParseInt(r[0], 10, 64)
+				if Decode(mustFrame(t, r[2]), &m) != nil {
+					continue
+				}
+				tl.replies++
+				m.CommB(nil, CommBOptions{}, &c)
+				tl.tally(&c)
+				if c.BDS == 0 || c.Ambiguous {
+					continue
+				}
+				l := seen[r[1]]
+				if l == nil {
+					l = &sampleTrack{gsT: -1e9, hdgT: -1e9}
+					seen[r[1]] = l
+				}
+				s, j := l.step(&c, ts)
+				steps, jumps = steps+s, jumps+j
 			}
-			tl.replies++
-			m.CommB(nil, CommBOptions{}, &c)
-			tl.tally(&c)
-			if c.BDS == 0 || c.Ambiguous {
-				continue
+			t.Logf("%s: %d replies, %d no register, %d decided, %d ambiguous (no ADS-B state to separate them); by register %v; %d jumps in %d consecutive 5,0/6,0 readings",
+				name, tl.replies, tl.none, tl.decided, tl.ambiguous, tl.byBDS, jumps, steps)
+			if tl.decided == 0 || steps == 0 || jumps*100 > steps*5 {
+				t.Errorf("%s: %d decided, %d jumps in %d steps", name, tl.decided, jumps, steps)
 			}
-			l := seen[r[1]]
-			if l == nil {
-				l = &sampleTrack{gsT: -1e9, hdgT: -1e9}
-				seen[r[1]] = l
-			}
-			s, j := l.step(&c, ts)
-			steps, jumps = steps+s, jumps+j
-		}
-		t.Logf("%s: %d replies, %d no register, %d decided, %d ambiguous (no ADS-B state to separate them); by register %v; %d jumps in %d consecutive 5,0/6,0 readings",
-			name, tl.replies, tl.none, tl.decided, tl.ambiguous, tl.byBDS, jumps, steps)
-		if tl.decided == 0 || steps == 0 || jumps*100 > steps*5 {
-			t.Errorf("%s: %d decided, %d jumps in %d steps", name, tl.decided, jumps, steps)
-		}
+		})
 	}
 }

@@ -284,11 +284,13 @@ func TestCommBPyModeS2(t *testing.T) {
 	}
 	ref := &KnownState{HasGroundspeed: true, Groundspeed: 320, HasTrack: true, Track: 250, HasAltitude: true, Altitude: 14000}
 	for _, h := range []string{"A8001EBCFFFB23286004A73F6A5B", "A8001EBCFE1B29287FDCA807BCFC"} {
-		_, c = decodeCommBHex(t, h, ref, CommBOptions{})
-		if c.BDS != BDS50 || c.Ambiguous {
-			t.Errorf("%s: BDS %v ambiguous %v candidates %v rejected %v", h, c.BDS, c.Ambiguous,
-				c.Candidates.Append(nil), c.Rejected.Append(nil))
-		}
+		t.Run(h, func(t *testing.T) {
+			_, c = decodeCommBHex(t, h, ref, CommBOptions{})
+			if c.BDS != BDS50 || c.Ambiguous {
+				t.Errorf("%s: BDS %v ambiguous %v candidates %v rejected %v", h, c.BDS, c.Ambiguous,
+					c.Candidates.Append(nil), c.Rejected.Append(nil))
+			}
+		})
 	}
 }
 

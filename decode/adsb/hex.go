@@ -12,23 +12,19 @@ func ParseHex(dst *[14]byte, s string) (int, error) {
 	var hi byte
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		var v byte
-		switch {
-		case c >= '0' && c <= '9':
-			v = c - '0'
-		case c >= 'a' && c <= 'f':
-			v = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			v = c - 'A' + 10
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			continue
-		case c == '*' && n == 0 && !half:
-			continue
-		case c == ';' && isSpaceTail(s[i+1:]):
-			i = len(s)
-			continue
-		default:
-			return 0, ErrHex
+		v, ok := hexDigit(c)
+		if !ok {
+			switch {
+			case isHexSpace(c):
+				continue
+			case c == '*' && n == 0 && !half:
+				continue
+			case c == ';' && isSpaceTail(s[i+1:]):
+				i = len(s)
+				continue
+			default:
+				return 0, ErrHex
+			}
 		}
 		if !half {
 			hi, half = v, true
@@ -47,11 +43,27 @@ func ParseHex(dst *[14]byte, s string) (int, error) {
 	return n, nil
 }
 
+// hexDigit is the value of the hexadecimal digit c, either case.
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// isHexSpace reports the white space allowed between hex digits.
+func isHexSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
 func isSpaceTail(s string) bool {
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r':
-		default:
+		if !isHexSpace(s[i]) {
 			return false
 		}
 	}

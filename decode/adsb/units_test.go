@@ -3,6 +3,7 @@ package adsb
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -86,9 +87,11 @@ func TestNLTable(t *testing.T) {
 		lat float64
 		nl  int
 	}{{10.47047129, 59}, {10.47047131, 58}, {14.82817436, 58}, {14.82817438, 57}, {86.99999999, 2}, {87, 2}, {87.00000001, 1}, {-87.5, 1}, {0, 59}} {
-		if got := NL(c.lat); got != c.nl {
-			t.Errorf("NL(%v) = %d, want %d", c.lat, got, c.nl)
-		}
+		t.Run(fmt.Sprint(c.lat), func(t *testing.T) {
+			if got := NL(c.lat); got != c.nl {
+				t.Errorf("NL(%v) = %d, want %d", c.lat, got, c.nl)
+			}
+		})
 	}
 }
 
@@ -141,27 +144,33 @@ func TestAltitudeCodes(t *testing.T) {
 		{0x10, -1000, true}, // Q=1, N=0
 		{0x1FBF, 50175, true},
 	} {
-		got, ok := decodeAC13(c.ac)
-		if ok != c.ok || got != c.want {
-			t.Errorf("decodeAC13(%04X) = %d, %v; want %d, %v", c.ac, got, ok, c.want, c.ok)
-		}
+		t.Run(fmt.Sprintf("%04X", c.ac), func(t *testing.T) {
+			got, ok := decodeAC13(c.ac)
+			if ok != c.ok || got != c.want {
+				t.Errorf("decodeAC13(%04X) = %d, %v; want %d, %v", c.ac, got, ok, c.want, c.ok)
+			}
+		})
 	}
 }
 
 func TestDecodeErrors(t *testing.T) {
 	var m Message
 	for _, f := range [][]byte{nil, {0x8d}, make([]byte, 13), make([]byte, 15), make([]byte, 14), append([]byte{0x8d}, make([]byte, 6)...)} {
-		if err := Decode(f, &m); !errors.Is(err, ErrLength) {
-			t.Errorf("Decode(% X) = %v, want ErrLength", f, err)
-		}
+		t.Run(fmt.Sprintf("%d bytes", len(f)), func(t *testing.T) {
+			if err := Decode(f, &m); !errors.Is(err, ErrLength) {
+				t.Errorf("Decode(% X) = %v, want ErrLength", f, err)
+			}
+		})
 	}
 }
 
 func TestSquawkString(t *testing.T) {
 	for s, want := range map[Squawk]string{0x7500: "7500", 0x0000: "0000", 0x1200: "1200", 0x7777: "7777"} {
-		if s.String() != want {
-			t.Errorf("%04X → %q, want %q", uint16(s), s.String(), want)
-		}
+		t.Run(want, func(t *testing.T) {
+			if s.String() != want {
+				t.Errorf("%04X → %q, want %q", uint16(s), s.String(), want)
+			}
+		})
 	}
 }
 
@@ -174,10 +183,12 @@ func TestParseHex(t *testing.T) {
 		"*8D406B902015A678D4D220AA4BDA;\r\n": "8D406B902015A678D4D220AA4BDA",
 		"5dab3d17d4ba29":                     "5DAB3D17D4BA29",
 	} {
-		n, err := ParseHex(&b, in)
-		if err != nil || string(hexUpper(b[:n])) != want {
-			t.Errorf("ParseHex(%q) = %X, %v; want %s", in, b[:n], err, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			n, err := ParseHex(&b, in)
+			if err != nil || string(hexUpper(b[:n])) != want {
+				t.Errorf("ParseHex(%q) = %X, %v; want %s", in, b[:n], err, want)
+			}
+		})
 	}
 	for in, want := range map[string]error{
 		"8D4":                             ErrHex,
@@ -187,9 +198,11 @@ func TestParseHex(t *testing.T) {
 		"8D406B902015A678D4D220AA4BDA;00": ErrHex,
 		"8D406B90*2015A678D4D220AA4BDA":   ErrHex,
 	} {
-		if _, err := ParseHex(&b, in); err != want {
-			t.Errorf("ParseHex(%q) error %v, want %v", in, err, want)
-		}
+		t.Run(in, func(t *testing.T) {
+			if _, err := ParseHex(&b, in); err != want {
+				t.Errorf("ParseHex(%q) error %v, want %v", in, err, want)
+			}
+		})
 	}
 }
 
@@ -228,18 +241,20 @@ func TestParseAVRForms(t *testing.T) {
 		{line: "#" + frame + ";", wantErr: true},
 		{line: ";", wantErr: true},
 	} {
-		var f AVRFrame
-		err := ParseAVR([]byte(c.line), &f)
-		if (err != nil) != c.wantErr {
-			t.Errorf("ParseAVR(%q) error %v", c.line, err)
-			continue
-		}
-		if c.wantErr {
-			continue
-		}
-		if int(f.Len) != c.wantLength || f.HasTimestamp != c.hasTS || f.Timestamp != c.ts || f.HasSignal != c.hasSig || f.Signal != c.sig {
-			t.Errorf("ParseAVR(%q) = %+v", c.line, f)
-		}
+		t.Run(c.line, func(t *testing.T) {
+			var f AVRFrame
+			err := ParseAVR([]byte(c.line), &f)
+			if (err != nil) != c.wantErr {
+				t.Errorf("ParseAVR(%q) error %v", c.line, err)
+				return
+			}
+			if c.wantErr {
+				return
+			}
+			if int(f.Len) != c.wantLength || f.HasTimestamp != c.hasTS || f.Timestamp != c.ts || f.HasSignal != c.hasSig || f.Signal != c.sig {
+				t.Errorf("ParseAVR(%q) = %+v", c.line, f)
+			}
+		})
 	}
 }
 
@@ -302,9 +317,11 @@ func TestParseSBS(t *testing.T) {
 		t.Errorf("ParseSBS = %+v", m)
 	}
 	for _, bad := range []string{"", "SEL,,,,", "MSG,9,1,1,780A5C,1,,,,,", "MSG,3,1,1,ZZZZZZ,1,,,,,", "MSG,3,1,1,780A5C,1,,,,,,abc,,,,,,,,,,", "MSG,3,1,1,780A5C,1,,,,,,,,,,,,8888,,,,"} {
-		if err := ParseSBS([]byte(bad), &m); err == nil {
-			t.Errorf("ParseSBS(%q) accepted", bad)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if err := ParseSBS([]byte(bad), &m); err == nil {
+				t.Errorf("ParseSBS(%q) accepted", bad)
+			}
+		})
 	}
 }
 

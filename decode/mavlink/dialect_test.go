@@ -46,9 +46,11 @@ func TestEnumName(t *testing.T) {
 		{"MAV_TYPE", 999, ""},
 		{"NO_SUCH_ENUM", 0, ""},
 	} {
-		if got := EnumName(tc.enum, tc.v); got != tc.want {
-			t.Errorf("EnumName(%s, %d) = %q, want %q", tc.enum, tc.v, got, tc.want)
-		}
+		t.Run(tc.enum, func(t *testing.T) {
+			if got := EnumName(tc.enum, tc.v); got != tc.want {
+				t.Errorf("EnumName(%s, %d) = %q, want %q", tc.enum, tc.v, got, tc.want)
+			}
+		})
 	}
 }
 

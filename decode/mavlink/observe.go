@@ -91,42 +91,14 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 	}
 	switch m.Def.ID {
 	case idGlobalPositionInt:
-		setPosition(&o, num(m, "lat"), num(m, "lon"), "mavlink_global_position_int")
-		if o.HasPosition {
-			setAltitude(&o, num(m, "alt")/1000, "msl")
-		}
-		vx, vy, vz := num(m, "vx")/100, num(m, "vy")/100, num(m, "vz")/100
-		heading := math.NaN()
-		if hdg := num(m, "hdg"); hdg != math.MaxUint16 {
-			heading = hdg / 100
-		} else if vx != 0 || vy != 0 {
-			heading = math.Atan2(vy, vx) * 180 / math.Pi
-		}
-		setVelocity(&o, math.Hypot(vx, vy), heading, 0-vz) // 0-vz: no negative zero
+		observeGlobalPosition(&o, m)
 	case idGPSRawInt:
-		fix := num(m, "fix_type") // GPS_FIX_TYPE: 2 = 2D, 3 = 3D, more = better
-		if fix >= 2 {
-			setPosition(&o, num(m, "lat"), num(m, "lon"), "mavlink_gps_raw_int")
-		}
-		if fix >= 3 && o.HasPosition {
-			setAltitude(&o, num(m, "alt")/1000, "msl")
-		}
-		if vel := num(m, "vel"); fix >= 2 && vel != math.MaxUint16 {
-			heading := math.NaN()
-			if cog := num(m, "cog"); cog != math.MaxUint16 {
-				heading = cog / 100
-			}
-			setVelocity(&o, vel/100, heading, math.NaN())
-		}
+		observeGPSRaw(&o, m)
 	case idVFRHUD:
 		setVelocity(&o, num(m, "groundspeed"), num(m, "heading"), num(m, "climb"))
 		setAltitude(&o, num(m, "alt"), "msl")
 	case idHeartbeat:
-		o.Category, o.CategoryKind = EnumName("MAV_TYPE", uint32(num(m, "type"))), decode.CategoryMAVType
-		switch st := uint32(num(m, "system_status")); st {
-		case 5, 6, 8: // MAV_STATE_CRITICAL, _EMERGENCY, _FLIGHT_TERMINATION
-			o.Emergency = EnumName("MAV_STATE", st)
-		}
+		observeHeartbeat(&o, m)
 	case idODIDBasicID:
 		// uas_id is uint8[20], not char, but holds NUL-padded text too.
 		if id := m.Str(m.Def.Field("uas_id")); len(id) > 0 {
@@ -134,35 +106,9 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 		}
 		o.Category, o.CategoryKind = remoteid.UATypeName(uint8(num(m, "ua_type"))), decode.CategoryUAType
 	case idODIDLocation:
-		// Remote ID "unknown" encodings: 0 lat/lon, -1000 m altitudes,
-		// 255 m/s (25500 cm/s) speed, 63 m/s vertical, 361° direction.
-		setPosition(&o, num(m, "latitude"), num(m, "longitude"), "mavlink_open_drone_id")
-		if o.HasPosition {
-			if alt := num(m, "altitude_geodetic"); alt > -1000 {
-				setAltitude(&o, alt, "geo")
-			} else if alt := num(m, "altitude_barometric"); alt > -1000 {
-				setAltitude(&o, alt, "baro")
-			}
-		}
-		if sp := num(m, "speed_horizontal"); sp < 25500 {
-			heading := math.NaN()
-			if dir := num(m, "direction"); dir <= 36000 {
-				heading = dir / 100
-			}
-			vr := math.NaN()
-			if v := num(m, "speed_vertical"); math.Abs(v) < 6300 {
-				vr = v / 100
-			}
-			setVelocity(&o, sp/100, heading, vr)
-		}
-		if num(m, "status") == 3 { // MAV_ODID_STATUS_EMERGENCY
-			o.Emergency = "emergency"
-		}
+		observeODIDLocation(&o, m)
 	case idODIDSystem, idODIDSystemUpdate:
-		lat, lon := num(m, "operator_latitude")*1e-7, num(m, "operator_longitude")*1e-7
-		if (lat != 0 || lon != 0) && math.Abs(lat) <= 90 && math.Abs(lon) <= 180 {
-			o.HasOperatorPosition, o.OperatorLat, o.OperatorLon = true, lat, lon
-		}
+		observeODIDOperatorPosition(&o, m)
 	case idODIDOperatorID:
 		if id := m.Str(m.Def.Field("operator_id")); len(id) > 0 {
 			o.OperatorID = string(id)
@@ -171,6 +117,89 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 		observePack(&o, m, sensor, timeUnixNano)
 	}
 	return o, true
+}
+
+// observeGlobalPosition reads GLOBAL_POSITION_INT: position, MSL altitude
+// and velocity, the heading from hdg or else from the velocity.
+func observeGlobalPosition(o *decode.Observation, m *Message) {
+	setPosition(o, num(m, "lat"), num(m, "lon"), "mavlink_global_position_int")
+	if o.HasPosition {
+		setAltitude(o, num(m, "alt")/1000, "msl")
+	}
+	vx, vy, vz := num(m, "vx")/100, num(m, "vy")/100, num(m, "vz")/100
+	heading := math.NaN()
+	if hdg := num(m, "hdg"); hdg != math.MaxUint16 {
+		heading = hdg / 100
+	} else if vx != 0 || vy != 0 {
+		heading = math.Atan2(vy, vx) * 180 / math.Pi
+	}
+	setVelocity(o, math.Hypot(vx, vy), heading, 0-vz) // 0-vz: no negative zero
+}
+
+// observeGPSRaw reads GPS_RAW_INT: position and speed with a 2D fix, the
+// altitude only with a 3D one.
+func observeGPSRaw(o *decode.Observation, m *Message) {
+	fix := num(m, "fix_type") // GPS_FIX_TYPE: 2 = 2D, 3 = 3D, more = better
+	if fix >= 2 {
+		setPosition(o, num(m, "lat"), num(m, "lon"), "mavlink_gps_raw_int")
+	}
+	if fix >= 3 && o.HasPosition {
+		setAltitude(o, num(m, "alt")/1000, "msl")
+	}
+	if vel := num(m, "vel"); fix >= 2 && vel != math.MaxUint16 {
+		heading := math.NaN()
+		if cog := num(m, "cog"); cog != math.MaxUint16 {
+			heading = cog / 100
+		}
+		setVelocity(o, vel/100, heading, math.NaN())
+	}
+}
+
+// observeHeartbeat reads HEARTBEAT: the vehicle class and the emergency
+// states.
+func observeHeartbeat(o *decode.Observation, m *Message) {
+	o.Category, o.CategoryKind = EnumName("MAV_TYPE", uint32(num(m, "type"))), decode.CategoryMAVType
+	switch st := uint32(num(m, "system_status")); st {
+	case 5, 6, 8: // MAV_STATE_CRITICAL, _EMERGENCY, _FLIGHT_TERMINATION
+		o.Emergency = EnumName("MAV_STATE", st)
+	}
+}
+
+// observeODIDLocation reads OPEN_DRONE_ID_LOCATION. Remote ID "unknown"
+// encodings: 0 lat/lon, -1000 m altitudes, 255 m/s (25500 cm/s) speed,
+// 63 m/s vertical, 361° direction.
+func observeODIDLocation(o *decode.Observation, m *Message) {
+	setPosition(o, num(m, "latitude"), num(m, "longitude"), "mavlink_open_drone_id")
+	if o.HasPosition {
+		if alt := num(m, "altitude_geodetic"); alt > -1000 {
+			setAltitude(o, alt, "geo")
+		} else if alt := num(m, "altitude_barometric"); alt > -1000 {
+			setAltitude(o, alt, "baro")
+		}
+	}
+	if sp := num(m, "speed_horizontal"); sp < 25500 {
+		heading := math.NaN()
+		if dir := num(m, "direction"); dir <= 36000 {
+			heading = dir / 100
+		}
+		vr := math.NaN()
+		if v := num(m, "speed_vertical"); math.Abs(v) < 6300 {
+			vr = v / 100
+		}
+		setVelocity(o, sp/100, heading, vr)
+	}
+	if num(m, "status") == 3 { // MAV_ODID_STATUS_EMERGENCY
+		o.Emergency = "emergency"
+	}
+}
+
+// observeODIDOperatorPosition reads the operator position of
+// OPEN_DRONE_ID_SYSTEM and _SYSTEM_UPDATE, when it is given and valid.
+func observeODIDOperatorPosition(o *decode.Observation, m *Message) {
+	lat, lon := num(m, "operator_latitude")*1e-7, num(m, "operator_longitude")*1e-7
+	if (lat != 0 || lon != 0) && math.Abs(lat) <= 90 && math.Abs(lon) <= 180 {
+		o.HasOperatorPosition, o.OperatorLat, o.OperatorLon = true, lat, lon
+	}
 }
 
 // observePack decodes the ASTM F3411 messages an OPEN_DRONE_ID_MESSAGE_PACK

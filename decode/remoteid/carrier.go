@@ -114,37 +114,41 @@ func decodeADs(b []byte, base int, f *Frame) error {
 		if l == 0 {
 			break
 		}
-		if i+1+l > len(b) {
+		if i+1+l > len(b) && !(l >= 4 && i+4 < len(b) && b[i+1] == 0x16 && b[i+2] == 0xFA && b[i+3] == 0xFF) {
 			// A truncated structure that is not ours: nothing more to read.
-			if !(l >= 4 && i+4 < len(b) && b[i+1] == 0x16 && b[i+2] == 0xFA && b[i+3] == 0xFF) {
-				return notRemoteID(base+i, "advertising data structure runs past the end")
-			}
+			return notRemoteID(base+i, "advertising data structure runs past the end")
 		}
 		end := min(i+1+l, len(b))
 		if l >= 3 && b[i+1] == 0x16 && binary.LittleEndian.Uint16(b[i+2:]) == bleUUIDRemoteID {
-			d := b[i+4 : end]
-			if len(d) < 2 {
-				return errAt(base+end, "Remote ID service data too short for application code and counter")
-			}
-			if d[0] != appCodeODID {
-				return errAt(base+i+4, "Remote ID application code 0x%02X, want 0x0D", d[0])
-			}
-			f.Counter, f.HasCounter = d[1], true
-			if err := decodePayload(d[2:], base+i+6, f); err != nil {
-				return err
-			}
-			if f.Transport == TransportNone {
-				if f.Single {
-					f.Transport = TransportBT4
-				} else {
-					f.Transport = TransportBT5
-				}
-			}
-			return nil
+			return decodeServiceData(b[i+4:end], base+i+4, f)
 		}
 		i = end
 	}
 	return notRemoteID(base, "no Remote ID service data (AD type 0x16, UUID 0xFFFA) in the advertising data")
+}
+
+// decodeServiceData decodes the Remote ID service data d (after the AD
+// type and UUID), found at offset off: application code, counter and
+// payload. A single message means Bluetooth 4, a pack Bluetooth 5.
+func decodeServiceData(d []byte, off int, f *Frame) error {
+	if len(d) < 2 {
+		return errAt(off+len(d), "Remote ID service data too short for application code and counter")
+	}
+	if d[0] != appCodeODID {
+		return errAt(off, "Remote ID application code 0x%02X, want 0x0D", d[0])
+	}
+	f.Counter, f.HasCounter = d[1], true
+	if err := decodePayload(d[2:], off+2, f); err != nil {
+		return err
+	}
+	if f.Transport == TransportNone {
+		if f.Single {
+			f.Transport = TransportBT4
+		} else {
+			f.Transport = TransportBT5
+		}
+	}
+	return nil
 }
 
 // DecodeBLEAdvPDU decodes a BLE advertising-channel PDU starting at its
@@ -284,8 +288,7 @@ func DecodeWiFiNAN(b []byte, f *Frame) error {
 	if sub := b[0] >> 4; sub != 13 && sub != 14 {
 		return notRemoteID(0, "802.11 management frame is not an action frame")
 	}
-	a := b[hdr:]
-	if len(a) < 6 || a[0] != 4 || a[1] != 9 || a[2] != ouiWFA[0] || a[3] != ouiWFA[1] || a[4] != ouiWFA[2] || a[5] != 0x13 {
+	if !isNANServiceDiscovery(b[hdr:]) {
 		return notRemoteID(hdr, "action frame is not a NAN service discovery frame")
 	}
 	i := hdr + 6
@@ -293,43 +296,63 @@ func DecodeWiFiNAN(b []byte, f *Frame) error {
 		id := b[i]
 		l := int(binary.LittleEndian.Uint16(b[i+1:]))
 		body := i + 3
-		end := body + l
-		if end > len(b) {
-			end = len(b)
-		}
+		end := min(body+l, len(b))
 		if id == nanAttrSDA && end-body >= 9 && [6]byte(b[body:body+6]) == nanServiceID {
-			ctrl := b[body+8]
-			p := body + 9
-			if ctrl&0x04 != 0 { // matching filter
-				if p >= end {
-					return errAt(min(p, len(b)), "NAN matching filter length missing")
-				}
-				p += 1 + int(b[p])
-			}
-			if ctrl&0x08 != 0 { // service response filter
-				if p >= end {
-					return errAt(min(p, len(b)), "NAN service response filter length missing")
-				}
-				p += 1 + int(b[p])
-			}
-			if ctrl&0x10 == 0 {
-				return errAt(body+8, "Remote ID NAN service descriptor has no service info")
-			}
-			if p >= end {
-				return errAt(min(p, len(b)), "NAN service info length missing")
-			}
-			il := int(b[p])
-			info := p + 1
-			infoEnd := min(info+il, end)
-			if info >= infoEnd {
-				return errAt(info, "Remote ID NAN service info has no message counter")
-			}
-			f.Counter, f.HasCounter = b[info], true
-			return decodePayload(b[info+1:infoEnd], info+1, f)
+			return decodeNANServiceInfo(b, body, end, f)
 		}
 		i = body + l
 	}
 	return notRemoteID(min(hdr+6, len(b)), "no NAN service descriptor for org.opendroneid.remoteid")
+}
+
+// isNANServiceDiscovery reports whether an action frame's body a is a
+// public action (category 4, action 9) of the Wi-Fi Alliance OUI, type
+// 0x13: a NAN service discovery frame.
+func isNANServiceDiscovery(a []byte) bool {
+	return len(a) >= 6 && a[0] == 4 && a[1] == 9 &&
+		a[2] == ouiWFA[0] && a[3] == ouiWFA[1] && a[4] == ouiWFA[2] && a[5] == 0x13
+}
+
+// decodeNANServiceInfo decodes the Remote ID Service Descriptor Attribute
+// in b[body:end]: past the optional matching and service response filters,
+// the service info holds a message counter and a pack.
+func decodeNANServiceInfo(b []byte, body, end int, f *Frame) error {
+	ctrl := b[body+8]
+	p := body + 9
+	var err error
+	if ctrl&0x04 != 0 {
+		if p, err = skipNANFilter(b, p, end, "NAN matching filter length missing"); err != nil {
+			return err
+		}
+	}
+	if ctrl&0x08 != 0 {
+		if p, err = skipNANFilter(b, p, end, "NAN service response filter length missing"); err != nil {
+			return err
+		}
+	}
+	if ctrl&0x10 == 0 {
+		return errAt(body+8, "Remote ID NAN service descriptor has no service info")
+	}
+	if p >= end {
+		return errAt(min(p, len(b)), "NAN service info length missing")
+	}
+	il := int(b[p])
+	info := p + 1
+	infoEnd := min(info+il, end)
+	if info >= infoEnd {
+		return errAt(info, "Remote ID NAN service info has no message counter")
+	}
+	f.Counter, f.HasCounter = b[info], true
+	return decodePayload(b[info+1:infoEnd], info+1, f)
+}
+
+// skipNANFilter steps over a length-prefixed filter at p, or says that its
+// length is missing.
+func skipNANFilter(b []byte, p, end int, missing string) (int, error) {
+	if p >= end {
+		return p, &Error{Offset: min(p, len(b)), Reason: missing}
+	}
+	return p + 1 + int(b[p]), nil
 }
 
 // Carrier selects how DecodeCarrier reads its input.

@@ -45,10 +45,12 @@ func TestCarrierNotRemoteID(t *testing.T) {
 		"data frame":         append([]byte{0x08, 0}, make([]byte, 30)...),
 		"other action frame": append([]byte{0xD0, 0}, append(make([]byte, 22), 4, 9, 0x50, 0x6F, 0x9A, 0x09)...),
 	} {
-		err := DecodeCarrier(CarrierAuto, b, &f)
-		if !errors.Is(err, ErrNotRemoteID) {
-			t.Errorf("%s: %v", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			err := DecodeCarrier(CarrierAuto, b, &f)
+			if !errors.Is(err, ErrNotRemoteID) {
+				t.Errorf("%s: %v", name, err)
+			}
+		})
 	}
 	// ErrNotRemoteID itself must not be rebased (it is shared).
 	_ = rebase(ErrNotRemoteID, 10)

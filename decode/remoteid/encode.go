@@ -144,6 +144,48 @@ func EncodeLocation(dst *[MessageSize]byte, version uint8, d *LocationData) erro
 	if err := header(dst, TypeLocation, version); err != nil {
 		return err
 	}
+	if err := checkLocationCodes(d); err != nil {
+		return err
+	}
+	dir, ew, err := encodeDirection(d.Direction)
+	if err != nil {
+		return err
+	}
+	sh, mult, err := encodeSpeedHorizontal(d.SpeedHorizontal)
+	if err != nil {
+		return err
+	}
+	sv, err := encodeSpeedVertical(d.SpeedVertical)
+	if err != nil {
+		return err
+	}
+	var pos encodedPosition
+	if err := pos.encode(d); err != nil {
+		return err
+	}
+	ts, err := encodeTimestamp(d.Timestamp)
+	if err != nil {
+		return err
+	}
+	dst[1] = d.Status<<4 | d.HeightType<<2 | ew<<1 | mult
+	dst[2] = dir
+	dst[3] = sh
+	dst[4] = sv
+	binary.LittleEndian.PutUint32(dst[5:], uint32(pos.lat))
+	binary.LittleEndian.PutUint32(dst[9:], uint32(pos.lon))
+	binary.LittleEndian.PutUint16(dst[13:], pos.baro)
+	binary.LittleEndian.PutUint16(dst[15:], pos.geo)
+	binary.LittleEndian.PutUint16(dst[17:], pos.height)
+	dst[19] = d.VertAccuracy<<4 | d.HorizAccuracy
+	dst[20] = d.BaroAccuracy<<4 | d.SpeedAccuracy
+	binary.LittleEndian.PutUint16(dst[21:], ts)
+	dst[23] = d.TSAccuracy
+	return nil
+}
+
+// checkLocationCodes checks the 4-bit status and accuracy codes and the
+// 1-bit height type of a Location message.
+func checkLocationCodes(d *LocationData) error {
 	for _, f := range []struct {
 		off  int
 		name string
@@ -157,77 +199,80 @@ func EncodeLocation(dst *[MessageSize]byte, version uint8, d *LocationData) erro
 	if d.HeightType > 1 {
 		return errAt(1, "height_type %d is not 0 or 1", d.HeightType)
 	}
-	// Direction: rounded to whole degrees, 360 wraps to 0, 361 is unknown.
-	if !(d.Direction >= 0 && d.Direction <= 360 || d.Direction == DirectionUnknown) {
-		return errAt(2, "direction %g outside 0..360 (or 361 unknown)", d.Direction)
-	}
-	dir := int(math.Round(d.Direction))
-	if dir == 360 {
-		dir = 0
-	}
-	var ew uint8
-	if dir >= 180 {
-		ew, dir = 1, dir-180
-	}
-	// Horizontal speed: 0.25 m/s steps to 63.75, then 0.75 m/s steps.
-	sh := d.SpeedHorizontal
-	if !(sh >= 0 && sh <= 254.25 || sh == SpeedHorizontalUnknown) {
-		return errAt(3, "horizontal speed %g outside 0..254.25 (or 255 unknown)", sh)
-	}
-	var mult uint8
-	var shRaw int
-	if sh <= 255*0.25 {
-		shRaw = int(math.Round(sh / 0.25))
-	} else {
-		mult = 1
-		shRaw = min(int(math.Round((sh-255*0.25)/0.75)), 255)
-	}
-	// Vertical speed: truncated to 0.5 m/s steps, 63 is unknown.
-	sv := d.SpeedVertical
-	if !(sv >= -62 && sv <= 62 || sv == SpeedVerticalUnknown) {
-		return errAt(4, "vertical speed %g outside -62..62 (or 63 unknown)", sv)
-	}
-	lat, err := encodeLatLon(5, d.Latitude, 90)
-	if err != nil {
-		return err
-	}
-	lon, err := encodeLatLon(9, d.Longitude, 180)
-	if err != nil {
-		return err
-	}
-	baro, err := encodeAltitude(13, d.AltitudeBaro)
-	if err != nil {
-		return err
-	}
-	geo, err := encodeAltitude(15, d.AltitudeGeo)
-	if err != nil {
-		return err
-	}
-	height, err := encodeAltitude(17, d.Height)
-	if err != nil {
-		return err
-	}
-	var ts uint16 = 0xFFFF
-	if d.Timestamp != TimestampUnknown {
-		if !(d.Timestamp >= 0 && d.Timestamp <= 3600) {
-			return errAt(21, "timestamp %g s outside 0..3600 (or 6553.5 unknown)", d.Timestamp)
-		}
-		ts = uint16(math.Round(d.Timestamp * 10))
-	}
-	dst[1] = d.Status<<4 | d.HeightType<<2 | ew<<1 | mult
-	dst[2] = uint8(dir)
-	dst[3] = uint8(shRaw)
-	dst[4] = uint8(int8(sv / 0.5))
-	binary.LittleEndian.PutUint32(dst[5:], uint32(lat))
-	binary.LittleEndian.PutUint32(dst[9:], uint32(lon))
-	binary.LittleEndian.PutUint16(dst[13:], baro)
-	binary.LittleEndian.PutUint16(dst[15:], geo)
-	binary.LittleEndian.PutUint16(dst[17:], height)
-	dst[19] = d.VertAccuracy<<4 | d.HorizAccuracy
-	dst[20] = d.BaroAccuracy<<4 | d.SpeedAccuracy
-	binary.LittleEndian.PutUint16(dst[21:], ts)
-	dst[23] = d.TSAccuracy
 	return nil
+}
+
+// encodeDirection is the track direction rounded to whole degrees (360
+// wraps to 0, 361 is unknown) as the byte and the east/west bit.
+func encodeDirection(deg float64) (dir, ew uint8, err error) {
+	if !(deg >= 0 && deg <= 360 || deg == DirectionUnknown) {
+		return 0, 0, errAt(2, "direction %g outside 0..360 (or 361 unknown)", deg)
+	}
+	d := int(math.Round(deg))
+	if d == 360 {
+		d = 0
+	}
+	if d >= 180 {
+		ew, d = 1, d-180
+	}
+	return uint8(d), ew, nil
+}
+
+// encodeSpeedHorizontal is the ground speed in 0.25 m/s steps up to
+// 63.75, then (multiplier bit set) in 0.75 m/s steps.
+func encodeSpeedHorizontal(sh float64) (raw, mult uint8, err error) {
+	if !(sh >= 0 && sh <= 254.25 || sh == SpeedHorizontalUnknown) {
+		return 0, 0, errAt(3, "horizontal speed %g outside 0..254.25 (or 255 unknown)", sh)
+	}
+	if sh <= 255*0.25 {
+		return uint8(int(math.Round(sh / 0.25))), 0, nil
+	}
+	return uint8(min(int(math.Round((sh-255*0.25)/0.75)), 255)), 1, nil
+}
+
+// encodeSpeedVertical is the vertical speed truncated to 0.5 m/s steps;
+// 63 is unknown.
+func encodeSpeedVertical(sv float64) (uint8, error) {
+	if !(sv >= -62 && sv <= 62 || sv == SpeedVerticalUnknown) {
+		return 0, errAt(4, "vertical speed %g outside -62..62 (or 63 unknown)", sv)
+	}
+	return uint8(int8(sv / 0.5)), nil
+}
+
+// encodedPosition is a Location message's latitude, longitude and
+// altitudes in their wire units.
+type encodedPosition struct {
+	lat, lon          int32
+	baro, geo, height uint16
+}
+
+func (p *encodedPosition) encode(d *LocationData) (err error) {
+	if p.lat, err = encodeLatLon(5, d.Latitude, 90); err != nil {
+		return err
+	}
+	if p.lon, err = encodeLatLon(9, d.Longitude, 180); err != nil {
+		return err
+	}
+	if p.baro, err = encodeAltitude(13, d.AltitudeBaro); err != nil {
+		return err
+	}
+	if p.geo, err = encodeAltitude(15, d.AltitudeGeo); err != nil {
+		return err
+	}
+	p.height, err = encodeAltitude(17, d.Height)
+	return err
+}
+
+// encodeTimestamp is the tenths of seconds since the hour, 0xFFFF when
+// unknown.
+func encodeTimestamp(s float64) (uint16, error) {
+	if s == TimestampUnknown {
+		return 0xFFFF, nil
+	}
+	if !(s >= 0 && s <= 3600) {
+		return 0, errAt(21, "timestamp %g s outside 0..3600 (or 6553.5 unknown)", s)
+	}
+	return uint16(math.Round(s * 10)), nil
 }
 
 // EncodeAuth writes one Authentication page. It refuses a page-0 length

@@ -94,16 +94,18 @@ func TestEncodeMatchesLibraryBytes(t *testing.T) {
 
 func TestEncodePackMatchesLibrary(t *testing.T) {
 	for _, id := range []string{"pack_1_msg", "pack_5_msgs", "pack_9_msgs_max"} {
-		v := findVector(t, id)
-		b := mustHex(t, v.Hex)
-		var msgs [][MessageSize]byte
-		for i := 0; i < int(b[2]); i++ {
-			msgs = append(msgs, [MessageSize]byte(b[3+i*25:3+(i+1)*25]))
-		}
-		got, err := AppendPack(nil, 2, msgs...)
-		if err != nil || hex.EncodeToString(got) != v.Hex {
-			t.Errorf("%s: %x, %v", id, got, err)
-		}
+		t.Run(id, func(t *testing.T) {
+			v := findVector(t, id)
+			b := mustHex(t, v.Hex)
+			var msgs [][MessageSize]byte
+			for i := 0; i < int(b[2]); i++ {
+				msgs = append(msgs, [MessageSize]byte(b[3+i*25:3+(i+1)*25]))
+			}
+			got, err := AppendPack(nil, 2, msgs...)
+			if err != nil || hex.EncodeToString(got) != v.Hex {
+				t.Errorf("%s: %x, %v", id, got, err)
+			}
+		})
 	}
 }
 

@@ -224,13 +224,15 @@ func decodeLocation(b []byte, m *Message) {
 	d.TSAcc = b[23] & 0x0F
 	// Byte 23's high nibble and byte 24 are reserved filler: ignored.
 
+	// Warnings for values outside the ranges F3411 defines; the raw
+	// values are kept as sent.
 	if d.Status > 4 || (d.Status == 4 && m.Version < Version2) {
 		m.Warnings.add(WarnStatusReserved)
 	}
 	if dir := d.directionInt(); dir > 360 && dir != 361 {
 		m.Warnings.add(WarnDirectionOutOfRange)
 	}
-	if (d.SpeedVRaw > 124 || d.SpeedVRaw < -124) && d.SpeedVRaw != 126 {
+	if d.verticalSpeedOutOfRange() {
 		m.Warnings.add(WarnVerticalSpeedOutOfRange)
 	}
 	if !rawLatInRange(d.LatRaw) {
@@ -242,9 +244,20 @@ func decodeLocation(b []byte, m *Message) {
 	if d.TimestampRaw > 36000 && d.TimestampRaw != 0xFFFF {
 		m.Warnings.add(WarnTimestampOutOfRange)
 	}
-	if d.HorizAcc > 12 || d.VertAcc > 6 || d.BaroAcc > 6 || d.SpeedAcc > 4 {
+	if d.accuracyReserved() {
 		m.Warnings.add(WarnAccuracyReserved)
 	}
+}
+
+// verticalSpeedOutOfRange reports a vertical speed beyond ±62 m/s that is
+// not the "unknown" code 126.
+func (d *Location) verticalSpeedOutOfRange() bool {
+	return (d.SpeedVRaw > 124 || d.SpeedVRaw < -124) && d.SpeedVRaw != 126
+}
+
+// accuracyReserved reports an accuracy code that F3411 reserves.
+func (d *Location) accuracyReserved() bool {
+	return d.HorizAcc > 12 || d.VertAcc > 6 || d.BaroAcc > 6 || d.SpeedAcc > 4
 }
 
 func decodeAuth(b []byte, m *Message) error {

@@ -81,10 +81,22 @@ func DecodePack(b []byte, p *Pack) error {
 // checkContent applies F3411's limits on what one pack may hold and the
 // cross-message plausibility check between aircraft and operator positions.
 func (p *Pack) checkContent() {
+	loc, sys := p.checkDuplicates()
+	if loc != nil && sys != nil && loc.PositionValid() && sys.OperatorPositionValid() {
+		lat1, lon1, _ := loc.Position()
+		lat2, lon2, _ := sys.OperatorPosition()
+		if HaversineM(lat1, lon1, lat2, lon2) > MaxOperatorDistanceM {
+			p.Warnings.add(WarnOperatorFarFromAircraft)
+		}
+	}
+}
+
+// checkDuplicates warns of a message type held more often than F3411
+// allows (two Basic IDs, one of each other type but Auth, each Auth page
+// once) and returns the pack's Location and System messages, if any.
+func (p *Pack) checkDuplicates() (loc *Location, sys *System) {
 	var count [6]int
 	var authPages uint16
-	var loc *Location
-	var sys *System
 	for i := 0; i < p.Count; i++ {
 		m := &p.Messages[i]
 		count[m.Type]++
@@ -105,13 +117,7 @@ func (p *Pack) checkContent() {
 		count[TypeSystem] > 1 || count[TypeOperatorID] > 1 {
 		p.Warnings.add(WarnDuplicateMessage)
 	}
-	if loc != nil && sys != nil && loc.PositionValid() && sys.OperatorPositionValid() {
-		lat1, lon1, _ := loc.Position()
-		lat2, lon2, _ := sys.OperatorPosition()
-		if HaversineM(lat1, lon1, lat2, lon2) > MaxOperatorDistanceM {
-			p.Warnings.add(WarnOperatorFarFromAircraft)
-		}
-	}
+	return loc, sys
 }
 
 // HaversineM returns the great-circle distance in metres between two points

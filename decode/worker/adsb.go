@@ -69,6 +69,17 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	}
 	out = append(out, decode.Observation{})
 	o := &out[len(out)-1]
+	observeIdentity(o, m)
+	observeKinematics(o, m)
+	observeStatus(o, m)
+	adsbInfo(m, o)
+	return out, nil
+}
+
+// observeIdentity copies who the aircraft is: the key (with readsb's '~'
+// for non-ICAO addresses), squawk, callsign, Comm-B register and emitter
+// category.
+func observeIdentity(o *decode.Observation, m *adsb.Message) {
 	key := hex6(m.Address)
 	if !m.AddressType.IsICAO() {
 		key = "~" + key // readsb's convention for non-ICAO addresses
@@ -77,13 +88,6 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	}
 	o.Key = key
 	o.ModeSReply = m.CRC == adsb.CRCAddressParity
-	if m.HasAltitude {
-		o.HasAltitude, o.AltM = true, float64(m.Altitude)*ftToM
-		o.AltKind = "baro"
-		if m.AltitudeGNSS {
-			o.AltKind = "geo"
-		}
-	}
 	if m.HasSquawk {
 		o.Squawk = m.Squawk.String()
 	}
@@ -100,6 +104,19 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	if m.Kind == adsb.KindIdentification {
 		o.Category, o.CategoryKind = m.EmitterCategory(), decode.CategoryEmitter
 	}
+}
+
+// observeKinematics copies where the aircraft is and how it moves: the
+// altitude in metres, the CPR position (resolved by fusion), the velocity
+// and the vertical rate in SI units.
+func observeKinematics(o *decode.Observation, m *adsb.Message) {
+	if m.HasAltitude {
+		o.HasAltitude, o.AltM = true, float64(m.Altitude)*ftToM
+		o.AltKind = "baro"
+		if m.AltitudeGNSS {
+			o.AltKind = "geo"
+		}
+	}
 	if m.HasCPR {
 		o.HasCPR, o.CPROdd, o.CPRLat, o.CPRLon = true, m.CPR.Odd, m.CPR.Lat, m.CPR.Lon
 		o.CPRSurface = m.Kind == adsb.KindSurfacePosition
@@ -113,6 +130,11 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	if m.HasVerticalRate && o.HasVelocity {
 		o.VRateMps = float64(m.VerticalRate) * fpmToMs
 	}
+}
+
+// observeStatus copies the emergency state, the position accuracy and a
+// warning when a bit error was corrected.
+func observeStatus(o *decode.Observation, m *adsb.Message) {
 	if m.HasEmergency && m.EmergencyState != 0 {
 		o.Emergency = adsb.EmergencyName(m.EmergencyState)
 	}
@@ -125,8 +147,6 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	if m.BitErrorsFixed > 0 {
 		o.Warnings = append(o.Warnings, "1 bit error corrected")
 	}
-	adsbInfo(m, o)
-	return out, nil
 }
 
 // adsbInfo fills the issue 21 block of the observation: the address type,

@@ -121,11 +121,13 @@ func TestADSBCommBObservation(t *testing.T) {
 		{"A0000638FA81C10000000081A92F", 0xFA81C100000000},
 		{"A800178D10010080F50000D5893C", 0x10010080F50000},
 	} {
-		frame, _ := hex.DecodeString(c.hex)
-		out, err := d.Decode(frame, Meta{}, nil)
-		if err != nil || len(out) != 1 || !out[0].HasCommB || out[0].CommB != c.want || !out[0].ModeSReply {
-			t.Errorf("%s: %v %+v", c.hex, err, out)
-		}
+		t.Run(c.hex, func(t *testing.T) {
+			frame, _ := hex.DecodeString(c.hex)
+			out, err := d.Decode(frame, Meta{}, nil)
+			if err != nil || len(out) != 1 || !out[0].HasCommB || out[0].CommB != c.want || !out[0].ModeSReply {
+				t.Errorf("%s: %v %+v", c.hex, err, out)
+			}
+		})
 	}
 	// A reply whose MB field is all zeros (176 of the 488 replies in the real
 	// Beast capture are) carries no register.

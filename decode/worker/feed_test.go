@@ -283,15 +283,17 @@ func TestFeedTracksMatchTheObservationPath(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	for name, st := range map[string]*fusion.Store{"fusion feed": viaFeed, "CUAS_OBS": viaObs} {
-		got := trackSummary(st)
-		if len(got) != len(want) {
-			t.Errorf("%s: %d tracks, reference %d", name, len(got), len(want))
-		}
-		for id, w := range want {
-			if got[id] != w {
-				t.Errorf("%s: track %s\n got %s\nwant %s", name, id, got[id], w)
+		t.Run(name, func(t *testing.T) {
+			got := trackSummary(st)
+			if len(got) != len(want) {
+				t.Errorf("%s: %d tracks, reference %d", name, len(got), len(want))
 			}
-		}
+			for id, w := range want {
+				if got[id] != w {
+					t.Errorf("%s: track %s\n got %s\nwant %s", name, id, got[id], w)
+				}
+			}
+		})
 	}
 	t.Logf("%d frames, %d observations, %d tracks agree three ways", len(batches)*100, total, len(want))
 }

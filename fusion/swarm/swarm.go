@@ -131,27 +131,33 @@ func ValidateTracks(tracks []Track) error {
 		default:
 			seen[t.ID] = i
 		}
-		if !finite(t.Lat) || t.Lat < -90 || t.Lat > 90 {
-			e.add(p+".lat", "must be a number in [-90, 90]")
-		}
-		if !finite(t.Lon) || t.Lon < -180 || t.Lon > 180 {
-			e.add(p+".lon", "must be a number in [-180, 180]")
-		}
-		if t.HasAlt && !finite(t.AltM) {
-			e.add(p+".alt_m", "must be a finite number")
-		}
-		if t.HasVelocity && (!finite(t.SpeedMps) || t.SpeedMps < 0) {
-			e.add(p+".speed_mps", "must be a non-negative number")
-		}
-		if t.HasVelocity && !finite(t.HeadingDeg) {
-			e.add(p+".heading_deg", "must be a finite number")
-		}
+		e.addTrackFields(p, &t)
 		if len(e.Fields) > 100 {
 			e.add("tracks", "too many errors; stopped")
 			break
 		}
 	}
 	return e.orNil()
+}
+
+// addTrackFields names the invalid position, altitude and velocity fields
+// of the track at prefix p.
+func (e *Error) addTrackFields(p string, t *Track) {
+	if !finite(t.Lat) || t.Lat < -90 || t.Lat > 90 {
+		e.add(p+".lat", "must be a number in [-90, 90]")
+	}
+	if !finite(t.Lon) || t.Lon < -180 || t.Lon > 180 {
+		e.add(p+".lon", "must be a number in [-180, 180]")
+	}
+	if t.HasAlt && !finite(t.AltM) {
+		e.add(p+".alt_m", "must be a finite number")
+	}
+	if t.HasVelocity && (!finite(t.SpeedMps) || t.SpeedMps < 0) {
+		e.add(p+".speed_mps", "must be a non-negative number")
+	}
+	if t.HasVelocity && !finite(t.HeadingDeg) {
+		e.add(p+".heading_deg", "must be a finite number")
+	}
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
@@ -227,10 +233,44 @@ func (d *Detector) Groups(tracks []Track, opt Options, onLink func(i, j int, dis
 	// Two unit vectors are within δ exactly when their chord is within
 	// 2 sin(δ/2): compare squared chords, no trigonometry per pair.
 	chord := 2 * math.Sin(δ/2)
-	chord2 := chord * chord
-	rowDeg := δ * 180 / math.Pi
-	grid := newGrid(rowDeg)
+	s := linkScan{
+		grid:   newGrid(δ * 180 / math.Pi),
+		sinδ:   math.Sin(δ),
+		chord2: chord * chord,
+		opt:    &opt,
+		onLink: onLink,
+	}
+	s.margin = s.grid.rowDeg*(1+1e-9) + 1e-12
+	d.place(tracks, s.grid)
+	for ri, seg := range d.rows {
+		for k := seg.start; k < seg.end && !d.over(); k++ {
+			d.linkPoint(tracks, ri, k, &s)
+		}
+	}
+	for i := range n {
+		root := d.uf.Find(int32(i))
+		g.Comp[i] = root
+		g.Size[i] = d.uf.size[root]
+	}
+	g.Links = d.links
+	g.Exceeded = d.over()
+	return g
+}
 
+// linkScan is what one run of Groups compares points with.
+type linkScan struct {
+	grid   grid
+	sinδ   float64 // sine of the link's central angle
+	margin float64 // latitude span of the link circle, widened by a hair
+	chord2 float64 // squared chord of the link distance
+	opt    *Options
+	onLink func(i, j int, distM float64)
+}
+
+// place puts the tracks in grid cells: d.cells and d.pts in cell order,
+// and d.rows the runs of the occupied rows.
+func (d *Detector) place(tracks []Track, grid grid) {
+	n := len(tracks)
 	if cap(d.cells) < n {
 		d.cells, d.pts = make([]cellEntry, n), make([]point, n)
 	}
@@ -254,42 +294,33 @@ func (d *Detector) Groups(tracks []Track, opt Options, onLink func(i, j int, dis
 		}
 		d.rows[len(d.rows)-1].end = int32(k + 1)
 	}
+}
 
-	sinδ := math.Sin(δ)
-	margin := rowDeg*(1+1e-9) + 1e-12
-	for ri, seg := range d.rows {
-		for k := seg.start; k < seg.end && !d.over(); k++ {
-			p := &d.pts[k]
-			// The longitudes the link circle spans: asin(sin δ / cos φ), or
-			// all of them when the circle reaches a pole. Widened by a hair
-			// so that rounding never drops a pair at exactly the link
-			// distance.
-			cφ := math.Cos(p.lat * math.Pi / 180)
-			allLon := cφ <= sinδ
-			Δλ := 0.0
-			if !allLon {
-				Δλ = math.Asin(sinδ/cφ)*180/math.Pi*(1+1e-9) + 1e-12
-			}
-			r0 := int32(grid.row(math.Max(-90, p.lat-margin)))
-			r1 := int32(grid.row(math.Min(90, p.lat+margin)))
-			// Occupied rows r0..r1 sit next to ri in d.rows.
-			lo := ri
-			for lo > 0 && d.rows[lo-1].row >= r0 {
-				lo--
-			}
-			for rj := lo; rj < len(d.rows) && d.rows[rj].row <= r1; rj++ {
-				d.scanRow(tracks, k, &d.rows[rj], allLon, Δλ, chord2, &opt, onLink)
-			}
-		}
+// linkPoint links the point at cell position k (in occupied row ri) with
+// the later points within the link distance, scanning the rows its link
+// circle reaches.
+func (d *Detector) linkPoint(tracks []Track, ri int, k int32, s *linkScan) {
+	p := &d.pts[k]
+	// The longitudes the link circle spans: asin(sin δ / cos φ), or
+	// all of them when the circle reaches a pole. Widened by a hair
+	// so that rounding never drops a pair at exactly the link
+	// distance.
+	cφ := math.Cos(p.lat * math.Pi / 180)
+	allLon := cφ <= s.sinδ
+	Δλ := 0.0
+	if !allLon {
+		Δλ = math.Asin(s.sinδ/cφ)*180/math.Pi*(1+1e-9) + 1e-12
 	}
-	for i := range n {
-		root := d.uf.Find(int32(i))
-		g.Comp[i] = root
-		g.Size[i] = d.uf.size[root]
+	r0 := int32(s.grid.row(math.Max(-90, p.lat-s.margin)))
+	r1 := int32(s.grid.row(math.Min(90, p.lat+s.margin)))
+	// Occupied rows r0..r1 sit next to ri in d.rows.
+	lo := ri
+	for lo > 0 && d.rows[lo-1].row >= r0 {
+		lo--
 	}
-	g.Links = d.links
-	g.Exceeded = d.over()
-	return g
+	for rj := lo; rj < len(d.rows) && d.rows[rj].row <= r1; rj++ {
+		d.scanRow(tracks, k, &d.rows[rj], allLon, Δλ, s.chord2, s.opt, s.onLink)
+	}
 }
 
 // over reports whether the pair-test budget is spent.
@@ -484,17 +515,7 @@ func Detect(tracks []Track, opt Options) (Topology, error) {
 	top := Topology{Components: []Component{}, Edges: []Edge{}, Singletons: []string{}, LinkM: opt.LinkM, MinSize: opt.MinSize}
 	var onLink func(i, j int, d float64)
 	if opt.CollectEdges {
-		seen := 0
-		onLink = func(i, j int, d float64) {
-			if seen++; seen <= opt.EdgeOffset || len(top.Edges) >= opt.MaxEdges {
-				return
-			}
-			a, b := tracks[i].ID, tracks[j].ID
-			if b < a {
-				a, b = b, a
-			}
-			top.Edges = append(top.Edges, Edge{A: a, B: b, DistanceM: d})
-		}
+		onLink = top.edgePage(tracks, opt.EdgeOffset, opt.MaxEdges)
 	}
 	g := Groups(tracks, opt, onLink)
 	if g.Exceeded {
@@ -509,7 +530,29 @@ func Detect(tracks []Track, opt Options) (Topology, error) {
 	slices.SortFunc(top.Edges, func(x, y Edge) int {
 		return cmp.Or(strings.Compare(x.A, y.A), strings.Compare(x.B, y.B))
 	})
+	top.addComponents(tracks, &g, opt.MinSize)
+	return top, nil
+}
 
+// edgePage returns the link callback that keeps the page of at most
+// limit links from offset in top.Edges, each edge's ids in order.
+func (top *Topology) edgePage(tracks []Track, offset, limit int) func(i, j int, d float64) {
+	seen := 0
+	return func(i, j int, d float64) {
+		if seen++; seen <= offset || len(top.Edges) >= limit {
+			return
+		}
+		a, b := tracks[i].ID, tracks[j].ID
+		if b < a {
+			a, b = b, a
+		}
+		top.Edges = append(top.Edges, Edge{A: a, B: b, DistanceM: d})
+	}
+}
+
+// addComponents adds the grouping's components (largest first, then by
+// id), its singletons (sorted) and the number of swarms to top.
+func (top *Topology) addComponents(tracks []Track, g *Grouping, minSize int) {
 	// Group the indices by component with a counting sort on the
 	// representative: linear, and one allocation instead of one per group.
 	start := make([]int32, len(tracks)+1)
@@ -534,7 +577,7 @@ func Detect(tracks []Track, opt Options) (Topology, error) {
 	slices.Sort(top.Singletons)
 	for root := range tracks {
 		if a, b := start[root], start[root+1]; b > a {
-			top.Components = append(top.Components, component(tracks, order[a:b], opt.MinSize))
+			top.Components = append(top.Components, component(tracks, order[a:b], minSize))
 		}
 	}
 	slices.SortFunc(top.Components, func(a, b Component) int {
@@ -545,7 +588,6 @@ func Detect(tracks []Track, opt Options) (Topology, error) {
 			top.Swarms++
 		}
 	}
-	return top, nil
 }
 
 func component(tracks []Track, idx []int, minSize int) Component {

@@ -143,21 +143,23 @@ func TestAltitudeAndVelocityRules(t *testing.T) {
 		{"too far", Options{LinkM: 99}, nil, false},
 	}
 	for _, tc := range tests {
-		bb := b
-		if tc.b != nil {
-			bb = tc.b(b)
-		}
-		aa := a
-		if tc.name == "both hover" {
-			aa.SpeedMps = 0.2
-		}
-		top, err := Detect([]Track{aa, bb}, tc.opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := top.EdgeCount == 1; got != tc.link {
-			t.Errorf("%s: linked %v, want %v", tc.name, got, tc.link)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			bb := b
+			if tc.b != nil {
+				bb = tc.b(b)
+			}
+			aa := a
+			if tc.name == "both hover" {
+				aa.SpeedMps = 0.2
+			}
+			top, err := Detect([]Track{aa, bb}, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := top.EdgeCount == 1; got != tc.link {
+				t.Errorf("%s: linked %v, want %v", tc.name, got, tc.link)
+			}
+		})
 	}
 }
 
@@ -185,29 +187,31 @@ func TestGridMatchesBruteForce(t *testing.T) {
 	centres := []gate.Point{{Lat: 0, Lon: 0}, {Lat: 51.5, Lon: -0.1}, {Lat: 0, Lon: 180}, {Lat: -0.001, Lon: -179.999},
 		{Lat: 89.999, Lon: 10}, {Lat: -90, Lon: 0}, {Lat: 78, Lon: 179.99}, {Lat: -60, Lon: -180}}
 	for ci, c := range centres {
-		for _, link := range []float64{50, 150, 2000} {
-			rng := rand.New(rand.NewPCG(uint64(ci), uint64(link)))
-			var tracks []Track
-			for i := range 400 {
-				q := gate.Destination(c, rng.Float64()*link*8, rng.Float64()*360)
-				tracks = append(tracks, Track{ID: fmt.Sprint(i), Lat: q.Lat, Lon: q.Lon})
-			}
-			wantLinks, wantSizes := bruteForce(tracks, link)
-			g := Groups(tracks, Options{LinkM: link}, func(i, j int, d float64) {
-				if i >= j || d > link*(1+1e-9) {
-					t.Errorf("bad link %d-%d %v", i, j, d)
+		t.Run(fmt.Sprintf("lat %g lon %g", c.Lat, c.Lon), func(t *testing.T) {
+			for _, link := range []float64{50, 150, 2000} {
+				rng := rand.New(rand.NewPCG(uint64(ci), uint64(link)))
+				var tracks []Track
+				for i := range 400 {
+					q := gate.Destination(c, rng.Float64()*link*8, rng.Float64()*360)
+					tracks = append(tracks, Track{ID: fmt.Sprint(i), Lat: q.Lat, Lon: q.Lon})
 				}
-			})
-			if g.Links != wantLinks {
-				t.Errorf("centre %v link %v: %d links, brute force %d", c, link, g.Links, wantLinks)
-			}
-			for i, s := range g.Size {
-				if int(s) != wantSizes[i] {
-					t.Errorf("centre %v link %v: track %d size %d, want %d", c, link, i, s, wantSizes[i])
-					break
+				wantLinks, wantSizes := bruteForce(tracks, link)
+				g := Groups(tracks, Options{LinkM: link}, func(i, j int, d float64) {
+					if i >= j || d > link*(1+1e-9) {
+						t.Errorf("bad link %d-%d %v", i, j, d)
+					}
+				})
+				if g.Links != wantLinks {
+					t.Errorf("centre %v link %v: %d links, brute force %d", c, link, g.Links, wantLinks)
+				}
+				for i, s := range g.Size {
+					if int(s) != wantSizes[i] {
+						t.Errorf("centre %v link %v: track %d size %d, want %d", c, link, i, s, wantSizes[i])
+						break
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

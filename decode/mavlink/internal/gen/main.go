@@ -134,42 +134,59 @@ func describe(m message.Message) (*msg, error) {
 		crcExtra: rw.CRCExtra(),
 	}
 	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
-		f := &field{declIndex: i, ext: sf.Tag.Get("mavext") == "true"}
-		f.name = sf.Tag.Get("mavname")
-		if f.name == "" {
-			f.name = snake(sf.Name)
+		f, err := describeField(i, t.Field(i))
+		if err != nil {
+			return nil, err
 		}
-		gt := sf.Type
-		if gt.Kind() == reflect.Array {
-			f.arrayLen = gt.Len()
-			gt = gt.Elem()
-		}
-		wire := gt.Kind().String()
-		if e := sf.Tag.Get("mavenum"); e != "" {
-			wire = e
-			f.enum = gt.Name()
-		}
-		if gt.Kind() == reflect.String {
-			n := 1
-			if l := sf.Tag.Get("mavlen"); l != "" {
-				v, err := strconv.Atoi(l)
-				if err != nil {
-					return nil, err
-				}
-				n = v
-			}
-			f.arrayLen = n
-		}
-		ti, ok := typeOf[wire]
-		if !ok {
-			return nil, fmt.Errorf("field %s: unsupported type %s", sf.Name, wire)
-		}
-		f.typ, f.size = ti.c, ti.size
 		out.fields = append(out.fields, f)
 	}
-	// Wire order: base fields by element size, largest first, stable;
-	// extensions after them in declaration order.
+	if err := out.layOut(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// describeField is the i-th field of a gomavlib message struct: its
+// MAVLink name, wire type, element size and array length.
+func describeField(i int, sf reflect.StructField) (*field, error) {
+	f := &field{declIndex: i, ext: sf.Tag.Get("mavext") == "true"}
+	f.name = sf.Tag.Get("mavname")
+	if f.name == "" {
+		f.name = snake(sf.Name)
+	}
+	gt := sf.Type
+	if gt.Kind() == reflect.Array {
+		f.arrayLen = gt.Len()
+		gt = gt.Elem()
+	}
+	wire := gt.Kind().String()
+	if e := sf.Tag.Get("mavenum"); e != "" {
+		wire = e
+		f.enum = gt.Name()
+	}
+	if gt.Kind() == reflect.String {
+		n := 1
+		if l := sf.Tag.Get("mavlen"); l != "" {
+			v, err := strconv.Atoi(l)
+			if err != nil {
+				return nil, err
+			}
+			n = v
+		}
+		f.arrayLen = n
+	}
+	ti, ok := typeOf[wire]
+	if !ok {
+		return nil, fmt.Errorf("field %s: unsupported type %s", sf.Name, wire)
+	}
+	f.typ, f.size = ti.c, ti.size
+	return f, nil
+}
+
+// layOut gives the fields their wire offsets and the message its lengths.
+// Wire order: base fields by element size, largest first, stable;
+// extensions after them in declaration order.
+func (out *msg) layOut() error {
 	wireOrder := append([]*field(nil), out.fields...)
 	sort.SliceStable(wireOrder, func(i, j int) bool {
 		a, b := wireOrder[i], wireOrder[j]
@@ -195,9 +212,9 @@ func describe(m message.Message) (*msg, error) {
 	}
 	out.length = off
 	if off > 255 {
-		return nil, fmt.Errorf("payload of %d bytes", off)
+		return fmt.Errorf("payload of %d bytes", off)
 	}
-	return out, nil
+	return nil
 }
 
 // enums whose value names cuasd reports (vehicle type, autopilot, state,

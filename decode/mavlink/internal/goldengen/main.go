@@ -20,7 +20,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 
 	"github.com/bluenviron/gomavlib/v3/pkg/dialect"
@@ -104,49 +103,61 @@ func run(path string, drw *dialect.ReadWriter) (*Golden, error) {
 	}
 	for {
 		e, err := r.Read()
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				break
-			}
-			var re frame.ReadError
-			if !errors.As(err, &re) {
-				return nil, err
-			}
-			g.Entries++
-			if m := crcRe.FindStringSubmatch(err.Error()); m != nil {
-				g.BadCRC[m[1]]++
-				g.BadCRCTotal++
-			} else {
-				g.OtherErrors[err.Error()]++
-			}
+		if err == nil {
+			g.addEntry(e)
 			continue
 		}
-		g.Entries++
-		usec := e.Time.UnixMicro()
-		if g.FirstUsec == 0 {
-			g.FirstUsec = usec
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return g, nil
 		}
-		g.LastUsec = usec
-		switch e.Frame.(type) {
-		case *frame.V1Frame:
-			g.V1Frames++
-		case *frame.V2Frame:
-			g.V2Frames++
+		if err := g.addReadError(err); err != nil {
+			return nil, err
 		}
-		msg := e.Frame.GetMessage()
-		id := strconv.FormatUint(uint64(msg.GetID()), 10)
-		if raw, ok := msg.(*message.MessageRaw); ok {
-			_ = raw
-			g.Unknown[id]++
-			continue
-		}
-		g.GoodFrames++
-		g.ByMsgID[id]++
-		g.ByName[msgName(msg)]++
-		g.SysComp[fmt.Sprintf("%d-%d", e.Frame.GetSystemID(), e.Frame.GetComponentID())]++
 	}
-	_ = sort.Strings
-	return g, nil
+}
+
+// addReadError counts a frame the reader refused, by the message id of a
+// bad CRC or else by the error's text; an error that is not a frame's is
+// returned.
+func (g *Golden) addReadError(err error) error {
+	var re frame.ReadError
+	if !errors.As(err, &re) {
+		return err
+	}
+	g.Entries++
+	if m := crcRe.FindStringSubmatch(err.Error()); m != nil {
+		g.BadCRC[m[1]]++
+		g.BadCRCTotal++
+	} else {
+		g.OtherErrors[err.Error()]++
+	}
+	return nil
+}
+
+// addEntry counts one entry read: its time, frame version and message.
+func (g *Golden) addEntry(e *tlog.Entry) {
+	g.Entries++
+	usec := e.Time.UnixMicro()
+	if g.FirstUsec == 0 {
+		g.FirstUsec = usec
+	}
+	g.LastUsec = usec
+	switch e.Frame.(type) {
+	case *frame.V1Frame:
+		g.V1Frames++
+	case *frame.V2Frame:
+		g.V2Frames++
+	}
+	msg := e.Frame.GetMessage()
+	id := strconv.FormatUint(uint64(msg.GetID()), 10)
+	if _, ok := msg.(*message.MessageRaw); ok {
+		g.Unknown[id]++
+		return
+	}
+	g.GoodFrames++
+	g.ByMsgID[id]++
+	g.ByName[msgName(msg)]++
+	g.SysComp[fmt.Sprintf("%d-%d", e.Frame.GetSystemID(), e.Frame.GetComponentID())]++
 }
 
 // msgName turns gomavlib's Go type name (MessageGpsRawInt) into the MAVLink
