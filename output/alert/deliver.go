@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/lifecycle"
 )

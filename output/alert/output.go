@@ -99,9 +99,13 @@ func Open(ctx context.Context, js JetStream, cfg *Config, o Options) (*Rules, *S
 // give-up age decides), and a bounded number in flight.
 func consumerConfig(s SinkConfig) bus.ConsumerConfig {
 	return bus.ConsumerConfig{
-		Durable: "sink-" + s.Name, Description: "cuasd alert sink " + s.Name,
+		Durable:       "sink-" + s.Name,
+		Description:   "cuasd alert sink " + s.Name,
 		FilterSubject: bus.AlertPrefix + "." + bus.Token(s.Name) + ".>",
-		DeliverNew: true, AckWait: s.TimeoutD + 5*time.Second, MaxDeliver: -1, MaxAckPending: 256,
+		DeliverNew:    true,
+		AckWait:       s.TimeoutD + 5*time.Second,
+		MaxDeliver:    -1,
+		MaxAckPending: 256,
 	}
 }
 
