@@ -238,7 +238,10 @@ func nullable(v sql.NullFloat64) *float64 {
 func areaWhere(q AreaQuery) (string, []any) {
 	where := `FROM points WHERE t BETWEEN ? AND ?`
 	args := []any{q.From.UnixNano(), q.To.UnixNano()}
-	if b := q.BBox; b != nil {
+	if b := q.BBox; b != nil && b.CrossesAntimeridian() {
+		where += ` AND (lon >= ? OR lon <= ?) AND lat BETWEEN ? AND ?`
+		args = append(args, b[0], b[2], b[1], b[3])
+	} else if b != nil {
 		where += ` AND lon BETWEEN ? AND ? AND lat BETWEEN ? AND ?`
 		args = append(args, b[0], b[2], b[1], b[3])
 	}
