@@ -145,48 +145,6 @@ func (r *Recorder) onTrack(m *nats.Msg) {
 	}
 }
 
-// trackEventIn is the part of a track event (events.TrackEvent) that the
-// recorder reads. Decoding only these fields costs half of decoding the
-// whole event (BenchmarkPointsOf), and the handler runs for every event.
-type trackEventIn struct {
-	V     int    `json:"v"`
-	Type  string `json:"type"`
-	Track struct {
-		TrackID    string         `json:"track_id"`
-		Lat        *float64       `json:"lat"`
-		Lon        *float64       `json:"lon"`
-		AltM       *float64       `json:"alt_m"`
-		AltKind    string         `json:"alt_kind"`
-		SpeedMps   *float64       `json:"speed_mps"`
-		HeadingDeg *float64       `json:"heading_deg"`
-		VRateMps   *float64       `json:"vertical_rate_mps"`
-		Sensors    []string       `json:"sensors"`
-		LastSeen   time.Time      `json:"last_seen"`
-		History    []events.Point `json:"history"`
-	} `json:"track"`
-	Assessment *struct {
-		Decision string  `json:"decision"`
-		Lambda   float64 `json:"lambda"`
-	} `json:"assessment"`
-}
-
-// decodeTrackEvent decodes what the recorder needs of a track event.
-func decodeTrackEvent(data []byte) (*events.TrackEvent, error) {
-	var in trackEventIn
-	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, err
-	}
-	t := &in.Track
-	ev := &events.TrackEvent{Header: events.Header{V: in.V, Type: in.Type},
-		Track: events.Track{TrackID: t.TrackID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, AltKind: t.AltKind,
-			SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, VRateMps: t.VRateMps, Sensors: t.Sensors,
-			LastSeen: t.LastSeen, History: t.History}}
-	if a := in.Assessment; a != nil {
-		ev.Assessment = &events.Assessment{Decision: a.Decision, Lambda: a.Lambda}
-	}
-	return ev, nil
-}
-
 // onThreat remembers a track's recorded decision, for the points of track
 // events that carry no assessment.
 func (r *Recorder) onThreat(m *nats.Msg) {

@@ -315,19 +315,19 @@ func queryPlan(t *testing.T, st *Store, query string, args ...any) string {
 }
 
 // TestQueryPlans: an area query reads the window's range of the primary
-// key (never every track through points_track), one track's window reads
-// points_track.
+// key (never every track through chunks_track), one track's window reads
+// chunks_track.
 func TestQueryPlans(t *testing.T) {
 	st, _ := openTemp(t)
 	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 100, 0, 0))
 	where, args := areaWhere(AreaQuery{From: t0, To: t0.Add(time.Minute), BBox: &BBox{-1, -1, 1, 1}, Protocol: "adsb",
 		Cursor: &Cursor{TrackID: "adsb:A", Time: t0}})
-	plan := queryPlan(t, st, `SELECT `+pointCols+` `+where+` `+areaOrder+` LIMIT 10`, args...)
-	if !strings.Contains(plan, "SEARCH points USING PRIMARY KEY (t>? AND t<?)") || strings.Contains(plan, "points_track") {
+	plan := queryPlan(t, st, `SELECT track_id, t0, data `+where+` `+areaOrder, args...)
+	if !strings.Contains(plan, "SEARCH chunks USING PRIMARY KEY (t0>? AND t0<?)") || strings.Contains(plan, "chunks_track") {
 		t.Errorf("area plan: %s", plan)
 	}
-	plan = queryPlan(t, st, `SELECT `+pointCols+` FROM points WHERE track_id = ? AND t BETWEEN ? AND ? ORDER BY t`, "adsb:A", 0, 1)
-	if !strings.Contains(plan, "USING INDEX points_track (track_id=? AND t>? AND t<?)") || strings.Contains(plan, "TEMP B-TREE") {
+	plan = queryPlan(t, st, `SELECT t0, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ? ORDER BY t0`, "adsb:A", 0, 1, 0)
+	if !strings.Contains(plan, "USING INDEX chunks_track (track_id=? AND t0>? AND t0<?)") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("track plan: %s", plan)
 	}
 }
