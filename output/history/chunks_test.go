@@ -79,6 +79,7 @@ func TestChunksMatchAModel(t *testing.T) {
 		case 1:
 			if round%10 == 9 { // a restart: what is held comes back from pending
 				_ = st.db.Close() // no compaction, as a kill would leave it
+				_ = st.log.close()
 				var err error
 				if st, err = Open(path); err != nil {
 					t.Fatal(err)

@@ -221,7 +221,7 @@ func (d *decoder) history(dst *[]events.Point) error {
 		*dst = nil
 		return nil
 	}
-	out := make([]events.Point, 0, 32)
+	out := make([]events.Point, 0, 8)
 	err := d.array(func() error {
 		var p events.Point
 		err := d.object(func(key []byte) error {

@@ -27,11 +27,13 @@ import (
 // chunks never overlap in time (Insert keeps them apart), so a track's
 // points come out in time order chunk after chunk.
 //
-// pending is the write-ahead part: each Insert commits the new points as
-// one row (all tracks together, packed), which is what makes them
-// survive a killed process; every compactEvery the points held in memory
-// since are written as chunks and the pending rows deleted, in one
-// transaction. Queries read the chunks and the points in memory.
+// New points are first held in memory, packed as the chunks they will
+// become, and appended to <path>.pending (pendingLog), one record per
+// Insert: that write is what makes them survive a killed process. Every
+// compactEvery the held points are written as chunk rows in one
+// transaction and the log emptied. Queries read the chunks and the held
+// points. Writing each Insert as a row instead cost a transaction per
+// flush and, at compaction, deleting those rows again.
 const schema = `
 CREATE TABLE IF NOT EXISTS chunks (
 	t0       INTEGER NOT NULL,
@@ -47,7 +49,6 @@ CREATE TABLE IF NOT EXISTS chunks (
 	PRIMARY KEY (t0, track_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS chunks_track ON chunks (track_id, t0);
-CREATE TABLE IF NOT EXISTS pending (id INTEGER PRIMARY KEY, data BLOB NOT NULL);
 `
 
 const (
@@ -69,6 +70,7 @@ const (
 type Store struct {
 	db   *sql.DB
 	path string
+	log  *pendingLog
 
 	// mu: Insert and compaction write; queries read. Held by a query for
 	// its whole run so that it never sees a point both in memory and in a
@@ -84,9 +86,9 @@ type Store struct {
 }
 
 // Open opens (creating if needed) the history database at path. WAL with
-// synchronous=NORMAL: a committed Insert survives a killed process; a
-// power cut can lose the last commits, like JetStream's default sync
-// interval. Points left in pending by a killed process are read back.
+// synchronous=NORMAL: committed chunks survive a killed process; a power
+// cut can lose the last commits, like JetStream's default sync interval.
+// Points a killed process left in <path>.pending are read back.
 func Open(path string) (*Store, error) {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-32768)"} {
@@ -108,6 +110,7 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
+		_ = s.log.close()
 		_ = db.Close()
 		return nil, err
 	}
@@ -119,56 +122,50 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	err := s.compact(context.Background())
 	s.mu.Unlock()
-	return errors.Join(err, wrap("close", s.db.Close()))
+	return errors.Join(err, s.log.close(), wrap("close", s.db.Close()))
 }
 
-// loadPending reads back the points a stopped or killed process left in
-// pending, and writes them as chunks.
+// loadPending opens the pending log, reads back the points a killed
+// process left in it and writes them as chunks (which empties it).
 func (s *Store) loadPending(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT data FROM pending ORDER BY id`)
+	l, records, err := openPendingLog(s.path + ".pending")
 	if err != nil {
-		return wrap("open", err)
+		return err
 	}
+	s.log = l
 	var pts []Point
-	for rows.Next() {
-		var data []byte
-		if err := rows.Scan(&data); err != nil {
-			rows.Close()
-			return wrap("open", err)
-		}
-		if pts, err = unpackPending(data, pts); err != nil {
-			rows.Close()
+	for _, rec := range records {
+		if pts, err = unpackPending(rec, pts); err != nil {
+			_ = l.close()
 			return wrap("open: pending", err)
 		}
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return wrap("open", err)
-	}
-	if len(pts) == 0 {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Pending points are newer than every chunk of their track (they
-	// become chunks and leave pending in one transaction), so they go
-	// back into memory as they are; compact then writes them as chunks
-	// and deletes the rows.
-	ids, groups := groupByTrack(pts)
-	for _, id := range ids {
-		s.hold(groups[id])
+	// They may be in chunks already (killed after a compaction's commit,
+	// before the log was emptied): stored like any insert, repeats
+	// ignored, without logging them again.
+	if len(pts) > 0 {
+		if _, err := s.insert(ctx, groupByTrack(pts), false); err != nil {
+			_ = l.close()
+			return err
+		}
 	}
-	return s.compact(ctx)
+	if err := s.compact(ctx); err != nil {
+		_ = l.close()
+		return err
+	}
+	return nil
 }
 
-// packPending packs the points of some tracks as a pending row: per
-// track, its id, its number of points and the points packed.
-func packPending(b []byte, ids []string, groups map[string][]Point) []byte {
-	for _, id := range ids {
-		if pts := groups[id]; len(pts) > 0 {
-			b = appendString(b, id)
-			b = appendUvarint(b, uint64(len(pts)))
-			b = appendPoints(b, 0, pts)
+// packPending packs runs of points as a pending row: per run, its track
+// id, its number of points and the points packed.
+func packPending(b []byte, runs []run) []byte {
+	for _, r := range runs {
+		if len(r.pts) > 0 {
+			b = appendString(b, r.id)
+			b = appendUvarint(b, uint64(len(r.pts)))
+			b = appendPoints(b, 0, r.pts)
 		}
 	}
 	return b
@@ -198,27 +195,51 @@ func unpackPending(b []byte, dst []Point) ([]Point, error) {
 	return dst, nil
 }
 
-// groupByTrack groups pts by track, each group in time order (as the
-// recorder's batches nearly always are already), the ids in order.
-func groupByTrack(pts []Point) ([]string, map[string][]Point) {
-	groups := map[string][]Point{}
-	unsorted := map[string]bool{}
-	var ids []string
-	for _, p := range pts {
-		g, ok := groups[p.TrackID]
-		if !ok {
-			ids = append(ids, p.TrackID)
-		} else if !g[len(g)-1].Time.Before(p.Time) {
-			unsorted[p.TrackID] = true
+// run is points of one track in time order.
+type run struct {
+	id  string
+	pts []Point
+	// strict says no two points share a time.
+	strict bool
+}
+
+// trackRuns splits pts into runs of one track each. A recorder's batch is
+// a run per event, one event per track, already in time order: then the
+// runs are views of pts. Otherwise the points are grouped (copied) by
+// track and sorted.
+func trackRuns(pts []Point) []run {
+	var runs []run
+	seen := map[string]bool{}
+	for i := 0; i < len(pts); {
+		j := i + 1
+		for j < len(pts) && pts[j].TrackID == pts[i].TrackID && pts[j].Time.After(pts[j-1].Time) {
+			j++
 		}
-		groups[p.TrackID] = append(g, p)
+		if seen[pts[i].TrackID] {
+			return groupByTrack(pts)
+		}
+		seen[pts[i].TrackID] = true
+		runs = append(runs, run{pts[i].TrackID, pts[i:j], true})
+		i = j
 	}
-	for id := range unsorted {
-		// Stable: of two points at one time the first is kept.
-		slices.SortStableFunc(groups[id], func(a, b Point) int { return a.Time.Compare(b.Time) })
+	slices.SortFunc(runs, func(a, b run) int { return strings.Compare(a.id, b.id) })
+	return runs
+}
+
+// groupByTrack groups pts by track, each group in time order (stable: of
+// two points at one time the first comes first), the tracks in order.
+func groupByTrack(pts []Point) []run {
+	groups := map[string][]Point{}
+	for _, p := range pts {
+		groups[p.TrackID] = append(groups[p.TrackID], p)
 	}
-	slices.Sort(ids)
-	return ids, groups
+	runs := make([]run, 0, len(groups))
+	for id, g := range groups {
+		slices.SortStableFunc(g, func(a, b Point) int { return a.Time.Compare(b.Time) })
+		runs = append(runs, run{id, g, false})
+	}
+	slices.SortFunc(runs, func(a, b run) int { return strings.Compare(a.id, b.id) })
+	return runs
 }
 
 // sortPoints sorts pts by track and time (stable).
@@ -299,30 +320,55 @@ func (s *Store) chunkEnd(ctx context.Context, id string) (int64, error) {
 
 // Insert stores pts and returns how many were new (a point at the time
 // of a stored point of its track is a repeat and ignored). The new points
-// are committed in one transaction before it returns.
+// are in the pending log (or in chunks) when it returns.
 func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
 	if len(pts) == 0 {
 		return 0, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ids, groups := groupByTrack(pts)
-	n, old, err := s.classify(ctx, ids, groups)
+	return s.insert(ctx, trackRuns(pts), true)
+}
+
+// insert stores runs, appending the new points to the pending log when
+// logIt. s.mu is held.
+func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error) {
+	n, old, err := s.classify(ctx, runs)
 	if err != nil {
 		return 0, err
 	}
+	if n > 0 && logIt {
+		if err := s.log.append(packPending(nil, runs)); err != nil {
+			return 0, err
+		}
+	}
+	if len(old) > 0 {
+		k, err := s.merge(ctx, old)
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	for _, r := range runs {
+		s.hold(r.pts)
+	}
+	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
+		return n, s.compact(ctx)
+	}
+	return n, nil
+}
+
+// merge merges runs of points older than their tracks' newest chunks into
+// the chunks, in one transaction, and returns how many were new.
+func (s *Store) merge(ctx context.Context, old [][]Point) (int, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, wrap("insert", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if n > 0 {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO pending (data) VALUES (?)`, packPending(nil, ids, groups)); err != nil {
-			return 0, wrap("insert", err)
-		}
-	}
-	for _, run := range old {
-		k, err := s.rewrite(ctx, tx, run)
+	n := 0
+	for _, r := range old {
+		k, err := s.rewrite(ctx, tx, r)
 		if err != nil {
 			clear(s.chunked)
 			return 0, err
@@ -333,34 +379,32 @@ func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
 		clear(s.chunked)
 		return 0, wrap("insert", err)
 	}
-	for _, id := range ids {
-		s.hold(groups[id])
-	}
-	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
-		return n, s.compact(ctx)
-	}
 	return n, nil
 }
 
-// classify leaves in groups the new points, newer than their track's
-// chunks and not repeats of held points or of each other, and returns
-// their number and, by track, the points at or before the end of their
-// track's chunks, which must be merged into the chunks (rare: a replay,
-// a restart).
-func (s *Store) classify(ctx context.Context, ids []string, groups map[string][]Point) (int, [][]Point, error) {
+// classify leaves in runs the new points, newer than their track's
+// chunks and not repeats of held points, and returns their number and,
+// by track, the points at or before the end of their track's chunks,
+// which must be merged into the chunks (rare: a replay, a restart). A run
+// that is all new, the common case, is left as it is.
+func (s *Store) classify(ctx context.Context, runs []run) (int, [][]Point, error) {
 	var old [][]Point
 	n := 0
-	for _, id := range ids {
-		end, err := s.chunkEnd(ctx, id)
+	for i := range runs {
+		r := &runs[i]
+		end, err := s.chunkEnd(ctx, r.id)
 		if err != nil {
 			return 0, nil, err
 		}
-		pts, cs := groups[id], s.held[id]
-		fresh, before := pts[:0:0], []Point(nil)
-		for k := range pts {
-			p, t := pts[k], pts[k].Time.UnixNano()
-			switch {
-			case k > 0 && p.Time.Equal(pts[k-1].Time):
+		cs := s.held[r.id]
+		if first := r.pts[0].Time.UnixNano(); r.strict && first > end && (len(cs) == 0 || first > cs[len(cs)-1].t1) {
+			n += len(r.pts)
+			continue
+		}
+		var fresh, before []Point
+		for k, p := range r.pts {
+			switch t := p.Time.UnixNano(); {
+			case k > 0 && p.Time.Equal(r.pts[k-1].Time):
 			case t <= end:
 				before = append(before, p)
 			case isHeld(cs, t):
@@ -368,7 +412,7 @@ func (s *Store) classify(ctx context.Context, ids []string, groups map[string][]
 				fresh = append(fresh, p)
 			}
 		}
-		groups[id] = fresh
+		r.pts = fresh
 		n += len(fresh)
 		if len(before) > 0 {
 			old = append(old, before)
@@ -474,12 +518,12 @@ func (s *Store) writeChunks(ctx context.Context, tx *sql.Tx, cs []*chunk) error 
 	return nil
 }
 
-// compact writes the points held in memory as chunks and deletes the
-// pending rows, in one transaction. s.mu is held.
+// compact writes the points held in memory as chunks, in one
+// transaction, then empties the pending log. s.mu is held.
 func (s *Store) compact(ctx context.Context) error {
 	s.heldAt = time.Now()
 	if s.heldN == 0 {
-		return nil
+		return s.log.reset() // it may hold repeats read back at Open
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -500,9 +544,6 @@ func (s *Store) compact(ctx context.Context) error {
 	if err := s.writeChunks(ctx, tx, all); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM pending`); err != nil {
-		return wrap("compact", err)
-	}
 	if err := tx.Commit(); err != nil {
 		// The chunk ends noted by writeChunks are not stored: forget them.
 		clear(s.chunked)
@@ -510,7 +551,9 @@ func (s *Store) compact(ctx context.Context) error {
 	}
 	clear(s.held)
 	s.heldN = 0
-	return nil
+	// Killed before this, the log is read again at the next start and its
+	// points, now in chunks, taken for the repeats they are.
+	return s.log.reset()
 }
 
 // Compact writes the points held in memory as chunks now (Close does it
