@@ -83,6 +83,9 @@ type Store struct {
 	heldN   int
 	heldAt  time.Time        // the last compaction
 	chunked map[string]int64 // track → end (Unix ns) of its newest chunk, when known
+	// newest bounds the end of every chunk (Unix ns): a point after it is
+	// newer than all its track's chunks without asking the database.
+	newest int64
 }
 
 // Open opens (creating if needed) the history database at path. WAL with
@@ -105,6 +108,16 @@ func Open(path string) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, held: map[string][]*chunk{}, chunked: map[string]int64{}, heldAt: time.Now()}
 	ctx := context.Background()
+	// The newest chunk starts at max(t0) (the primary key's last entry)
+	// and ends at most maxChunkSpan later.
+	var t0 sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT max(t0) FROM chunks`).Scan(&t0); err != nil {
+		_ = db.Close()
+		return nil, wrap("open "+path, err)
+	}
+	if t0.Valid {
+		s.newest = t0.Int64 + int64(maxChunkSpan)
+	}
 	if err := s.loadPending(ctx); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -304,10 +317,20 @@ func insertSorted(h []Point, p Point) []Point {
 }
 
 // chunkEnd is the end (Unix ns) of track id's newest chunk, 0 when it has
-// none. Chunks of a track do not overlap, so it is the newest chunk's t1.
-func (s *Store) chunkEnd(ctx context.Context, id string) (int64, error) {
+// none, or a time between that end and first, the time of the track's
+// next point, when that is known to be after it. Chunks of a track do not
+// overlap, so the end is the newest chunk's t1.
+func (s *Store) chunkEnd(ctx context.Context, id string, first int64) (int64, error) {
 	if t, ok := s.chunked[id]; ok {
 		return t, nil
+	}
+	if first > s.newest {
+		// Newer than every chunk: what matters is only that first is
+		// after the end, so newest stands in for it (a later, older
+		// point of the track is merged by rewrite, which is right
+		// whatever the end is).
+		s.chunked[id] = s.newest
+		return s.newest, nil
 	}
 	var t int64
 	err := s.db.QueryRowContext(ctx, `SELECT t1 FROM chunks WHERE track_id = ? ORDER BY t0 DESC LIMIT 1`, id).Scan(&t)
@@ -392,7 +415,7 @@ func (s *Store) classify(ctx context.Context, runs []run) (int, [][]Point, error
 	n := 0
 	for i := range runs {
 		r := &runs[i]
-		end, err := s.chunkEnd(ctx, r.id)
+		end, err := s.chunkEnd(ctx, r.id, r.pts[0].Time.UnixNano())
 		if err != nil {
 			return 0, nil, err
 		}
@@ -514,6 +537,7 @@ func (s *Store) writeChunks(ctx context.Context, tx *sql.Tx, cs []*chunk) error 
 		if c.t1 > s.chunked[c.track] {
 			s.chunked[c.track] = c.t1
 		}
+		s.newest = max(s.newest, c.t1)
 	}
 	return nil
 }
