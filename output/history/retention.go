@@ -93,10 +93,12 @@ func (s *Store) deleteBefore(ctx context.Context, cut int64) (int64, error) {
 	}
 	defer func() { _ = tx.Rollback() }()
 	var whole sql.NullInt64
-	if err := tx.QueryRowContext(ctx, `SELECT sum(n) FROM chunks WHERE t1 < ?`, cut).Scan(&whole); err != nil {
+	// t0 < cut bounds both to a range of the primary key: without it,
+	// every minute's retention would read the whole table.
+	if err := tx.QueryRowContext(ctx, `SELECT sum(n) FROM chunks WHERE t0 < ? AND t1 < ?`, cut, cut).Scan(&whole); err != nil {
 		return 0, wrap("prune", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE t1 < ?`, cut); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE t0 < ? AND t1 < ?`, cut, cut); err != nil {
 		return 0, wrap("prune", err)
 	}
 	deleted := whole.Int64

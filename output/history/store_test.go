@@ -330,4 +330,25 @@ func TestQueryPlans(t *testing.T) {
 	if !strings.Contains(plan, "USING INDEX chunks_track (track_id=? AND t0>? AND t0<?)") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("track plan: %s", plan)
 	}
+	// Retention reads only the old end of the table.
+	plan = queryPlan(t, st, `SELECT sum(n) FROM chunks WHERE t0 < ? AND t1 < ?`, 1, 1)
+	if !strings.Contains(plan, "SEARCH chunks USING PRIMARY KEY (t0<?)") {
+		t.Errorf("retention plan: %s", plan)
+	}
+}
+
+// TestPruneCutsAChunk: the limit falls inside a chunk (points every
+// minute pack three to a chunk of ≤ 2 min): its older points go, its
+// newer ones stay.
+func TestPruneCutsAChunk(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Minute, 60, 0, 0))
+	n, err := st.Prune(context.Background(), t0.Add(61*time.Minute), 30*time.Minute, 0) // cut at 05:31
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := collectTrack(t, st, TrackQuery{ID: "adsb:A", From: t0, To: t0.Add(2 * time.Hour)})
+	if n != 31 || len(left) != 29 || !left[0].Time.Equal(t0.Add(31*time.Minute)) {
+		t.Fatalf("deleted %d, left %d from %s; want 31 deleted and 29 from 05:31", n, len(left), left[0].Time)
+	}
 }
