@@ -138,3 +138,85 @@ func samePoints(a, b []Point) bool {
 			p.Sensor == q.Sensor && p.Protocol == q.Protocol && (p.AltM == nil) == (q.AltM == nil) && (p.AltM == nil || *p.AltM == *q.AltM)
 	})
 }
+
+// TestQueriesDoNotHoldUpInserts: a query whose reader stalls (a slow HTTP
+// client) does not stop the recorder inserting and compacting.
+func TestQueriesDoNotHoldUpInserts(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 10, 51, -1))
+	reading, release := make(chan struct{}), make(chan struct{})
+	queryDone := make(chan error, 1)
+	go func() {
+		first := true
+		queryDone <- st.Area(ctx, AreaQuery{From: t0, To: t0.Add(time.Hour), Limit: 100}, func(*Point) error {
+			if first {
+				first = false
+				close(reading)
+				<-release
+			}
+			return nil
+		})
+	}()
+	<-reading
+	inserted := make(chan error, 1)
+	go func() {
+		_, err := st.Insert(ctx, track("adsb:A", "adsb", t0.Add(time.Minute), time.Second, 10, 51, -1))
+		if err == nil {
+			err = st.Compact(ctx)
+		}
+		inserted <- err
+	}()
+	select {
+	case err := <-inserted:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second): // a deadlock, not a slow machine
+		t.Fatal("Insert and Compact waited for a stalled query")
+	}
+	close(release)
+	if err := <-queryDone; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQueriesSeeWholeInserts: queries running while batches are inserted
+// and compacted see every batch whole or not at all, never a point twice
+// (held and in a chunk) or missing.
+func TestQueriesSeeWholeInserts(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 60; i++ {
+			if _, err := st.Insert(ctx, track("adsb:A", "adsb", t0.Add(time.Duration(i)*10*time.Second), time.Second, 10, 51, -1)); err != nil {
+				t.Error(err)
+				return
+			}
+			if i%7 == 0 {
+				if err := st.Compact(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		n, err := st.Count(ctx, "adsb:A", t0, t0.Add(time.Hour))
+		var area int
+		err2 := st.Area(ctx, AreaQuery{From: t0, To: t0.Add(time.Hour), Limit: 10000}, func(*Point) error { area++; return nil })
+		if err != nil || err2 != nil || n%10 != 0 || area%10 != 0 {
+			t.Fatalf("count %d, area %d (%v, %v): want whole batches of 10", n, area, err, err2)
+		}
+	}
+	if n, _ := st.Count(ctx, "adsb:A", t0, t0.Add(time.Hour)); n != 600 {
+		t.Fatalf("%d points at the end, want 600", n)
+	}
+}

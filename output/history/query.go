@@ -31,14 +31,53 @@ func (s *Store) Known(ctx context.Context, id string) (bool, error) {
 
 // Count is the number of points of track id in [from, to].
 func (s *Store) Count(ctx context.Context, id string, from, to time.Time) (int, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.count(ctx, id, from, to)
+	tx, held, err := s.trackSnapshot(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	return count(ctx, tx, id, from, to, held)
 }
 
-func (s *Store) count(ctx context.Context, id string, from, to time.Time) (int, error) {
+// readSnapshot is a read transaction whose view of the database is fixed
+// now (SQLite in WAL mode fixes it at a transaction's first read). Taken
+// under s.mu with a copy of what is held in memory, it lets a query read
+// both consistently after releasing s.mu — so that a slow HTTP client
+// never holds up the recorder.
+func (s *Store) readSnapshot(ctx context.Context) (*sql.Tx, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, wrap("query", err)
+	}
+	var one int
+	if err := tx.QueryRowContext(ctx, `SELECT 1 FROM chunks LIMIT 1`).Scan(&one); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		_ = tx.Rollback()
+		return nil, wrap("query", err)
+	}
+	return tx, nil
+}
+
+// trackSnapshot is a read snapshot and a copy of the chunks held for
+// track id.
+func (s *Store) trackSnapshot(ctx context.Context, id string) (*sql.Tx, []chunk, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	tx, err := s.readSnapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Copies: the filling chunk grows after the lock is released, past
+	// the length copied here.
+	held := make([]chunk, len(s.held[id]))
+	for i, c := range s.held[id] {
+		held[i] = *c
+	}
+	return tx, held, nil
+}
+
+func count(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held []chunk) (int, error) {
 	lo, hi := from.UnixNano(), to.UnixNano()
-	rows, err := s.db.QueryContext(ctx, `SELECT t0, t1, n, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ?`,
+	rows, err := tx.QueryContext(ctx, `SELECT t0, t1, n, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ?`,
 		id, lo-int64(maxChunkSpan), hi, lo)
 	if err != nil {
 		return 0, wrap("count", err)
@@ -70,7 +109,7 @@ func (s *Store) count(ctx context.Context, id string, from, to time.Time) (int, 
 			}
 		}
 	}
-	for _, c := range s.held[id] {
+	for _, c := range held {
 		if c.overlaps(lo, hi) {
 			_ = c.points(func(p *Point) error { // our own packing: cannot fail
 				if t := p.Time.UnixNano(); t >= lo && t <= hi {
@@ -85,9 +124,9 @@ func (s *Store) count(ctx context.Context, id string, from, to time.Time) (int, 
 
 // trackPoints calls fn for the points of track id in [from, to] in time
 // order: its chunks', then those held in memory (which are newer).
-func (s *Store) trackPoints(ctx context.Context, id string, from, to time.Time, fn func(*Point) error) error {
+func trackPoints(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held []chunk, fn func(*Point) error) error {
 	lo, hi := from.UnixNano(), to.UnixNano()
-	rows, err := s.db.QueryContext(ctx, `SELECT t0, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ? ORDER BY t0`,
+	rows, err := tx.QueryContext(ctx, `SELECT t0, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ? ORDER BY t0`,
 		id, lo-int64(maxChunkSpan), hi, lo)
 	if err != nil {
 		return wrap("track", err)
@@ -112,7 +151,7 @@ func (s *Store) trackPoints(ctx context.Context, id string, from, to time.Time, 
 	if err := rows.Err(); err != nil {
 		return wrap("track", err)
 	}
-	for _, c := range s.held[id] {
+	for _, c := range held {
 		if !c.overlaps(lo, hi) {
 			continue
 		}
@@ -127,15 +166,18 @@ func (s *Store) trackPoints(ctx context.Context, id string, from, to time.Time, 
 // thinned to q.MaxPoints when that is smaller than their number, and
 // returns how many it passed to fn.
 func (s *Store) Track(ctx context.Context, q TrackQuery, fn func(*Point) error) (int, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	total, err := s.count(ctx, q.ID, q.From, q.To)
+	tx, held, err := s.trackSnapshot(ctx, q.ID)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = tx.Rollback() }()
+	total, err := count(ctx, tx, q.ID, q.From, q.To, held)
 	if err != nil || total == 0 {
 		return 0, err
 	}
 	keep := thinner(total, q.MaxPoints)
 	i, n := 0, 0
-	err = s.trackPoints(ctx, q.ID, q.From, q.To, func(p *Point) error {
+	err = trackPoints(ctx, tx, q.ID, q.From, q.To, held, func(p *Point) error {
 		k := keep(i)
 		i++
 		if !k {
@@ -279,10 +321,17 @@ func (h *heldMerge) rest() error {
 // track and time: the chunks' and, after each track's, its points held in
 // memory, merged in track order.
 func (s *Store) area(ctx context.Context, q AreaQuery, fn func(*Point) error) error {
-	ids, pts := s.heldArea(&q)
+	s.mu.RLock()
+	tx, err := s.readSnapshot(ctx)
+	ids, pts := s.heldArea(&q) // copies
+	s.mu.RUnlock()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
 	held := &heldMerge{ids: ids, pts: pts, emit: fn}
 	where, args := areaWhere(q)
-	rows, err := s.db.QueryContext(ctx, `SELECT track_id, t0, data `+where+` `+areaOrder, args...)
+	rows, err := tx.QueryContext(ctx, `SELECT track_id, t0, data `+where+` `+areaOrder, args...)
 	if err != nil {
 		return wrap("area", err)
 	}
@@ -326,8 +375,6 @@ func (s *Store) area(ctx context.Context, q AreaQuery, fn func(*Point) error) er
 // point past q.Limit), or nil when q's page is the last. Asked before the
 // page is written, so that it can go into the response's headers.
 func (s *Store) Next(ctx context.Context, q AreaQuery) (*Cursor, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	var c *Cursor
 	n := 0
 	err := s.area(ctx, q, func(p *Point) error {
@@ -346,8 +393,6 @@ func (s *Store) Next(ctx context.Context, q AreaQuery) (*Cursor, error) {
 
 // Area calls fn for at most q.Limit points of q, ordered by track and time.
 func (s *Store) Area(ctx context.Context, q AreaQuery, fn func(*Point) error) error {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
 	n := 0
 	err := s.area(ctx, q, func(p *Point) error {
 		if n == q.Limit {

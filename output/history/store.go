@@ -72,9 +72,10 @@ type Store struct {
 	path string
 	log  *pendingLog
 
-	// mu: Insert and compaction write; queries read. Held by a query for
-	// its whole run so that it never sees a point both in memory and in a
-	// chunk, or in neither.
+	// mu: Insert and compaction write; a query reads while it takes a
+	// read snapshot of the database and a copy of what it needs of held,
+	// so that it never sees a point both in memory and in a chunk, or in
+	// neither, and then streams without it.
 	mu sync.RWMutex
 	// held are the points committed to pending and not yet to chunks, by
 	// track, packed as the chunks they will be (the last one still
@@ -101,7 +102,7 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, wrap("open", err)
 	}
-	db.SetMaxOpenConns(4)
+	db.SetMaxOpenConns(8) // queries hold one while they stream; the writer needs one at compaction
 	if _, err := db.Exec(schema); err != nil {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
