@@ -119,6 +119,10 @@ type track struct {
 	hist  [historyLen]Point
 	histN int // number of valid points
 	histI int // next write index
+	// histTotal counts every point ever pushed, so that a reader of
+	// successive snapshots can tell how many fell out of the ring between
+	// two reads (Track.Positions).
+	histTotal uint64
 
 	cpr *cprState
 	air *AirData // Comm-B claims, only for aircraft that sent any
@@ -213,6 +217,7 @@ func (t *track) pushHistory(p Point) {
 		}
 	}
 	t.hist[t.histI] = p
+	t.histTotal++
 	t.histI = (t.histI + 1) % historyLen
 	if t.histN < historyLen {
 		t.histN++
@@ -276,6 +281,11 @@ type Track struct {
 	// only one protocol reports).
 	DisagreementM float64
 	History       []Point
+	// Positions counts every position the track's history ever received
+	// (History holds the newest of them, at most 32): the difference
+	// between two snapshots, less the newer positions History still
+	// holds, is how many fell out of it in between.
+	Positions uint64
 	// Air is what the aircraft's Comm-B replies said (nil: nothing).
 	Air *AirData
 
@@ -306,7 +316,7 @@ func (t *track) snapshot(withHistory bool) Track {
 		HAccuracyM: float64(t.hAcc), VAccuracyM: float64(t.vAcc),
 		Sensors:   append([]string(nil), t.sensors...),
 		FirstSeen: time.Unix(0, t.firstSeen).UTC(), LastSeen: time.Unix(0, t.lastSeen).UTC(),
-		Observations: t.nObs, Warnings: append([]string(nil), t.warnings...),
+		Observations: t.nObs, Warnings: append([]string(nil), t.warnings...), Positions: t.histTotal,
 	}
 	if t.cpr != nil {
 		s.RejectedPositions = t.cpr.rejected

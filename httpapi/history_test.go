@@ -135,6 +135,8 @@ func TestHistoryBadInput(t *testing.T) {
 		{"bbox not numbers", "/v1/history", "bbox", []string{"bbox", "a,b,c,d"}},
 		{"bbox out of range", "/v1/history", "bbox", []string{"bbox", "-200,0,10,10"}},
 		{"bbox inverted", "/v1/history", "bbox", []string{"bbox", "10,10,5,5"}},
+		{"bbox latitudes inverted", "/v1/history", "bbox", []string{"bbox", "0,10,5,5"}},
+		{"bbox across the antimeridian out of range", "/v1/history", "bbox", []string{"bbox", "170,0,-190,10"}},
 		{"area from after to", "/v1/history", "from", []string{"from", "2026-11-26T06:00:00Z", "to", "2026-11-26T05:00:00Z"}},
 		{"area window too long", "/v1/history", "from", []string{"from", "2026-11-20T00:00:00Z", "to", "2026-11-26T00:00:00Z"}},
 		{"area unknown format", "/v1/history", "format", []string{"format", "shp"}},
@@ -276,5 +278,23 @@ func TestHistoryAreaFormats(t *testing.T) {
 		if rec.Code != http.StatusOK || !strings.Contains(rec.Header().Get("Content-Disposition"), "history-20261126T050000Z."+f) {
 			t.Fatalf("%s: %d %v", f, rec.Code, rec.Header())
 		}
+	}
+}
+
+func TestHistoryAreaBoxAcrossTheAntimeridian(t *testing.T) {
+	h := newTestServer(t, Deps{History: historyStore(t)})
+	from, to := "2026-11-26T05:00:00Z", "2026-11-26T05:10:00Z"
+	// min_lon > max_lon: 170°E → 180 and -180 → 170°W (RFC 7946 §5.2). The
+	// stored tracks near 1°W are outside it; read as -170…170 they would
+	// be inside.
+	rec := do(t, h, "GET", histURL("/v1/history", "from", from, "to", to, "bbox", "170,50,-170,52"), nil)
+	var page historyPageJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); rec.Code != 200 || err != nil || page.Points != 0 {
+		t.Fatalf("box across the antimeridian: %d %v %.400s", rec.Code, err, rec.Body.String())
+	}
+	// One that takes in the western side down to 2°W holds them.
+	rec = do(t, h, "GET", histURL("/v1/history", "from", from, "to", to, "bbox", "170,50,-0.95,52"), nil)
+	if err := json.Unmarshal(rec.Body.Bytes(), &page); rec.Code != 200 || err != nil || page.Points != 51 {
+		t.Fatalf("box across the antimeridian to 0.95°W: %d %v %.400s", rec.Code, err, rec.Body.String())
 	}
 }

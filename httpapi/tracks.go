@@ -126,7 +126,12 @@ func handleTracksList(d Deps) http.HandlerFunc {
 	}
 }
 
-func parseBBox(s string) (*[4]float64, error) {
+func parseBBox(s string) (*[4]float64, error) { return parseBBoxWrap(s, false) }
+
+// parseBBoxWrap parses min_lon,min_lat,max_lon,max_lat; with wrap, a box
+// whose min_lon is greater than its max_lon is one crossing the
+// antimeridian (RFC 7946 §5.2) rather than an error.
+func parseBBoxWrap(s string, wrap bool) (*[4]float64, error) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 4 {
 		return nil, fmt.Errorf("must be min_lon,min_lat,max_lon,max_lat")
@@ -139,10 +144,23 @@ func parseBBox(s string) (*[4]float64, error) {
 		}
 		bb[i] = v
 	}
-	if bb[0] < -180 || bb[2] > 180 || bb[1] < -90 || bb[3] > 90 || bb[0] > bb[2] || bb[1] > bb[3] {
+	if !bboxInRange(bb) {
+		if wrap {
+			return nil, fmt.Errorf("must satisfy -180 ≤ min_lon, max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90 (min_lon > max_lon is a box across the antimeridian)")
+		}
+		return nil, fmt.Errorf("must satisfy -180 ≤ min_lon ≤ max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90")
+	}
+	if bb[0] > bb[2] && !wrap {
 		return nil, fmt.Errorf("must satisfy -180 ≤ min_lon ≤ max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90")
 	}
 	return &bb, nil
+}
+
+// bboxInRange reports whether both longitudes are in [-180, 180] and the
+// latitudes in [-90, 90], south to north.
+func bboxInRange(bb [4]float64) bool {
+	lonOK := func(v float64) bool { return v >= -180 && v <= 180 }
+	return lonOK(bb[0]) && lonOK(bb[2]) && bb[1] >= -90 && bb[3] <= 90 && bb[1] <= bb[3]
 }
 
 // handleTrackGet serves GET /v1/tracks/{id}.

@@ -43,6 +43,9 @@ type announcer struct {
 	zoneRepeat time.Time
 
 	published *prometheus.CounterVec
+	// unannounced counts positions no track event carried (see
+	// countUnannounced).
+	unannounced prometheus.Counter
 }
 
 // announced is what was last said about a track.
@@ -54,6 +57,8 @@ type announced struct {
 	// lastPoint is the receive time (Unix ns) of the newest position the
 	// track's events carried, so that the next event carries only newer ones.
 	lastPoint int64
+	// positions is the track's fusion.Track.Positions at that event.
+	positions uint64
 }
 
 // eventKinds label cuasd_events_published_total.
@@ -67,13 +72,17 @@ func newAnnouncer(pub Publisher, instance string, owns func(string) bool, log *s
 			Name: "cuasd_events_published_total",
 			Help: "JSON events published on NATS (cuas.track, cuas.threat, cuas.swarm, cuas.zone), by kind and result (ok, error).",
 		}, []string{"kind", "result"}),
+		unannounced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_track_positions_unannounced_total",
+			Help: "Position fixes of tracks this instance announces that no track event carried: more arrived between two of a track's events (at most one a second) than its 32-position history holds. Outputs that record every fix (history) never saw them.",
+		}),
 	}
 	for _, k := range eventKinds {
 		a.published.WithLabelValues(k, "ok")
 		a.published.WithLabelValues(k, "error")
 	}
 	if reg != nil {
-		reg.MustRegister(a.published)
+		reg.MustRegister(a.published, a.unannounced)
 	}
 	if a.owns == nil {
 		a.owns = func(string) bool { return true }
@@ -147,10 +156,13 @@ func (a *announcer) announceTracks(now time.Time, tracks []fusion.Track, byID ma
 			after = st.lastPoint
 		}
 		view, last := newPositions(t, after)
+		if st != nil {
+			a.unannounced.Add(float64(unannounced(st.positions, t.Positions, len(view.History))))
+		}
 		p, k := trackSubject(t.ID)
 		a.send("track", bus.TrackSubject(p, k), events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as})
 		view.History = nil
-		a.tracks[t.ID] = &announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last}
+		a.tracks[t.ID] = &announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last, positions: t.Positions}
 	}
 	for id, st := range a.tracks {
 		if live[id] {
@@ -179,6 +191,18 @@ func newPositions(t *fusion.Track, after int64) (events.Track, int64) {
 		}
 	}
 	return view, last
+}
+
+// unannounced is how many positions a track received between two of its
+// events (its Positions count then and now) that the new event does not
+// carry (it carries carried): they fell out of the track's ring before the
+// event. Not counted for a track's first event from this instance, whose
+// earlier positions another instance may have announced.
+func unannounced(before, now uint64, carried int) uint64 {
+	if now < before || now-before <= uint64(carried) {
+		return 0
+	}
+	return now - before - uint64(carried)
 }
 
 func boolStr(v bool) string {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/events/eventstest"
@@ -269,3 +271,41 @@ func TestTrackEventsCarryEveryPosition(t *testing.T) {
 }
 
 func fusionRound(v float64) float64 { return float64(int64(v*1e6+0.5)) / 1e6 }
+
+// TestUnannouncedPositionsAreCounted: a track sending 50 positions a
+// second outruns its 32-position ring between two events a second apart;
+// the fixes no event carried are counted, and none while it is slower.
+func TestUnannouncedPositionsAreCounted(t *testing.T) {
+	s := natstest.Start(t)
+	log := newEventLog(t, s)
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	st := newTestStore(c)
+	reg := prometheus.NewRegistry()
+	b := New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "test"}, reg)
+	ctx := context.Background()
+	step := func(n int, dt time.Duration) {
+		for i := 0; i < n; i++ {
+			c.t = c.t.Add(dt)
+			o := ridObs("D1", 52+float64(c.t.UnixMilli()%100000)*1e-6, 4, c.t.UnixNano())
+			st.Apply(&o)
+		}
+		b.Sweep(ctx)
+	}
+	step(1, time.Second) // first event
+	step(5, 200*time.Millisecond)
+	if got := testutil.ToFloat64(b.ann.unannounced); got != 0 {
+		t.Fatalf("%v positions counted unannounced at 5 a second", got)
+	}
+	step(50, 20*time.Millisecond) // 50 in one second: 18 past the ring
+	ups := only(log.drain(), events.TypeTrackUpdate)
+	var last events.TrackEvent
+	if err := json.Unmarshal(ups[len(ups)-1].raw, &last); err != nil {
+		t.Fatal(err)
+	}
+	if len(ups) != 3 || len(last.Track.History) != 32 {
+		t.Fatalf("%d events, the last carrying %d positions; want 3, the last with the ring's 32", len(ups), len(last.Track.History))
+	}
+	if got := testutil.ToFloat64(b.ann.unannounced); got != 18 {
+		t.Fatalf("%v positions counted unannounced, want 18", got)
+	}
+}

@@ -70,12 +70,14 @@ func newRig(t *testing.T) *rig {
 		Apply:    store.ApplyBatch, Replay: 10 * time.Minute, Metrics: worker.NewMetrics(reg), Log: nopLog(),
 	}, reg)
 	var wg sync.WaitGroup
-	startOutputs(ctx, t, b) // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
+	startOutputs(ctx, t, b)                          // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
+	waitEvents := startEvents(ctx, t, b, store, reg) // CUAS_BENCH_EVENTS=1, CUAS_BENCH_HISTORY=1 (issue 20)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
 	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), stop: func() {
 		cancel()
 		wg.Wait()
+		waitEvents()
 		_ = b.Close(context.Background())
 	}}
 }
@@ -257,6 +259,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		total, cpu := time.Since(start), cputime.Process()-cpu0
 		t.Logf("BATCHED: %d frames published in %.2fs (%.0f frames/s accepted by JetStream); all %0.f observations applied after %.2fs: sustained %.0f frames/s end to end (drain %.2fs), %.2f µs of CPU per frame = %.0f frames per CPU-second (publisher included)",
 			n, pubDur.Seconds(), float64(n)/pubDur.Seconds(), applied, total.Seconds(), applied/total.Seconds(), drain.Seconds(), cpu.Seconds()*1e6/float64(n), float64(n)/cpu.Seconds())
+		r.logEvents(t, "BATCHED")
 		r.stop()
 	}
 
@@ -304,7 +307,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		n := count(ticks)
 		ctx := context.Background()
 		tk := time.NewTicker(10 * time.Millisecond)
-		start := time.Now()
+		start, cpu0 := time.Now(), cputime.Process()
 		for _, sec := range ticks {
 			for _, tick := range sec {
 				<-tk.C
@@ -322,12 +325,17 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 			}
 		}
 		tk.Stop()
+		offered := time.Since(start)
 		_, applied := r.waitDrained(float64(n), time.Minute)
-		h := r.latency()
-		t.Logf("LATENCY at %.0f frames/s offered (%d frames in %.1fs, %0.f applied): frame-to-track p50 %.1f ms, p99 %.1f ms (histogram interpolation), tracks %d",
-			float64(n)/time.Since(start).Seconds(), n, time.Since(start).Seconds(), applied,
-			quantile(h, 0.5)*1000, quantile(h, 0.99)*1000, r.store.Len())
+		h, tracks := r.latency(), r.store.Len()
+		r.logEvents(t, "LATENCY")
+		// The CPU until the rig has stopped: the history recorder's last
+		// compaction of what it holds is part of recording it.
 		r.stop()
+		cpu, wall := cputime.Process()-cpu0, time.Since(start)
+		t.Logf("LATENCY at %.0f frames/s offered (%d frames in %.1fs, %0.f applied): frame-to-track p50 %.1f ms, p99 %.1f ms (histogram interpolation), tracks %d; %.2f s of CPU from the first frame until the rig stopped (%.1f s) = %.2f µs per frame, %.2f cores",
+			float64(n)/offered.Seconds(), n, offered.Seconds(), applied,
+			quantile(h, 0.5)*1000, quantile(h, 0.99)*1000, tracks, cpu.Seconds(), wall.Seconds(), cpu.Seconds()*1e6/float64(n), cpu.Seconds()/wall.Seconds())
 	}
 
 	// 4. The ceiling of phase 2 on this machine: JetStream alone, with no

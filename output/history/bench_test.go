@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -85,23 +86,36 @@ func BenchmarkPointsOf(b *testing.B) {
 	}
 }
 
-// BenchmarkStoreInsert is the store's share: committing batches of 2048
-// new points.
+// BenchmarkStoreInsert is the store's share: batches of 2048 new points
+// as the recorder commits them (runs of ~10 fixes of 200 tracks, each
+// track's run its event's fixes since the previous one), compactions
+// included (one every compactPoints points here, as no 30 s pass).
 func BenchmarkStoreInsert(b *testing.B) {
 	st, err := Open(filepath.Join(b.TempDir(), "history.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	batch := track("adsb:4CA1FA", "adsb", t0, time.Millisecond, 2048, 51, -1)
+	const tracks, perEvent = 200, 10
+	batch := make([]Point, 0, tracks*perEvent)
+	ids := make([]string, tracks)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("adsb:%06X", k)
+	}
+	alt := 1000.0
 	b.ReportAllocs()
 	b.ResetTimer()
-	for i := 0; i < b.N; i += len(batch) {
-		for j := range batch {
-			batch[j].Time = t0.Add(time.Duration(i+j) * time.Millisecond)
+	for i, sec := 0, 0; i < b.N; sec++ {
+		batch = batch[:0]
+		for k := 0; k < tracks; k++ {
+			for j := 0; j < perEvent; j++ {
+				batch = append(batch, Point{TrackID: ids[k], Protocol: "adsb", Sensor: "rx1", AltKind: "barometric", AltM: &alt,
+					Time: t0.Add(time.Duration(sec)*time.Second + time.Duration(j)*100*time.Millisecond), Lat: 51 + float64(sec)*1e-4, Lon: float64(k) * 1e-3})
+			}
 		}
 		if _, err := st.Insert(context.Background(), batch); err != nil {
 			b.Fatal(err)
 		}
+		i += len(batch)
 	}
 }

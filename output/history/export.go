@@ -329,24 +329,31 @@ func (e *Encoder) geoFeature(id string, pts []Point) {
 	for i := range pts {
 		all3D = all3D && pts[i].AltM != nil
 	}
-	coord := func(p *Point) []float64 {
+	coord := func(v vertex) []float64 {
 		if all3D {
-			return []float64{p.Lon, p.Lat, *p.AltM}
+			return []float64{v.Lon, v.Lat, v.Alt}
 		}
-		return []float64{p.Lon, p.Lat}
+		return []float64{v.Lon, v.Lat}
 	}
 	var geom any
 	switch len(pts) {
 	case 0:
 		geom = nil // a track with no points in the window
 	case 1:
-		geom = map[string]any{"type": "Point", "coordinates": coord(&pts[0])}
+		geom = map[string]any{"type": "Point", "coordinates": coord(vertexOf(&pts[0]))}
 	default:
-		cs := make([][]float64, len(pts))
-		for i := range pts {
-			cs[i] = coord(&pts[i])
+		parts := splitAntimeridian(pts)
+		lines := make([][][]float64, len(parts))
+		for i, part := range parts {
+			for _, v := range part {
+				lines[i] = append(lines[i], coord(v))
+			}
 		}
-		geom = map[string]any{"type": "LineString", "coordinates": cs}
+		if len(lines) == 1 {
+			geom = map[string]any{"type": "LineString", "coordinates": lines[0]}
+		} else {
+			geom = map[string]any{"type": "MultiLineString", "coordinates": lines}
+		}
 	}
 	props := map[string]any{"track_id": id, "count": len(pts)}
 	times := make([]string, len(pts))
@@ -423,18 +430,36 @@ func (e *Encoder) kmlPlacemark(id string, pts []Point) {
 	last := &pts[len(pts)-1]
 	e.xmlText(last.Protocol + " track, " + strconv.Itoa(len(pts)) + " positions from " +
 		pts[0].Time.UTC().Format(timeFormat) + " to " + last.Time.UTC().Format(timeFormat) + "; sensors " + last.Sensor)
-	e.str("</description><styleUrl>#decision-" + style + "</styleUrl>\n<gx:Track><altitudeMode>" + mode + "</altitudeMode>\n")
-	for i := range pts {
-		e.str("<when>" + pts[i].Time.UTC().Format(timeFormat) + "</when>\n")
+	e.str("</description><styleUrl>#decision-" + style + "</styleUrl>\n")
+	parts := splitAntimeridian(pts)
+	if len(parts) == 1 {
+		e.kmlTrack(mode, parts[0])
+	} else {
+		// A gx:MultiTrack of one gx:Track per side of the antimeridian,
+		// not joined across it (gx:interpolate 0).
+		e.str("<gx:MultiTrack><altitudeMode>" + mode + "</altitudeMode><gx:interpolate>0</gx:interpolate>\n")
+		for _, part := range parts {
+			e.kmlTrack(mode, part)
+		}
+		e.str("</gx:MultiTrack>")
 	}
-	for i := range pts {
+	e.str("</Placemark>\n")
+}
+
+// kmlTrack writes one gx:Track: every <when>, then every <gx:coord>.
+func (e *Encoder) kmlTrack(mode string, vs []vertex) {
+	e.str("<gx:Track><altitudeMode>" + mode + "</altitudeMode>\n")
+	for i := range vs {
+		e.str("<when>" + vs[i].Time.UTC().Format(timeFormat) + "</when>\n")
+	}
+	for i := range vs {
 		alt := 0.0
 		if mode == "absolute" {
-			alt = *pts[i].AltM
+			alt = vs[i].Alt
 		}
-		e.str("<gx:coord>" + fnum(pts[i].Lon) + " " + fnum(pts[i].Lat) + " " + fnum(alt) + "</gx:coord>\n")
+		e.str("<gx:coord>" + fnum(vs[i].Lon) + " " + fnum(vs[i].Lat) + " " + fnum(alt) + "</gx:coord>\n")
 	}
-	e.str("</gx:Track></Placemark>\n")
+	e.str("</gx:Track>")
 }
 
 func (e *Encoder) xmlText(s string) { _ = xml.EscapeText(e.w, []byte(s)) }

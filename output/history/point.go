@@ -51,7 +51,14 @@ type TrackQuery struct {
 }
 
 // BBox is a longitude/latitude box: min lon, min lat, max lon, max lat.
+// A box whose min lon is greater than its max lon crosses the
+// antimeridian (RFC 7946 §5.2): it holds the longitudes from min lon to
+// 180 and from -180 to max lon.
 type BBox [4]float64
+
+// CrossesAntimeridian reports whether b spans ±180° longitude (min lon >
+// max lon).
+func (b *BBox) CrossesAntimeridian() bool { return b[0] > b[2] }
 
 // AreaQuery selects every point in a box and window, ordered by track and
 // time, one page at a time.

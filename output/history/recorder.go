@@ -30,8 +30,9 @@ type Config struct {
 	MaxBytes int64
 	// PruneEvery is how often the limits are applied (default 1 min).
 	PruneEvery time.Duration
-	// FlushEvery is the longest a received point waits before it is
-	// committed (default 250 ms); a batch also commits at 2048 points.
+	// FlushEvery is how often the queued points are committed — written
+	// to the store's pending log, from where a killed process reads them
+	// back — in batches of at most 2048 points (default 250 ms).
 	FlushEvery time.Duration
 	// QueueLen is how many events may wait for the writer before new ones
 	// are dropped and counted (default 65536).
@@ -145,48 +146,6 @@ func (r *Recorder) onTrack(m *nats.Msg) {
 	}
 }
 
-// trackEventIn is the part of a track event (events.TrackEvent) that the
-// recorder reads. Decoding only these fields costs half of decoding the
-// whole event (BenchmarkPointsOf), and the handler runs for every event.
-type trackEventIn struct {
-	V     int    `json:"v"`
-	Type  string `json:"type"`
-	Track struct {
-		TrackID    string         `json:"track_id"`
-		Lat        *float64       `json:"lat"`
-		Lon        *float64       `json:"lon"`
-		AltM       *float64       `json:"alt_m"`
-		AltKind    string         `json:"alt_kind"`
-		SpeedMps   *float64       `json:"speed_mps"`
-		HeadingDeg *float64       `json:"heading_deg"`
-		VRateMps   *float64       `json:"vertical_rate_mps"`
-		Sensors    []string       `json:"sensors"`
-		LastSeen   time.Time      `json:"last_seen"`
-		History    []events.Point `json:"history"`
-	} `json:"track"`
-	Assessment *struct {
-		Decision string  `json:"decision"`
-		Lambda   float64 `json:"lambda"`
-	} `json:"assessment"`
-}
-
-// decodeTrackEvent decodes what the recorder needs of a track event.
-func decodeTrackEvent(data []byte) (*events.TrackEvent, error) {
-	var in trackEventIn
-	if err := json.Unmarshal(data, &in); err != nil {
-		return nil, err
-	}
-	t := &in.Track
-	ev := &events.TrackEvent{Header: events.Header{V: in.V, Type: in.Type},
-		Track: events.Track{TrackID: t.TrackID, Lat: t.Lat, Lon: t.Lon, AltM: t.AltM, AltKind: t.AltKind,
-			SpeedMps: t.SpeedMps, HeadingDeg: t.HeadingDeg, VRateMps: t.VRateMps, Sensors: t.Sensors,
-			LastSeen: t.LastSeen, History: t.History}}
-	if a := in.Assessment; a != nil {
-		ev.Assessment = &events.Assessment{Decision: a.Decision, Lambda: a.Lambda}
-	}
-	return ev, nil
-}
-
 // onThreat remembers a track's recorded decision, for the points of track
 // events that carry no assessment.
 func (r *Recorder) onThreat(m *nats.Msg) {
@@ -249,31 +208,25 @@ func pointsOf(ev *events.TrackEvent, protocol string, fallback *assessment, dst 
 
 func ptr(v float64) *float64 { return &v }
 
-// write commits what the queue delivers in batches, and applies the
-// retention limits, until ctx ends (then it commits what it holds).
+// write commits what the queue holds every FlushEvery, in batches of at
+// most 2048 points, and applies the retention limits, until ctx ends
+// (then it commits what it holds). It does not wait on the queue: woken
+// for every event (thousands a second), the writer's wake-ups cost more
+// CPU than storing the event's points; the queue holds what arrives in
+// between (QueueLen events).
 func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter) error {
 	flush := time.NewTicker(r.cfg.FlushEvery)
 	defer flush.Stop()
 	prune := time.NewTicker(r.cfg.PruneEvery)
 	defer prune.Stop()
 	var batch []Point
-	commit := func(ctx context.Context) error {
-		err := r.commit(ctx, st, batch)
-		batch = batch[:0]
-		return err
-	}
 	for {
 		var err error
 		select {
 		case <-ctx.Done():
 			return r.drain(st, batch)
-		case pts := <-r.q.C():
-			batch = append(batch, pts...)
-			if len(batch) >= 2048 {
-				err = commit(ctx)
-			}
 		case <-flush.C:
-			err = commit(ctx)
+			batch, err = r.flush(ctx, st, batch)
 		case <-prune.C:
 			r.prune(ctx, st)
 		}
@@ -282,6 +235,22 @@ func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter)
 			return err
 		}
 	}
+}
+
+// flush commits what the queue holds, in batches of at most 2048 points
+// (and the whole of an event's points together); it returns the emptied
+// batch for reuse.
+func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
+	for n := r.q.Len(); n > 0; n-- {
+		batch = append(batch, <-r.q.C()...)
+		if len(batch) >= 2048 {
+			if err := r.commit(ctx, st, batch); err != nil {
+				return batch[:0], err
+			}
+			batch = batch[:0]
+		}
+	}
+	return batch[:0], r.commit(ctx, st, batch)
 }
 
 // drain commits the batch and whatever is queued when the recorder stops.

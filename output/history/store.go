@@ -1,57 +1,98 @@
 package history
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"errors"
 	"net/url"
-	"strconv"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver ("sqlite")
 )
 
-// schema is the one table of history. The table is clustered by time
-// (WITHOUT ROWID, primary key (t, track_id)): an area query, which reads
-// many tracks' rows in a window, reads one contiguous range and filters
-// the box on the rows themselves; one track's window goes through
-// points_track and reads its rows, which sit close together within the
-// window. The key also makes a repeated point (the same event heard
-// twice, a restart replaying) a no-op.
+// schema: history is stored as chunks, one row per track per stretch of
+// time (at most maxChunkPoints points over at most maxChunkSpan), its
+// points packed in data (codec.go) and its time range and bounding box
+// in indexed columns. A row per point cost ~4 µs of SQLite work per fix
+// (two b-tree inserts and their WAL pages); a chunk row spreads that over
+// tens of points.
+//
+// chunks is clustered by its start time: an area query reads the
+// window's range of the primary key and filters the boxes of the rows,
+// then the points. chunks_track serves one track's window. One track's
+// chunks never overlap in time (Insert keeps them apart), so a track's
+// points come out in time order chunk after chunk.
+//
+// New points are first held in memory, packed as the chunks they will
+// become, and appended to <path>.pending (pendingLog), one record per
+// Insert: that write is what makes them survive a killed process. Every
+// compactEvery the held points are written as chunk rows in one
+// transaction and the log emptied. Queries read the chunks and the held
+// points. Writing each Insert as a row instead cost a transaction per
+// flush and, at compaction, deleting those rows again.
 const schema = `
-CREATE TABLE IF NOT EXISTS points (
-	t        INTEGER NOT NULL,
+CREATE TABLE IF NOT EXISTS chunks (
+	t0       INTEGER NOT NULL,
 	track_id TEXT NOT NULL,
-	lat      REAL NOT NULL,
-	lon      REAL NOT NULL,
-	alt      REAL,
-	alt_kind TEXT NOT NULL DEFAULT '',
-	speed    REAL,
-	heading  REAL,
-	vrate    REAL,
+	t1       INTEGER NOT NULL,
+	n        INTEGER NOT NULL,
+	min_lat  REAL NOT NULL,
+	max_lat  REAL NOT NULL,
+	min_lon  REAL NOT NULL,
+	max_lon  REAL NOT NULL,
 	protocol TEXT NOT NULL DEFAULT '',
-	sensor   TEXT NOT NULL DEFAULT '',
-	decision TEXT NOT NULL DEFAULT '',
-	lambda   REAL,
-	PRIMARY KEY (t, track_id)
+	data     BLOB NOT NULL,
+	PRIMARY KEY (t0, track_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS points_track ON points (track_id, t);
+CREATE INDEX IF NOT EXISTS chunks_track ON chunks (track_id, t0);
 `
 
-const pointCols = `track_id, t, lat, lon, alt, alt_kind, speed, heading, vrate, protocol, sensor, decision, lambda`
+const (
+	// maxChunkSpan bounds the time a chunk covers, so that a window's
+	// chunks start at most this long before the window.
+	maxChunkSpan = 2 * time.Minute
+	// maxChunkPoints bounds a chunk's points (and the work of reading a
+	// chunk for a few of them).
+	maxChunkPoints = 512
+	// compactEvery is how long points stay in pending before they become
+	// chunks; compactPoints compacts sooner when that many are held.
+	compactEvery  = 30 * time.Second
+	compactPoints = 1 << 18
+)
 
-// Store is the history database. It is safe for concurrent use: SQLite in
-// WAL mode lets queries run while the recorder writes.
+// Store is the history database. It is safe for concurrent use: queries
+// run while the recorder inserts (SQLite in WAL mode; mu orders the
+// points held in memory with the chunks).
 type Store struct {
 	db   *sql.DB
 	path string
+	log  *pendingLog
+
+	// mu: Insert and compaction write; a query reads while it takes a
+	// read snapshot of the database and a copy of what it needs of held,
+	// so that it never sees a point both in memory and in a chunk, or in
+	// neither, and then streams without it.
+	mu sync.RWMutex
+	// held are the points committed to pending and not yet to chunks, by
+	// track, packed as the chunks they will be (the last one still
+	// filling); every one is newer than the track's stored chunks.
+	held    map[string][]*chunk
+	heldN   int
+	heldAt  time.Time        // the last compaction
+	chunked map[string]int64 // track → end (Unix ns) of its newest chunk, when known
+	// newest bounds the end of every chunk (Unix ns): a point after it is
+	// newer than all its track's chunks without asking the database.
+	newest int64
 }
 
 // Open opens (creating if needed) the history database at path. WAL with
-// synchronous=NORMAL: a committed batch survives a killed process; a power
+// synchronous=NORMAL: committed chunks survive a killed process; a power
 // cut can lose the last commits, like JetStream's default sync interval.
+// Points a killed process left in <path>.pending are read back.
 func Open(path string) (*Store, error) {
 	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-32768)"} {
@@ -61,334 +102,489 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, wrap("open", err)
 	}
-	db.SetMaxOpenConns(4)
+	db.SetMaxOpenConns(8) // queries hold one while they stream; the writer needs one at compaction
 	if _, err := db.Exec(schema); err != nil {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	return &Store{db: db, path: path}, nil
-}
-
-// Close closes the database.
-func (s *Store) Close() error { return wrap("close", s.db.Close()) }
-
-// insertRows is how many points one INSERT statement carries: one
-// statement per point spends most of its time in database/sql and the
-// statement machinery rather than in SQLite's b-tree.
-const insertRows = 64
-
-// insertSQL is the statement for n points.
-func insertSQL(n int) string {
-	var b strings.Builder
-	b.WriteString(`INSERT OR IGNORE INTO points (` + pointCols + `) VALUES `)
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(`(?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	s := &Store{db: db, path: path, held: map[string][]*chunk{}, chunked: map[string]int64{}, heldAt: time.Now()}
+	ctx := context.Background()
+	// The newest chunk starts at max(t0) (the primary key's last entry)
+	// and ends at most maxChunkSpan later.
+	var t0 sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT max(t0) FROM chunks`).Scan(&t0); err != nil {
+		_ = db.Close()
+		return nil, wrap("open "+path, err)
 	}
-	return b.String()
+	if t0.Valid {
+		s.newest = t0.Int64 + int64(maxChunkSpan)
+	}
+	if err := s.loadPending(ctx); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.log.close()
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
-var insertFull = insertSQL(insertRows)
+// Close writes the points in memory as chunks and closes the database.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	err := s.compact(context.Background())
+	s.mu.Unlock()
+	return errors.Join(err, s.log.close(), wrap("close", s.db.Close()))
+}
 
-// Insert stores pts in one transaction and returns how many were new (a
-// point already stored for the same track and time is ignored).
+// loadPending opens the pending log, reads back the points a killed
+// process left in it and writes them as chunks (which empties it).
+func (s *Store) loadPending(ctx context.Context) error {
+	l, records, err := openPendingLog(s.path + ".pending")
+	if err != nil {
+		return err
+	}
+	s.log = l
+	var pts []Point
+	for _, rec := range records {
+		if pts, err = unpackPending(rec, pts); err != nil {
+			_ = l.close()
+			return wrap("open: pending", err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// They may be in chunks already (killed after a compaction's commit,
+	// before the log was emptied): stored like any insert, repeats
+	// ignored, without logging them again.
+	if len(pts) > 0 {
+		if _, err := s.insert(ctx, groupByTrack(pts), false); err != nil {
+			_ = l.close()
+			return err
+		}
+	}
+	if err := s.compact(ctx); err != nil {
+		_ = l.close()
+		return err
+	}
+	return nil
+}
+
+// packPending packs runs of points as a pending row: per run, its track
+// id, its number of points and the points packed.
+func packPending(b []byte, runs []run) []byte {
+	for _, r := range runs {
+		if len(r.pts) > 0 {
+			b = appendString(b, r.id)
+			b = appendUvarint(b, uint64(len(r.pts)))
+			b = appendPoints(b, 0, r.pts)
+		}
+	}
+	return b
+}
+
+// unpackPending appends to dst the points of a pending row.
+func unpackPending(b []byte, dst []Point) ([]Point, error) {
+	for len(b) > 0 {
+		id, rest, err := readString(b)
+		if err != nil {
+			return dst, err
+		}
+		n, k := uvarint(rest)
+		if k <= 0 {
+			return dst, errCorrupt
+		}
+		r := newPointReader(rest[k:], 0, id)
+		for i := uint64(0); i < n; i++ {
+			var p Point
+			if ok, err := r.next(&p); !ok || err != nil {
+				return dst, errors.Join(errCorrupt, err)
+			}
+			dst = append(dst, p)
+		}
+		b = r.b
+	}
+	return dst, nil
+}
+
+// run is points of one track in time order.
+type run struct {
+	id  string
+	pts []Point
+	// strict says no two points share a time.
+	strict bool
+}
+
+// trackRuns splits pts into runs of one track each. A recorder's batch is
+// a run per event, one event per track, already in time order: then the
+// runs are views of pts. Otherwise the points are grouped (copied) by
+// track and sorted.
+func trackRuns(pts []Point) []run {
+	var runs []run
+	seen := map[string]bool{}
+	for i := 0; i < len(pts); {
+		j := i + 1
+		for j < len(pts) && pts[j].TrackID == pts[i].TrackID && pts[j].Time.After(pts[j-1].Time) {
+			j++
+		}
+		if seen[pts[i].TrackID] {
+			return groupByTrack(pts)
+		}
+		seen[pts[i].TrackID] = true
+		runs = append(runs, run{pts[i].TrackID, pts[i:j], true})
+		i = j
+	}
+	slices.SortFunc(runs, func(a, b run) int { return strings.Compare(a.id, b.id) })
+	return runs
+}
+
+// groupByTrack groups pts by track, each group in time order (stable: of
+// two points at one time the first comes first), the tracks in order.
+func groupByTrack(pts []Point) []run {
+	groups := map[string][]Point{}
+	for _, p := range pts {
+		groups[p.TrackID] = append(groups[p.TrackID], p)
+	}
+	runs := make([]run, 0, len(groups))
+	for id, g := range groups {
+		slices.SortStableFunc(g, func(a, b Point) int { return a.Time.Compare(b.Time) })
+		runs = append(runs, run{id, g, false})
+	}
+	slices.SortFunc(runs, func(a, b run) int { return strings.Compare(a.id, b.id) })
+	return runs
+}
+
+// sortPoints sorts pts by track and time (stable).
+func sortPoints(pts []Point) []Point {
+	slices.SortStableFunc(pts, func(a, b Point) int {
+		if c := strings.Compare(a.TrackID, b.TrackID); c != 0 {
+			return c
+		}
+		return a.Time.Compare(b.Time)
+	})
+	return pts
+}
+
+// hold adds new points of one track (time order, none at the time of a
+// point held) to memory: appended to its filling chunk, or, for points
+// older than its newest held one (rare), by packing its held points
+// again.
+func (s *Store) hold(pts []Point) {
+	if len(pts) == 0 {
+		return
+	}
+	id := pts[0].TrackID
+	cs := s.held[id]
+	s.heldN += len(pts)
+	if len(cs) > 0 && pts[0].Time.UnixNano() <= cs[len(cs)-1].t1 {
+		all := heldPoints(cs)
+		for _, p := range pts {
+			all = insertSorted(all, p)
+		}
+		s.held[id] = chunksOf(all)
+		return
+	}
+	for i := range pts {
+		if len(cs) == 0 || !cs[len(cs)-1].fits(&pts[i]) {
+			cs = append(cs, &chunk{})
+		}
+		cs[len(cs)-1].add(&pts[i])
+	}
+	s.held[id] = cs
+}
+
+// heldPoints unpacks chunks.
+func heldPoints(cs []*chunk) []Point {
+	var out []Point
+	for _, c := range cs {
+		_ = c.points(func(p *Point) error { out = append(out, *p); return nil }) // our own packing: cannot fail
+	}
+	return out
+}
+
+// insertSorted inserts p into h (time order) unless a point at its time
+// is there; the common case, a newer point, appends.
+func insertSorted(h []Point, p Point) []Point {
+	if n := len(h); n == 0 || h[n-1].Time.Before(p.Time) {
+		return append(h, p)
+	}
+	k, found := slices.BinarySearchFunc(h, p.Time, func(q Point, t time.Time) int { return q.Time.Compare(t) })
+	if found {
+		return h
+	}
+	return slices.Insert(h, k, p)
+}
+
+// chunkEnd is the end (Unix ns) of track id's newest chunk, 0 when it has
+// none, or a time between that end and first, the time of the track's
+// next point, when that is known to be after it. Chunks of a track do not
+// overlap, so the end is the newest chunk's t1.
+func (s *Store) chunkEnd(ctx context.Context, id string, first int64) (int64, error) {
+	if t, ok := s.chunked[id]; ok {
+		return t, nil
+	}
+	if first > s.newest {
+		// Newer than every chunk: what matters is only that first is
+		// after the end, so newest stands in for it (a later, older
+		// point of the track is merged by rewrite, which is right
+		// whatever the end is).
+		s.chunked[id] = s.newest
+		return s.newest, nil
+	}
+	var t int64
+	err := s.db.QueryRowContext(ctx, `SELECT t1 FROM chunks WHERE track_id = ? ORDER BY t0 DESC LIMIT 1`, id).Scan(&t)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, wrap("insert", err)
+	}
+	s.chunked[id] = t
+	return t, nil
+}
+
+// Insert stores pts and returns how many were new (a point at the time
+// of a stored point of its track is a repeat and ignored). The new points
+// are in the pending log (or in chunks) when it returns.
 func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
 	if len(pts) == 0 {
 		return 0, nil
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.insert(ctx, trackRuns(pts), true)
+}
+
+// insert stores runs, appending the new points to the pending log when
+// logIt. s.mu is held.
+func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error) {
+	n, old, err := s.classify(ctx, runs)
+	if err != nil {
+		return 0, err
+	}
+	if n > 0 && logIt {
+		if err := s.log.append(packPending(nil, runs)); err != nil {
+			return 0, err
+		}
+	}
+	if len(old) > 0 {
+		k, err := s.merge(ctx, old)
+		if err != nil {
+			return 0, err
+		}
+		n += k
+	}
+	for _, r := range runs {
+		s.hold(r.pts)
+	}
+	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
+		return n, s.compact(ctx)
+	}
+	return n, nil
+}
+
+// merge merges runs of points older than their tracks' newest chunks into
+// the chunks, in one transaction, and returns how many were new.
+func (s *Store) merge(ctx context.Context, old [][]Point) (int, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, wrap("insert", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	var full *sql.Stmt
-	if len(pts) >= insertRows {
-		if full, err = tx.PrepareContext(ctx, insertFull); err != nil {
-			return 0, wrap("insert", err)
-		}
-	}
 	n := 0
-	args := make([]any, 0, 13*insertRows)
-	for len(pts) > 0 {
-		k := min(len(pts), insertRows)
-		args = args[:0]
-		for i := range pts[:k] {
-			p := &pts[i]
-			args = append(args, p.TrackID, p.Time.UnixNano(), p.Lat, p.Lon, p.AltM, p.AltKind,
-				p.SpeedMps, p.HeadingDeg, p.VRateMps, p.Protocol, p.Sensor, p.Decision, p.Lambda)
-		}
-		var res sql.Result
-		if k == insertRows {
-			res, err = full.ExecContext(ctx, args...)
-		} else {
-			res, err = tx.ExecContext(ctx, insertSQL(k), args...)
-		}
+	for _, r := range old {
+		k, err := s.rewrite(ctx, tx, r)
 		if err != nil {
-			return 0, wrap("insert", err)
+			clear(s.chunked)
+			return 0, err
 		}
-		m, _ := res.RowsAffected()
-		n += int(m)
-		pts = pts[k:]
+		n += k
 	}
-	return n, wrap("insert", tx.Commit())
+	if err := tx.Commit(); err != nil {
+		clear(s.chunked)
+		return 0, wrap("insert", err)
+	}
+	return n, nil
 }
 
-// Known reports whether any point of track id is stored.
-func (s *Store) Known(ctx context.Context, id string) (bool, error) {
-	var one int
-	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM points WHERE track_id = ? LIMIT 1`, id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, wrap("known", err)
-}
-
-// Count is the number of points of track id in [from, to].
-func (s *Store) Count(ctx context.Context, id string, from, to time.Time) (int, error) {
-	var n int
-	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM points WHERE track_id = ? AND t BETWEEN ? AND ?`,
-		id, from.UnixNano(), to.UnixNano()).Scan(&n)
-	return n, wrap("count", err)
-}
-
-// Track calls fn for the points of q.ID in [q.From, q.To] in time order,
-// thinned to q.MaxPoints when that is smaller than their number, and
-// returns how many it passed to fn.
-func (s *Store) Track(ctx context.Context, q TrackQuery, fn func(*Point) error) (int, error) {
-	total, err := s.Count(ctx, q.ID, q.From, q.To)
-	if err != nil || total == 0 {
-		return 0, err
-	}
-	// LIMIT total keeps the set the count saw even while new points of
-	// the track arrive at the end of the window.
-	rows, err := s.db.QueryContext(ctx, `SELECT `+pointCols+` FROM points WHERE track_id = ? AND t BETWEEN ? AND ? ORDER BY t LIMIT ?`,
-		q.ID, q.From.UnixNano(), q.To.UnixNano(), total)
-	if err != nil {
-		return 0, wrap("track", err)
-	}
-	defer rows.Close()
-	keep := thinner(total, q.MaxPoints)
-	var p Point
+// classify leaves in runs the new points, newer than their track's
+// chunks and not repeats of held points, and returns their number and,
+// by track, the points at or before the end of their track's chunks,
+// which must be merged into the chunks (rare: a replay, a restart). A run
+// that is all new, the common case, is left as it is.
+func (s *Store) classify(ctx context.Context, runs []run) (int, [][]Point, error) {
+	var old [][]Point
 	n := 0
-	for i := 0; rows.Next(); i++ {
-		if !keep(i) {
+	for i := range runs {
+		r := &runs[i]
+		end, err := s.chunkEnd(ctx, r.id, r.pts[0].Time.UnixNano())
+		if err != nil {
+			return 0, nil, err
+		}
+		cs := s.held[r.id]
+		if first := r.pts[0].Time.UnixNano(); r.strict && first > end && (len(cs) == 0 || first > cs[len(cs)-1].t1) {
+			n += len(r.pts)
 			continue
 		}
-		if err := scanPoint(rows, &p); err != nil {
-			return n, err
+		var fresh, before []Point
+		for k, p := range r.pts {
+			switch t := p.Time.UnixNano(); {
+			case k > 0 && p.Time.Equal(r.pts[k-1].Time):
+			case t <= end:
+				before = append(before, p)
+			case isHeld(cs, t):
+			default:
+				fresh = append(fresh, p)
+			}
+		}
+		r.pts = fresh
+		n += len(fresh)
+		if len(before) > 0 {
+			old = append(old, before)
+		}
+	}
+	return n, old, nil
+}
+
+// isHeld reports whether a point at t (Unix ns) is held in cs.
+func isHeld(cs []*chunk, t int64) bool {
+	for _, c := range cs {
+		if t < c.t0 || t > c.t1 {
+			continue
+		}
+		found := false
+		_ = c.points(func(p *Point) error { // our own packing: cannot fail
+			found = found || p.Time.UnixNano() == t
+			return nil
+		})
+		return found
+	}
+	return false
+}
+
+// rewrite merges pts (one track, time order, none newer than its chunks)
+// into the track's chunks: the chunks from the first of them on are read,
+// merged with them (a stored point wins over a repeat), deleted and
+// written again. It returns how many were new.
+func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, pts []Point) (int, error) {
+	id, from := pts[0].TrackID, pts[0].Time.UnixNano()
+	var stored []Point
+	err := s.storedFrom(ctx, tx, id, from, func(p *Point) error { stored = append(stored, *p); return nil })
+	if err != nil {
+		return 0, err
+	}
+	merged := stored
+	for _, p := range pts {
+		merged = insertSorted(merged, p)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE track_id = ? AND t1 >= ?`, id, from); err != nil {
+		return 0, wrap("insert", err)
+	}
+	return len(merged) - len(stored), s.writeChunks(ctx, tx, chunksOf(merged))
+}
+
+// storedFrom calls fn for every point of the chunks of track id that end
+// at or after from (Unix ns), in time order.
+func (s *Store) storedFrom(ctx context.Context, tx *sql.Tx, id string, from int64, fn func(*Point) error) error {
+	rows, err := tx.QueryContext(ctx, `SELECT t0, data FROM chunks WHERE track_id = ? AND t1 >= ? ORDER BY t0`, id, from)
+	if err != nil {
+		return wrap("insert", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t0 int64
+		var data []byte
+		if err := rows.Scan(&t0, &data); err != nil {
+			return wrap("insert", err)
+		}
+		if err := eachPoint(data, t0, id, fn); err != nil {
+			return err
+		}
+	}
+	return wrap("insert", rows.Err())
+}
+
+// eachPoint calls fn for each point packed in a chunk's data.
+func eachPoint(data []byte, t0 int64, id string, fn func(*Point) error) error {
+	r := newPointReader(data, t0, id)
+	for {
+		var p Point
+		ok, err := r.next(&p)
+		if err != nil {
+			return wrap("read", err)
+		}
+		if !ok {
+			return nil
 		}
 		if err := fn(&p); err != nil {
-			return n, err
+			return err
 		}
-		n++
-	}
-	return n, wrap("track", rows.Err())
-}
-
-// thinner returns which of total points (by index) an even thinning to m
-// keeps: the first, the last and m-2 evenly spaced between. m ≤ 0 or
-// m ≥ total keeps every point.
-func thinner(total, m int) func(i int) bool {
-	if m <= 0 || m >= total {
-		return func(int) bool { return true }
-	}
-	if m == 1 {
-		return func(i int) bool { return i == total-1 }
-	}
-	k := 0 // the next point to keep is number k of m
-	return func(i int) bool {
-		// Index of the k-th kept point, rounded to nearest.
-		target := (k*(total-1)*2 + (m - 1)) / (2 * (m - 1))
-		if i != target {
-			return false
-		}
-		k++
-		return true
 	}
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
-func scanPoint(r scanner, p *Point) error {
-	var t int64
-	var alt, speed, heading, vrate, lambda sql.NullFloat64
-	if err := r.Scan(&p.TrackID, &t, &p.Lat, &p.Lon, &alt, &p.AltKind, &speed, &heading, &vrate,
-		&p.Protocol, &p.Sensor, &p.Decision, &lambda); err != nil {
-		return wrap("scan", err)
+// writeChunks inserts chunk rows.
+func (s *Store) writeChunks(ctx context.Context, tx *sql.Tx, cs []*chunk) error {
+	if len(cs) == 0 {
+		return nil
 	}
-	p.Time = time.Unix(0, t).UTC()
-	p.AltM, p.SpeedMps, p.HeadingDeg, p.VRateMps, p.Lambda = nullable(alt), nullable(speed), nullable(heading), nullable(vrate), nullable(lambda)
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO chunks (t0, track_id, t1, n, min_lat, max_lat, min_lon, max_lon, protocol, data) VALUES (?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return wrap("write", err)
+	}
+	defer stmt.Close()
+	for _, c := range cs {
+		if _, err := stmt.ExecContext(ctx, c.t0, c.track, c.t1, c.n, c.minLat, c.maxLat, c.minLon, c.maxLon, c.protocol, c.data); err != nil {
+			return wrap("write", err)
+		}
+		if c.t1 > s.chunked[c.track] {
+			s.chunked[c.track] = c.t1
+		}
+		s.newest = max(s.newest, c.t1)
+	}
 	return nil
 }
 
-func nullable(v sql.NullFloat64) *float64 {
-	if !v.Valid {
-		return nil
+// compact writes the points held in memory as chunks, in one
+// transaction, then empties the pending log. s.mu is held.
+func (s *Store) compact(ctx context.Context) error {
+	s.heldAt = time.Now()
+	if s.heldN == 0 {
+		return s.log.reset() // it may hold repeats read back at Open
 	}
-	f := v.Float64
-	return &f
-}
-
-// areaWhere is the filter of an area query and its arguments. The window
-// is a range of the primary key; areaOrder sorts by +track_id, which no
-// index can deliver, so that the planner never trades the window's range
-// for a walk of points_track over every track to save the sort.
-func areaWhere(q AreaQuery) (string, []any) {
-	where := `FROM points WHERE t BETWEEN ? AND ?`
-	args := []any{q.From.UnixNano(), q.To.UnixNano()}
-	if b := q.BBox; b != nil {
-		where += ` AND lon BETWEEN ? AND ? AND lat BETWEEN ? AND ?`
-		args = append(args, b[0], b[2], b[1], b[3])
-	}
-	if q.Protocol != "" {
-		where += ` AND protocol = ?`
-		args = append(args, q.Protocol)
-	}
-	if c := q.Cursor; c != nil {
-		where += ` AND (track_id, t) >= (?, ?)`
-		args = append(args, c.TrackID, c.Time.UnixNano())
-	}
-	return where, args
-}
-
-const areaOrder = `ORDER BY +track_id, t`
-
-// Next returns the cursor of the page after the one q selects (the first
-// point past q.Limit), or nil when q's page is the last. Asked before the
-// page is written, so that it can go into the response's headers.
-func (s *Store) Next(ctx context.Context, q AreaQuery) (*Cursor, error) {
-	where, args := areaWhere(q)
-	// Counting up to one past the page reads the window once without
-	// sorting it; only a window that has a next page pays for the sort.
-	var n int
-	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 `+where+` LIMIT ?)`, append(args, q.Limit+1)...).Scan(&n); err != nil {
-		return nil, wrap("area", err)
-	}
-	if n <= q.Limit {
-		return nil, nil
-	}
-	var c Cursor
-	var t int64
-	err := s.db.QueryRowContext(ctx, `SELECT track_id, t `+where+` `+areaOrder+` LIMIT 1 OFFSET ?`,
-		append(args, q.Limit)...).Scan(&c.TrackID, &t)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, wrap("area", err)
+		return wrap("compact", err)
 	}
-	c.Time = time.Unix(0, t).UTC()
-	return &c, nil
-}
-
-// Area calls fn for at most q.Limit points of q, ordered by track and time.
-func (s *Store) Area(ctx context.Context, q AreaQuery, fn func(*Point) error) error {
-	where, args := areaWhere(q)
-	rows, err := s.db.QueryContext(ctx, `SELECT `+pointCols+` `+where+` `+areaOrder+` LIMIT ?`, append(args, q.Limit)...)
-	if err != nil {
-		return wrap("area", err)
+	defer func() { _ = tx.Rollback() }()
+	var all []*chunk
+	for _, cs := range s.held {
+		all = append(all, cs...)
 	}
-	defer rows.Close()
-	var p Point
-	for rows.Next() {
-		if err := scanPoint(rows, &p); err != nil {
-			return err
+	// Rows of one compaction in key order: fewer b-tree pages touched.
+	slices.SortFunc(all, func(a, b *chunk) int {
+		if c := cmp.Compare(a.t0, b.t0); c != 0 {
+			return c
 		}
-		if err := fn(&p); err != nil {
-			return err
-		}
+		return strings.Compare(a.track, b.track)
+	})
+	if err := s.writeChunks(ctx, tx, all); err != nil {
+		return err
 	}
-	return wrap("area", rows.Err())
+	if err := tx.Commit(); err != nil {
+		// The chunk ends noted by writeChunks are not stored: forget them.
+		clear(s.chunked)
+		return wrap("compact", err)
+	}
+	clear(s.held)
+	s.heldN = 0
+	// Killed before this, the log is read again at the next start and its
+	// points, now in chunks, taken for the repeats they are.
+	return s.log.reset()
 }
 
-// String encodes the cursor for a URL (opaque to clients).
-func (c Cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.Time.UnixNano(), 10) + "|" + c.TrackID))
-}
-
-// ParseCursor decodes a cursor made by Cursor.String.
-func ParseCursor(s string) (*Cursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, &Error{Op: "cursor", Err: errors.New("not a cursor from a previous page")}
-	}
-	ts, id, ok := strings.Cut(string(b), "|")
-	t, err := strconv.ParseInt(ts, 10, 64)
-	if !ok || err != nil || id == "" {
-		return nil, &Error{Op: "cursor", Err: errors.New("not a cursor from a previous page")}
-	}
-	return &Cursor{TrackID: id, Time: time.Unix(0, t).UTC()}, nil
-}
-
-// Stats are the size of the store.
-type Stats struct {
-	Points int64
-	// Bytes is the space the data occupies (pages in use, free pages
-	// excluded: SQLite reuses them rather than shrinking the file).
-	Bytes int64
-	// Oldest and Newest are the times of the oldest and newest point
-	// (zero when empty).
-	Oldest, Newest time.Time
-}
-
-// Stats measures the store.
-func (s *Store) Stats(ctx context.Context) (Stats, error) {
-	var st Stats
-	var pages, free, size int64
-	for _, q := range []struct {
-		sql string
-		dst *int64
-	}{{"PRAGMA page_count", &pages}, {"PRAGMA freelist_count", &free}, {"PRAGMA page_size", &size}} {
-		if err := s.db.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
-			return st, wrap("stats", err)
-		}
-	}
-	st.Bytes = (pages - free) * size
-	var lo, hi sql.NullInt64
-	if err := s.db.QueryRowContext(ctx, `SELECT min(t), max(t) FROM points`).Scan(&lo, &hi); err != nil {
-		return st, wrap("stats", err)
-	}
-	if lo.Valid {
-		st.Oldest, st.Newest = time.Unix(0, lo.Int64).UTC(), time.Unix(0, hi.Int64).UTC()
-	}
-	return st, nil
-}
-
-// Prune applies the retention limits: it deletes every point older than
-// now − maxAge (maxAge ≤ 0: no age limit), then, while the data occupies
-// more than maxBytes (≤ 0: no size limit), the oldest twentieth of the
-// remaining time span. It returns how many points it deleted.
-func (s *Store) Prune(ctx context.Context, now time.Time, maxAge time.Duration, maxBytes int64) (int64, error) {
-	var deleted int64
-	if maxAge > 0 {
-		res, err := s.db.ExecContext(ctx, `DELETE FROM points WHERE t < ?`, now.Add(-maxAge).UnixNano())
-		if err != nil {
-			return 0, wrap("prune", err)
-		}
-		n, _ := res.RowsAffected()
-		deleted += n
-	}
-	for i := 0; maxBytes > 0 && i < 40; i++ {
-		st, err := s.Stats(ctx)
-		if err != nil || st.Bytes <= maxBytes || st.Oldest.IsZero() {
-			return deleted, err
-		}
-		cut := st.Oldest.UnixNano() + max(st.Newest.Sub(st.Oldest).Nanoseconds()/20, 1)
-		res, err := s.db.ExecContext(ctx, `DELETE FROM points WHERE t < ?`, cut)
-		if err != nil {
-			return deleted, wrap("prune", err)
-		}
-		n, _ := res.RowsAffected()
-		deleted += n
-	}
-	return deleted, nil
-}
-
-// checkpoint folds the write-ahead log into the database file, so that
-// the WAL does not grow without bound between SQLite's own checkpoints.
-func (s *Store) checkpoint(ctx context.Context) error {
-	_, err := s.db.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
-	return wrap("checkpoint", err)
+// Compact writes the points held in memory as chunks now (Close does it
+// too). Tests and benchmarks use it to measure a store's final layout.
+func (s *Store) Compact(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.compact(ctx)
 }

@@ -315,19 +315,40 @@ func queryPlan(t *testing.T, st *Store, query string, args ...any) string {
 }
 
 // TestQueryPlans: an area query reads the window's range of the primary
-// key (never every track through points_track), one track's window reads
-// points_track.
+// key (never every track through chunks_track), one track's window reads
+// chunks_track.
 func TestQueryPlans(t *testing.T) {
 	st, _ := openTemp(t)
 	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 100, 0, 0))
 	where, args := areaWhere(AreaQuery{From: t0, To: t0.Add(time.Minute), BBox: &BBox{-1, -1, 1, 1}, Protocol: "adsb",
 		Cursor: &Cursor{TrackID: "adsb:A", Time: t0}})
-	plan := queryPlan(t, st, `SELECT `+pointCols+` `+where+` `+areaOrder+` LIMIT 10`, args...)
-	if !strings.Contains(plan, "SEARCH points USING PRIMARY KEY (t>? AND t<?)") || strings.Contains(plan, "points_track") {
+	plan := queryPlan(t, st, `SELECT track_id, t0, data `+where+` `+areaOrder, args...)
+	if !strings.Contains(plan, "SEARCH chunks USING PRIMARY KEY (t0>? AND t0<?)") || strings.Contains(plan, "chunks_track") {
 		t.Errorf("area plan: %s", plan)
 	}
-	plan = queryPlan(t, st, `SELECT `+pointCols+` FROM points WHERE track_id = ? AND t BETWEEN ? AND ? ORDER BY t`, "adsb:A", 0, 1)
-	if !strings.Contains(plan, "USING INDEX points_track (track_id=? AND t>? AND t<?)") || strings.Contains(plan, "TEMP B-TREE") {
+	plan = queryPlan(t, st, `SELECT t0, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ? ORDER BY t0`, "adsb:A", 0, 1, 0)
+	if !strings.Contains(plan, "USING INDEX chunks_track (track_id=? AND t0>? AND t0<?)") || strings.Contains(plan, "TEMP B-TREE") {
 		t.Errorf("track plan: %s", plan)
+	}
+	// Retention reads only the old end of the table.
+	plan = queryPlan(t, st, `SELECT sum(n) FROM chunks WHERE t0 < ? AND t1 < ?`, 1, 1)
+	if !strings.Contains(plan, "SEARCH chunks USING PRIMARY KEY (t0<?)") {
+		t.Errorf("retention plan: %s", plan)
+	}
+}
+
+// TestPruneCutsAChunk: the limit falls inside a chunk (points every
+// minute pack three to a chunk of ≤ 2 min): its older points go, its
+// newer ones stay.
+func TestPruneCutsAChunk(t *testing.T) {
+	st, _ := openTemp(t)
+	insert(t, st, track("adsb:A", "adsb", t0, time.Minute, 60, 0, 0))
+	n, err := st.Prune(context.Background(), t0.Add(61*time.Minute), 30*time.Minute, 0) // cut at 05:31
+	if err != nil {
+		t.Fatal(err)
+	}
+	left := collectTrack(t, st, TrackQuery{ID: "adsb:A", From: t0, To: t0.Add(2 * time.Hour)})
+	if n != 31 || len(left) != 29 || !left[0].Time.Equal(t0.Add(31*time.Minute)) {
+		t.Fatalf("deleted %d, left %d from %s; want 31 deleted and 29 from 05:31", n, len(left), left[0].Time)
 	}
 }
