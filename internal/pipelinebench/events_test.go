@@ -19,9 +19,12 @@ import (
 // events (CUAS_BENCH_EVENTS=1), and the history recorder too
 // (CUAS_BENCH_HISTORY=1, which implies the events): the pipeline figures
 // with events only and with events and history are their costs (issue 20).
+// CUAS_BENCH_EVENTS=gate runs the gate's sweeps without publishing, so that
+// the cost of the events themselves (issue 17) is the difference between
+// it and CUAS_BENCH_EVENTS=1.
 func benchEvents() (events, hist bool) {
 	hist = os.Getenv("CUAS_BENCH_HISTORY") == "1"
-	return hist || os.Getenv("CUAS_BENCH_EVENTS") == "1", hist
+	return hist || os.Getenv("CUAS_BENCH_EVENTS") == "1" || gateOnly(), hist
 }
 
 // startEvents starts the gate (board sweeps every 500 ms, announcing
@@ -35,7 +38,11 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	if !evOn {
 		return func() {}
 	}
-	g := board.New(board.Config{Store: store, Events: b.Conn, Instance: "bench", Log: nopLog()}, reg)
+	cfg := board.Config{Store: store, Events: b.Conn, Instance: "bench", Log: nopLog()}
+	if gateOnly() && !histOn {
+		cfg.Events = nil // the sweeps, nothing announced
+	}
+	g := board.New(cfg, reg)
 	go func() { _ = g.Run(ctx) }()
 	if !histOn {
 		return func() {}
@@ -50,6 +57,9 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	}()
 	return func() { <-done }
 }
+
+// gateOnly is CUAS_BENCH_EVENTS=gate: the gate sweeps, announcing nothing.
+func gateOnly() bool { return os.Getenv("CUAS_BENCH_EVENTS") == "gate" }
 
 // logEvents reports what the gate announced and the recorder stored.
 func (r *rig) logEvents(t *testing.T, label string) {
