@@ -35,6 +35,10 @@ func (k CategoryKind) String() string {
 	return fmt.Sprintf("CategoryKind(%d)", uint8(k))
 }
 
+// Valid reports whether k is a kind this version knows (MarshalText
+// refuses the others).
+func (k CategoryKind) Valid() bool { return k < numCategoryKinds }
+
 // MarshalText implements encoding.TextMarshaler.
 func (k CategoryKind) MarshalText() ([]byte, error) {
 	if k >= numCategoryKinds {

@@ -54,15 +54,38 @@ func (t *Track) View(withHistory bool) events.Track {
 		j.ADSB = t.ADSB.view()
 	}
 	if withHistory {
-		for _, p := range t.History {
-			pj := events.Point{T: time.Unix(0, p.T).UTC(), Lat: Round(p.Lat, 6), Lon: Round(p.Lon, 6)}
-			if p.HasAlt {
-				pj.AltM = Ptr(Round(float64(p.Alt), 1))
-			}
-			j.History = append(j.History, pj)
-		}
+		j.History = t.pointsAfter(math.MinInt64)
 	}
 	return j
+}
+
+// ViewAfter is View with, as its history, only the positions received
+// after the Unix-ns time after: what a track event carries since the
+// previous one, without converting the positions it already carried.
+func (t *Track) ViewAfter(after int64) events.Track {
+	j := t.View(false)
+	j.History = t.pointsAfter(after)
+	return j
+}
+
+// pointsAfter converts the history positions received after the Unix-ns
+// time after (nil when none).
+func (t *Track) pointsAfter(after int64) []events.Point {
+	var out []events.Point
+	for _, p := range t.History {
+		if p.T <= after {
+			continue
+		}
+		if out == nil {
+			out = make([]events.Point, 0, len(t.History))
+		}
+		pj := events.Point{T: time.Unix(0, p.T).UTC(), Lat: Round(p.Lat, 6), Lon: Round(p.Lon, 6)}
+		if p.HasAlt {
+			pj.AltM = Ptr(Round(float64(p.Alt), 1))
+		}
+		out = append(out, pj)
+	}
+	return out
 }
 
 // Round rounds v to places decimal places: 6 places of a degree are about
