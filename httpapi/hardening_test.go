@@ -296,3 +296,24 @@ func TestGeofencesPaged(t *testing.T) {
 		})
 	}
 }
+
+// TestIngestWhileInputsStopped: HTTP ingest is an input (issue 17); a
+// request while the inputs are not running stores nothing and says so
+// with a 503 and Retry-After, for the ingest route and a decode route's
+// publish option alike.
+func TestIngestWhileInputsStopped(t *testing.T) {
+	h := newTestServer(t, Deps{Publisher: &hardFakePublisher{err: ingest.ErrNotRunning}})
+	for _, c := range []struct{ path, body string }{
+		{"/v1/ingest/adsb", `{"frames":["8D406B902015A678D4D220AA4BDA"],"sensor":"rx1"}`},
+		{"/v1/ads-b/decode", `{"hex":"8D406B902015A678D4D220AA4BDA","publish":true,"sensor":"rx1"}`},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			rec := do(t, h, "POST", testBase+c.path, c.body)
+			if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") == "" ||
+				!strings.Contains(rec.Body.String(), "starting or stopping") {
+				t.Fatalf("%d %q %s", rec.Code, rec.Header().Get("Retry-After"), rec.Body)
+			}
+			assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusServiceUnavailable)
+		})
+	}
+}

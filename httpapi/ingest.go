@@ -140,6 +140,10 @@ func publishProblem(w http.ResponseWriter, r *http.Request, d Deps, protocol str
 			fmt.Sprintf("the pipeline is saturated (%d of %d frames stored); retry the request, stored frames are de-duplicated", res.Accepted+res.Duplicates, n))
 		return
 	}
+	if errors.Is(err, ingest.ErrNotRunning) {
+		writeProblem(w, r, http.StatusServiceUnavailable, "the service's inputs are starting or stopping; nothing was stored, retry the request")
+		return
+	}
 	d.Logger.Warn("ingest publish failed", "protocol", protocol, "err", err)
 	writeProblem(w, r, http.StatusServiceUnavailable, "JetStream did not acknowledge the frames; retry the request")
 }

@@ -58,6 +58,10 @@ func writeDecoded(w http.ResponseWriter, r *http.Request, d Deps, protocol strin
 			writeProblem(w, r, http.StatusTooManyRequests, "decoded, but the pipeline is saturated and did not store the frames; retry")
 			return
 		}
+		if errors.Is(err, ingest.ErrNotRunning) {
+			writeProblem(w, r, http.StatusServiceUnavailable, "decoded, but the service's inputs are starting or stopping and nothing was stored; retry")
+			return
+		}
 		writeProblem(w, r, http.StatusServiceUnavailable, "decoded, but JetStream did not acknowledge the frames; retry")
 		return
 	}

@@ -2,14 +2,13 @@
 // Beast and AVR over TCP (listen and connect, modes_net.go), MAVLink over
 // UDP and TCP (ingest/mavudp), the traffic simulator (simulator.go), a
 // capture being replayed (replay.go, `cuasd replay`), the single-frame
-// intake (intake.go) and the field sensors (ingest/sensors). HTTP ingest
-// (httpapi, POST /v1/ingest/{protocol}) is deliberately not a Source: it
-// is a request/response handler that the HTTP server calls once per
-// request and that must answer that request with what the Sink stored
-// (202, or 429/503 with Retry-After); a Source owns a long-running loop
-// that reads its input and has no caller to answer. It uses the same Sink
-// (the Publisher, through httpapi.Deps) and so the same subjects, ids and
-// counters. Every source
+// intake (intake.go), the field sensors (ingest/sensors) and HTTP ingest
+// (http.go). HTTP ingest (httpapi, POST /v1/ingest/{protocol} and the
+// decode routes' publish option) is called once per request and must
+// answer that request with what was stored, so it is a Source the other
+// way round: its Run connects the Sink it is given to the request handler
+// and holds it until the inputs stop; a request while it is not running
+// stores nothing and is answered 503. Every source
 // does one thing: publish raw frames with a sensor identity to the
 // cuas.raw.{protocol}.{sensor} subjects named in package bus, through a
 // Sink — the Publisher, which answers only once JetStream stored the

@@ -9,8 +9,8 @@ import (
 
 // Source is one input adapter: a Beast or AVR receiver connection, a
 // MAVLink socket, a capture being replayed, the traffic simulator, a
-// sensor feed (HTTP ingest is a request handler using the same Sink; see
-// the package documentation). Every source turns what it hears into
+// sensor feed, HTTP ingest (which lends its Sink to the request handler;
+// see the package documentation). Every source turns what it hears into
 // raw frames with a sensor identity and publishes them through a Sink; it
 // knows nothing of decoding beyond framing.
 //

@@ -120,7 +120,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Ready:       s.readiness,
 		SigningMode: s.ledger.SigningMode(),
 
-		Publisher:  s.publisher,
+		Publisher:  s.httpIn, // through the Publisher while the inputs run
 		Tracks:     s.store,
 		Threats:    s.gate,
 		Live:       liveTracks{s.store},

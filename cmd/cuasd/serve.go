@@ -76,6 +76,9 @@ type service struct {
 	lock      *dirlock.Lock
 	bus       *bus.Bus
 	publisher *ingest.Publisher
+	// httpIn is HTTP ingest, an input whose Sink the request handlers
+	// publish through while the inputs run (issue 17).
+	httpIn    *ingest.HTTP
 	store     *fusion.Store
 	drones    *reference.DB
 	ledger    *ledger.Log
@@ -93,7 +96,7 @@ type service struct {
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
-	s := &service{cfg: cfg, log: log, out: out, start: time.Now(), reg: newRegistry()}
+	s := &service{cfg: cfg, log: log, out: out, start: time.Now(), reg: newRegistry(), httpIn: ingest.NewHTTP()}
 	s.status = lifecycle.NewStatus(s.reg)
 	s.group = lifecycle.Group{Log: log, StopTimeout: time.Duration(cfg.ShutdownWait)}
 	s.group.Add(s.components()...)
@@ -353,7 +356,9 @@ func (s *service) inputs() lifecycle.Component {
 	return lifecycle.Component{Name: "inputs", Run: func(ctx context.Context) error {
 		// The single-frame intake (cuas.in.>) is always on: it is how a
 		// sensor script publishes one frame per message.
-		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg)}, s.sources...)
+		// HTTP ingest is one too: requests reach the pipeline only while
+		// the inputs run.
+		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg), s.httpIn}, s.sources...)
 		declareCounters(s.publisher, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {

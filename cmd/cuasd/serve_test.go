@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cuasd/cuasd/lifecycle"
 )
 
 // startServe runs `cuasd serve` in-process on a temporary data dir with
@@ -74,17 +76,37 @@ func startServeLines(t *testing.T, extra ...string) (baseURL string, before []st
 // once every component has started, and a stage reports up from its own
 // goroutine, which a loaded machine may not have run yet. It does not fail:
 // tests of a service that never gets ready go on after 10 s.
+// awaitReady waits until /readyz answers 200 and the inputs every test
+// may use at once (HTTP ingest and the single-frame intake) are up: /readyz
+// is 200 ("degraded") while an input still starts.
 func awaitReady(base string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		resp, err := http.Get(base + "/readyz")
 		if err != nil {
 			return
 		}
+		var rd struct {
+			Components []lifecycle.ComponentStatus `json:"components"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&rd)
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
+		if resp.StatusCode == http.StatusOK && err == nil && inputsUp(rd.Components, "http", "intake cuas.in.>") {
 			return
 		}
 	}
+}
+
+// inputsUp reports whether each named component is up.
+func inputsUp(cs []lifecycle.ComponentStatus, names ...string) bool {
+	up := 0
+	for _, c := range cs {
+		for _, n := range names {
+			if c.Name == n && c.State == lifecycle.Up {
+				up++
+			}
+		}
+	}
+	return up == len(names)
 }
 
 func get(t *testing.T, url string) (*http.Response, []byte) {
