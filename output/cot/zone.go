@@ -106,11 +106,13 @@ func zoneCenter(z *gate.Geofence) (lat, lon float64, ok bool) {
 	if ring == nil {
 		return 0, 0, false
 	}
-	n := 0
-	for _, p := range ring[:len(ring)-1] { // closed: the last repeats the first
-		if len(p) < 2 {
+	for _, p := range ring {
+		if len(p) < 2 { // every vertex is drawn, the closing one too
 			return 0, 0, false
 		}
+	}
+	n := 0
+	for _, p := range ring[:len(ring)-1] { // closed: the last repeats the first
 		lon, lat, n = lon+p[0], lat+p[1], n+1
 	}
 	return lat / float64(n), lon / float64(n), true
