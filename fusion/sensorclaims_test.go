@@ -2,8 +2,6 @@ package fusion
 
 import (
 	"encoding/json"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -136,31 +134,5 @@ func BenchmarkApplyFieldSensor(b *testing.B) {
 // on every observation (a Mode S receiver's, a kit's RSSI): it reports the
 // memory a track costs with its per-sensor signal part.
 func BenchmarkStoreApplyWithSignal(b *testing.B) {
-	c := &clock{time.Unix(1_700_000_000, 0)}
-	s := newTestStore(c)
-	const n = 10000
-	obs := make([]decode.Observation, n)
-	for i := range obs {
-		obs[i] = ridObs("U"+string(rune('A'+i%26))+strings.Repeat("x", 8)+itoa(i), 52+float64(i%100)*1e-3, 4+float64(i/100)*1e-3, 0)
-		obs[i].Sensor, obs[i].Signal = "s", -70
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	for i := range obs {
-		obs[i].TimeUnixNano = c.t.UnixNano()
-		s.Apply(&obs[i])
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	perTrack := float64(after.HeapAlloc-before.HeapAlloc) / n
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		o := &obs[i%n]
-		o.TimeUnixNano += int64(time.Millisecond)
-		o.Signal -= 0.5
-		s.Apply(o)
-	}
-	b.ReportMetric(perTrack, "heap-B/track")
+	benchStoreApply(b, -70, func(o *decode.Observation) { o.Signal -= 0.5 })
 }
