@@ -10,8 +10,11 @@ import (
 // track fits Go's 1,536-byte allocation size class; 8 bytes more cost a
 // 1,792-byte block (BenchmarkStoreApply's heap-B/track measures the whole).
 func TestTrackFitsItsSizeClass(t *testing.T) {
-	if n := unsafe.Sizeof(track{}); n > 1536 {
-		t.Fatalf("track is %d bytes: over the 1,536-byte size class (group the small fields, or shrink the history)", n)
+	// An object with pointers larger than 512 bytes carries an 8-byte
+	// malloc header (Go 1.22 and later), so a 1,536-byte track takes the
+	// 1,792-byte class: 1,528 bytes is the most that fits.
+	if n := unsafe.Sizeof(track{}); n > 1536-8 {
+		t.Fatalf("track is %d bytes: with the 8-byte malloc header, over the 1,536-byte size class (group the small fields, or shrink the history)", n)
 	}
 }
 

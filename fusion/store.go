@@ -298,7 +298,7 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 	if i := protoIndex(t.lastProto); i >= 0 {
 		t.protoPos[i].t, t.protoPos[i].lat, t.protoPos[i].lon = recv, lat, lon
 	}
-	if t.hasPos && t.histN > 0 {
+	if t.hasPos && t.histTotal > 0 {
 		last := t.lastPoint()
 		dt := float64(recv-last.T) / 1e9
 		d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})

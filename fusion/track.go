@@ -116,10 +116,9 @@ type track struct {
 
 	warnings []string // bounded, most recent last
 
-	hist  [historyLen]Point
-	histN int // number of valid points
-	histI int // next write index
-	// histTotal counts every point ever pushed, so that a reader of
+	hist [historyLen]Point
+	// histTotal counts every point ever pushed: the ring's fill and next
+	// write index follow from it (histLen, histNext), and a reader of
 	// successive snapshots can tell how many fell out of the ring between
 	// two reads (Track.Positions).
 	histTotal uint64
@@ -205,31 +204,33 @@ func (t *track) addWarning(w string) {
 	t.warnings = append(t.warnings, w)
 }
 
-// lastPoint is the newest history point; only meaningful when histN > 0.
-func (t *track) lastPoint() Point { return t.hist[(t.histI+historyLen-1)%historyLen] }
+// histLen is the number of valid history points.
+func (t *track) histLen() int { return int(min(t.histTotal, historyLen)) }
+
+// histNext is the ring index the next history point is written to.
+func (t *track) histNext() int { return int(t.histTotal % historyLen) }
+
+// lastPoint is the newest history point; only meaningful when histLen() > 0.
+func (t *track) lastPoint() Point { return t.hist[(t.histNext()+historyLen-1)%historyLen] }
 
 func (t *track) pushHistory(p Point) {
 	// Collapse repeats of the same position and time.
-	if t.histN > 0 {
+	if t.histTotal > 0 {
 		last := t.lastPoint()
 		if last.T == p.T && last.Lat == p.Lat && last.Lon == p.Lon {
 			return
 		}
 	}
-	t.hist[t.histI] = p
+	t.hist[t.histNext()] = p
 	t.histTotal++
-	t.histI = (t.histI + 1) % historyLen
-	if t.histN < historyLen {
-		t.histN++
-	}
 }
 
 // history returns the newest n points (every point when there are fewer),
 // oldest first.
 func (t *track) history(n int) []Point {
-	n = min(n, t.histN)
+	n = min(n, t.histLen())
 	out := make([]Point, n)
-	start := (t.histI - n + historyLen) % historyLen
+	start := (t.histNext() - n + historyLen) % historyLen
 	for i := range out {
 		out[i] = t.hist[(start+i)%historyLen]
 	}
@@ -333,7 +334,7 @@ func (t *track) snapshot(withHistory bool) Track {
 	}
 	if withHistory {
 		s.History = t.history(historyLen)
-	} else if t.histN > 0 {
+	} else if t.histTotal > 0 {
 		// A short trail for the board and map.
 		s.History = t.history(8)
 	}
