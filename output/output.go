@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
@@ -42,6 +43,35 @@ type Events interface {
 
 // Conn returns the Events of a NATS connection.
 func Conn(nc *nats.Conn) Events { return natsEvents{nc} }
+
+// TrackFeed is what the Events of an output running inside `cuasd serve`
+// offer besides NATS: the track events this instance's gate builds, typed,
+// before and without their JSON. An output whose cost is per fix (the
+// history recorder: every position of every track) uses it when present
+// and falls back to cuas.track.> otherwise, so that it still runs in
+// another process. Decoding every track event again from JSON cost that
+// output more than everything else it did together (docs/ARCHITECTURE.md,
+// History).
+type TrackFeed interface {
+	// FeedTracks calls fn for every track event the gate builds, on the
+	// gate's goroutine, until the returned function is called: for every
+	// live track, including those another instance of a cluster announces
+	// on NATS (each instance holds every track), so that the feed alone is
+	// the whole picture. fn must return quickly and must not keep ev or
+	// anything it points to: copy what it needs.
+	FeedTracks(fn func(subject string, ev *events.TrackEvent)) (stop func(), err error)
+}
+
+// InProcess returns the Events of an output inside cuasd serve: NATS
+// through nc, and the typed track events of feed (a TrackFeed).
+func InProcess(nc *nats.Conn, feed TrackFeed) Events {
+	return inProcess{natsEvents{nc}, feed}
+}
+
+type inProcess struct {
+	natsEvents
+	TrackFeed
+}
 
 type natsEvents struct{ nc *nats.Conn }
 

@@ -339,6 +339,9 @@ func (s *service) outputList() ([]output.Output, error) {
 func (s *service) runOutput(ctx context.Context, o output.Output) {
 	rep := s.status.Reporter(o.Name(), lifecycle.Output)
 	ev := output.Conn(s.bus.Conn)
+	if s.gate != nil {
+		ev = output.InProcess(s.bus.Conn, s.gate) // the typed track events too (history)
+	}
 	_ = lifecycle.Retry(rep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
 		err := o.Run(ctx, ev, rep)
 		if err != nil && ctx.Err() == nil {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +53,16 @@ type announcer struct {
 	// buf holds a track event while it is published; only the sweep
 	// writes track events, and Publish copies what it sends.
 	buf []byte
+	// feeds are the in-process consumers of the typed track events
+	// (Gate.FeedTracks), replaced whole under feedMu when one comes or
+	// goes, read by the sweep without a lock.
+	feedMu sync.Mutex
+	feeds  atomic.Pointer[[]*trackFeed]
+}
+
+// trackFeed is one Gate.FeedTracks consumer.
+type trackFeed struct {
+	fn func(subject string, ev *events.TrackEvent)
 }
 
 // announced is what was last said about a track.
@@ -64,6 +76,9 @@ type announced struct {
 	lastPoint int64
 	// positions is the track's fusion.Track.Positions at that event.
 	positions uint64
+	// owned is whether this instance published that event on NATS; a
+	// track another instance owns is followed only while a feed listens.
+	owned bool
 }
 
 // eventKinds label cuasd_events_published_total.
@@ -155,33 +170,98 @@ func trackSubject(id string) (protocol, key string) {
 	return string(p), key
 }
 
+// addFeed registers fn for every track event (Gate.FeedTracks).
+func (a *announcer) addFeed(fn func(string, *events.TrackEvent)) (stop func()) {
+	f := &trackFeed{fn: fn}
+	a.setFeeds(func(fs []*trackFeed) []*trackFeed { return append(fs, f) })
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			a.setFeeds(func(fs []*trackFeed) []*trackFeed {
+				return slices.DeleteFunc(fs, func(g *trackFeed) bool { return g == f })
+			})
+		})
+	}
+}
+
+// setFeeds replaces the feeds by edit of a copy of them.
+func (a *announcer) setFeeds(edit func([]*trackFeed) []*trackFeed) {
+	a.feedMu.Lock()
+	defer a.feedMu.Unlock()
+	var fs []*trackFeed
+	if p := a.feeds.Load(); p != nil {
+		fs = slices.Clone(*p)
+	}
+	fs = edit(fs)
+	a.feeds.Store(&fs)
+}
+
+// feed hands a track event to the feeds.
+func feed(fs []*trackFeed, subject string, ev *events.TrackEvent) {
+	for _, f := range fs {
+		f.fn(subject, ev)
+	}
+}
+
+// announceTracks announces each track whose event is due, and the tracks
+// lost since the previous sweep.
 func (a *announcer) announceTracks(now time.Time, tracks []fusion.Track, byID map[string]*Entry) {
+	var fs []*trackFeed
+	if p := a.feeds.Load(); p != nil {
+		fs = *p
+	}
 	live := make(map[string]bool, len(tracks))
 	for i := range tracks {
 		t := &tracks[i]
 		live[t.ID] = true
-		if !a.owns(t.ID) {
+		owned := a.owns(t.ID)
+		if !owned && len(fs) == 0 {
 			delete(a.tracks, t.ID) // another instance announces it now
 			continue
 		}
 		e := byID[t.ID]
-		var state assessState
-		if e != nil {
-			state = assessState{evaluated: true, decision: e.Result.Decision, breach: e.Result.Breach, swarm: e.SwarmID}
+		if st, state, due := a.due(now, t, e, owned); due {
+			a.announceTrack(now, t, e, st, state, owned, fs)
 		}
-		st := a.tracks[t.ID]
-		changed := st == nil || st.obs != t.Observations || st.state != state
-		if st != nil && !(changed && now.Sub(st.at) >= events.MinInterval) && now.Sub(st.at) < events.KeepAlive {
-			continue
-		}
-		a.announceTrack(now, t, e, st, state)
 	}
+	a.announceLost(now, live, fs)
+}
+
+// due says whether a track's event is due: on a change of its
+// observations or assessment at most once per events.MinInterval, else
+// every events.KeepAlive. It returns what was last said of the track (nil
+// for a track new to this instance, or taken over from another, which is
+// announced as new) and the track's assessment state.
+func (a *announcer) due(now time.Time, t *fusion.Track, e *Entry, owned bool) (*announced, assessState, bool) {
+	var state assessState
+	if e != nil {
+		state = assessState{evaluated: true, decision: e.Result.Decision, breach: e.Result.Breach, swarm: e.SwarmID}
+	}
+	st := a.tracks[t.ID]
+	if st != nil && owned && !st.owned {
+		st = nil
+	}
+	if st == nil {
+		return nil, state, true
+	}
+	changed := st.obs != t.Observations || st.state != state
+	since := now.Sub(st.at)
+	return st, state, changed && since >= events.MinInterval || since >= events.KeepAlive
+}
+
+// announceLost announces the loss of every track announced before that
+// is not live: on NATS when this instance owned it, to the feeds always.
+func (a *announcer) announceLost(now time.Time, live map[string]bool, fs []*trackFeed) {
 	for id, st := range a.tracks {
 		if live[id] {
 			continue
 		}
 		p, k := trackSubject(id)
-		a.sendTrack(bus.TrackSubject(p, k), &events.TrackEvent{Header: a.header(events.TypeTrackLost, now), Track: st.view})
+		subject, ev := bus.TrackSubject(p, k), &events.TrackEvent{Header: a.header(events.TypeTrackLost, now), Track: st.view}
+		if st.owned {
+			a.sendTrack(subject, ev)
+		}
+		feed(fs, subject, ev)
 		delete(a.tracks, id)
 	}
 }
@@ -196,10 +276,11 @@ type assessState struct {
 	swarm     string
 }
 
-// announceTrack publishes a track's event, with the positions received
-// since its previous one (st, nil for a track not announced before), and
+// announceTrack builds a track's event, with the positions received since
+// its previous one (st, nil for a track not announced before), publishes
+// it when this instance owns the track, hands it to the feeds, and
 // remembers what it said.
-func (a *announcer) announceTrack(now time.Time, t *fusion.Track, e *Entry, st *announced, state assessState) {
+func (a *announcer) announceTrack(now time.Time, t *fusion.Track, e *Entry, st *announced, state assessState, owned bool, fs []*trackFeed) {
 	var as *events.Assessment
 	if e != nil {
 		as = e.Assessment()
@@ -216,9 +297,13 @@ func (a *announcer) announceTrack(now time.Time, t *fusion.Track, e *Entry, st *
 		a.tracks[t.ID] = st
 	}
 	p, k := trackSubject(t.ID)
-	a.sendTrack(bus.TrackSubject(p, k), &events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as})
+	subject, ev := bus.TrackSubject(p, k), &events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as}
+	if owned {
+		a.sendTrack(subject, ev)
+	}
+	feed(fs, subject, ev)
 	view.History = nil
-	*st = announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last, positions: t.Positions}
+	*st = announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last, positions: t.Positions, owned: owned}
 }
 
 // newPositions is the track's view with, as its history, the positions

@@ -3,6 +3,7 @@ package board
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math"
 	"slices"
@@ -697,4 +698,20 @@ func unitVec(lat, lon float64) (x, y, z float64) {
 	sφ, cφ := math.Sincos(lat * math.Pi / 180)
 	sλ, cλ := math.Sincos(lon * math.Pi / 180)
 	return cφ * cλ, cφ * sλ, sφ
+}
+
+// ErrNoEvents is returned by FeedTracks of a gate that announces no events
+// (Config.Events nil).
+var ErrNoEvents = errors.New("board: the gate announces no events")
+
+// FeedTracks calls fn, on the sweep's goroutine, with every track event
+// the gate builds (output.TrackFeed): those it publishes on NATS and, while
+// a feed listens, those of the tracks another instance owns, which it
+// follows at the same cadence without publishing them. fn must not keep
+// ev.
+func (b *Gate) FeedTracks(fn func(subject string, ev *events.TrackEvent)) (stop func(), err error) {
+	if b.ann == nil {
+		return nil, ErrNoEvents
+	}
+	return b.ann.addFeed(fn), nil
 }

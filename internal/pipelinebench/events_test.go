@@ -21,7 +21,9 @@ import (
 // with events only and with events and history are their costs (issue 20).
 // CUAS_BENCH_EVENTS=gate runs the gate's sweeps without publishing, so that
 // the cost of the events themselves (issue 17) is the difference between
-// it and CUAS_BENCH_EVENTS=1.
+// it and CUAS_BENCH_EVENTS=1. The recorder hears the gate's typed track
+// events, as in cuasd serve; CUAS_BENCH_HISTORY_NATS=1 makes it decode
+// them from NATS instead, as it does in a process of its own.
 func benchEvents() (events, hist bool) {
 	hist = os.Getenv("CUAS_BENCH_HISTORY") == "1"
 	return hist || os.Getenv("CUAS_BENCH_EVENTS") == "1" || gateOnly(), hist
@@ -51,7 +53,11 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := rec.Run(ctx, output.Conn(b.Conn), nopReporter{}); err != nil {
+		ev := output.InProcess(b.Conn, g) // as cuasd serve runs it
+		if os.Getenv("CUAS_BENCH_HISTORY_NATS") == "1" {
+			ev = output.Conn(b.Conn) // as in another process: JSON from NATS
+		}
+		if err := rec.Run(ctx, ev, nopReporter{}); err != nil {
 			t.Errorf("history recorder: %v", err)
 		}
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,17 +14,22 @@ import (
 	"github.com/cuasd/cuasd/events"
 )
 
-// benchEvent is a typical track event: an ADS-B track with the two fixes
-// received since its previous event and an assessment.
-func benchEvent(b *testing.B) []byte {
+// benchEventFixes is a track event of an ADS-B track with an assessment,
+// carrying n fixes: about 2 at real broadcast rates, 13 on average in the
+// pipeline benchmark's paced phase.
+func benchEventFixes(b *testing.B, n int) []byte {
 	b.Helper()
 	lat, lon, alt := 51.5, -0.1, 10000.0
+	var hist []events.Point
+	for i := range n {
+		hist = append(hist, events.Point{T: t0.Add(time.Duration(i) * 77 * time.Millisecond), Lat: micro(lat + float64(i)*1.234567e-4), Lon: micro(lon + float64(i)*2.345678e-4), AltM: &alt})
+	}
 	ev := events.TrackEvent{
 		Header: events.Header{V: events.Version, Type: events.TypeTrackUpdate, Time: t0, Instance: "default"},
 		Track: events.Track{TrackID: "adsb:4CA1FA", Protocols: []string{"adsb"}, ICAO: "4CA1FA", Callsign: "RYR1AB",
 			Lat: &lat, Lon: &lon, AltM: &alt, AltKind: "barometric", SpeedMps: f64(230), HeadingDeg: f64(90), VRateMps: f64(0),
 			Sensors: []string{"rx1"}, FirstSeen: t0, LastSeen: t0, Observations: 100,
-			History: []events.Point{{T: t0, Lat: lat, Lon: lon, AltM: &alt}, {T: t0.Add(500 * time.Millisecond), Lat: lat, Lon: lon + 1e-3, AltM: &alt}}},
+			History: hist},
 		Assessment: &events.Assessment{Decision: "monitor", Lambda: 0.12, HumanDecision: true, Caps: []string{}},
 	}
 	data, err := json.Marshal(ev)
@@ -34,57 +40,85 @@ func benchEvent(b *testing.B) []byte {
 }
 
 // BenchmarkRecorderInsert measures the recorder's whole insert path per
-// event (2 fixes): the subscription handler decoding the event into points
-// and queueing them, and the writer committing them in batches of 2048
-// points. Each event is a new time, so every point is a new row.
+// event (13 fixes, as in the pipeline benchmark): the handler turning the
+// event into points and queueing them — fed the typed event in process,
+// as in cuasd serve, or decoding it from NATS, as in a process of its own
+// — and the writer committing them in batches of 2048 points. Each event
+// is a new time, so every point is new.
 func BenchmarkRecorderInsert(b *testing.B) {
-	st, err := Open(filepath.Join(b.TempDir(), "history.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer st.Close()
-	r := New(Config{Path: "unused", QueueLen: 1 << 20})
-	data := benchEvent(b)
-	var ev events.TrackEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		b.Fatal(err)
-	}
-	batch := make([]Point, 0, 4096)
-	ctx := context.Background()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		// A distinct time per event, as live traffic has.
-		m := &nats.Msg{Subject: "cuas.track.adsb.4CA1FA", Data: data}
-		r.onTrack(m)
-		pts := <-r.q.C()
-		for j := range pts {
-			pts[j].Time = pts[j].Time.Add(time.Duration(i) * time.Second)
-		}
-		batch = append(batch, pts...)
-		if len(batch) >= 2048 {
-			if _, err := st.Insert(ctx, batch); err != nil {
-				b.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*b.N), "ns/point")
-}
-
-// BenchmarkPointsOf is the handler's share: JSON decode and conversion.
-func BenchmarkPointsOf(b *testing.B) {
-	data := benchEvent(b)
-	dst := make([]Point, 0, 8)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		ev, err := decodeTrackEvent(data)
-		if err != nil {
+	const fixes, tracks = 13, 256
+	// One event per track in a batch, as the recorder's batches (250 ms)
+	// hold: tracks' events come at most once a second.
+	data := benchEventFixes(b, fixes)
+	evs := make([]events.TrackEvent, tracks)
+	msgs := make([][]byte, tracks)
+	for k := range evs {
+		if err := json.Unmarshal(data, &evs[k]); err != nil {
 			b.Fatal(err)
 		}
-		dst = pointsOf(ev, "adsb", nil, dst[:0])
+		evs[k].Track.TrackID = fmt.Sprintf("adsb:%06X", k)
+		msgs[k], _ = json.Marshal(&evs[k])
+	}
+	for _, fed := range []bool{true, false} {
+		name := map[bool]string{true: "fed", false: "nats"}[fed]
+		b.Run(name, func(b *testing.B) {
+			st, err := Open(filepath.Join(b.TempDir(), "history.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			r := New(Config{Path: "unused", QueueLen: 1 << 20})
+			batch := make([]Point, 0, tracks*fixes)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := i % tracks
+				if fed {
+					r.onTrackEvent("cuas.track.adsb.X", &evs[k])
+				} else {
+					r.onTrack(&nats.Msg{Subject: "cuas.track.adsb.X", Data: msgs[k]})
+				}
+				pts := <-r.q.C()
+				for j := range pts { // every round of the tracks a second later
+					pts[j].Time = pts[j].Time.Add(time.Duration(i/tracks) * time.Second)
+				}
+				batch = append(batch, pts...)
+				if k == tracks-1 {
+					if _, err := st.Insert(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+					batch = batch[:0]
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(fixes*b.N), "ns/point")
+		})
 	}
 }
+
+// BenchmarkPointsOf is the handler's share: JSON decode and conversion,
+// for an event of 2 fixes (real broadcast rates) and of 13 (the pipeline
+// benchmark's paced phase).
+func BenchmarkPointsOf(b *testing.B) {
+	for _, n := range []int{2, 13} {
+		b.Run(fmt.Sprintf("fixes=%d", n), func(b *testing.B) {
+			data := benchEventFixes(b, n)
+			dst := make([]Point, 0, 16)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				ev, err := decodeTrackEvent(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst = pointsOf(ev, "adsb", nil, dst[:0])
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*b.N), "ns/point")
+		})
+	}
+}
+
+// micro rounds a coordinate to 1e-6° as fusion does (fusion.Round).
+func micro(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
 // BenchmarkStoreInsert is the store's share: batches of 2048 new points
 // as the recorder commits them (runs of ~10 fixes of 200 tracks, each
@@ -110,7 +144,7 @@ func BenchmarkStoreInsert(b *testing.B) {
 		for k := 0; k < tracks; k++ {
 			for j := 0; j < perEvent; j++ {
 				batch = append(batch, Point{TrackID: ids[k], Protocol: "adsb", Sensor: "rx1", AltKind: "barometric", AltM: &alt,
-					Time: t0.Add(time.Duration(sec)*time.Second + time.Duration(j)*100*time.Millisecond), Lat: 51 + float64(sec)*1e-4, Lon: float64(k) * 1e-3})
+					Time: t0.Add(time.Duration(sec)*time.Second + time.Duration(j)*100*time.Millisecond), Lat: micro(51 + float64(sec)*1e-4), Lon: micro(float64(k) * 1e-3)})
 			}
 		}
 		if _, err := st.Insert(context.Background(), batch); err != nil {

@@ -106,7 +106,7 @@ func (r *Recorder) Run(ctx context.Context, ev output.Events, rep lifecycle.Repo
 		_ = st.Close()
 	}()
 	r.prune(ctx, st)
-	unTrack, err := ev.Subscribe(bus.TrackPrefix+".>", r.onTrack)
+	unTrack, err := r.subscribeTracks(ev)
 	if err != nil {
 		return wrap("subscribe", err)
 	}
@@ -120,13 +120,31 @@ func (r *Recorder) Run(ctx context.Context, ev output.Events, rep lifecycle.Repo
 	return r.write(ctx, st, rep)
 }
 
-// onTrack turns a track event into points for the writer. It runs on the
-// subscription's goroutine and never blocks: a full queue drops.
+// subscribeTracks hears the track events: typed from the gate when the
+// recorder runs inside cuasd serve (output.TrackFeed: no JSON to decode,
+// no NATS delivery, every track of the instance's own picture), else
+// from cuas.track.> on NATS.
+func (r *Recorder) subscribeTracks(ev output.Events) (stop func(), err error) {
+	if f, ok := ev.(output.TrackFeed); ok {
+		return f.FeedTracks(r.onTrackEvent)
+	}
+	return ev.Subscribe(bus.TrackPrefix+".>", r.onTrack)
+}
+
+// onTrack records a track event from NATS. It runs on the subscription's
+// goroutine.
 func (r *Recorder) onTrack(m *nats.Msg) {
 	ev, err := decodeTrackEvent(m.Data)
 	if err != nil || ev.V != events.Version {
 		return
 	}
+	r.onTrackEvent(m.Subject, ev)
+}
+
+// onTrackEvent turns a track event into points for the writer. It never
+// blocks (a full queue drops) and keeps nothing of ev: it runs on the
+// gate's goroutine when fed in process.
+func (r *Recorder) onTrackEvent(subject string, ev *events.TrackEvent) {
 	if ev.Type == events.TypeTrackLost {
 		r.mu.Lock()
 		delete(r.decisions, ev.Track.TrackID)
@@ -140,7 +158,7 @@ func (r *Recorder) onTrack(m *nats.Msg) {
 		}
 		r.mu.Unlock()
 	}
-	pts := pointsOf(ev, subjectProtocol(m.Subject), as, nil)
+	pts := pointsOf(ev, subjectProtocol(subject), as, make([]Point, 0, max(1, len(ev.Track.History))))
 	if len(pts) > 0 && !r.q.Put(pts) {
 		r.points.WithLabelValues("dropped").Add(float64(len(pts)))
 	}
@@ -169,26 +187,30 @@ func subjectProtocol(subject string) string {
 // previous event), or, when it has none, its current position at its last
 // reception. The newest point gets the track's speed, heading and
 // vertical rate; every point gets the event's assessment, else fallback.
+// The points keep nothing ev points to: their measurements are copied
+// (into one allocation per event), as a fed event is the gate's.
 func pointsOf(ev *events.TrackEvent, protocol string, fallback *assessment, dst []Point) []Point {
 	t := &ev.Track
+	vals := slab(make([]float64, 0, len(t.History)+5))
 	base := Point{TrackID: t.TrackID, Protocol: protocol, Sensor: strings.Join(t.Sensors, ","), AltKind: t.AltKind}
 	if a := ev.Assessment; a != nil {
-		base.Decision, base.Lambda = a.Decision, ptr(a.Lambda)
+		base.Decision, base.Lambda = a.Decision, vals.copy(&a.Lambda)
 	} else if fallback != nil {
-		base.Decision, base.Lambda = fallback.decision, ptr(fallback.lambda)
+		base.Decision, base.Lambda = fallback.decision, vals.copy(&fallback.lambda)
 	}
 	if len(t.History) == 0 {
 		if t.Lat == nil || t.Lon == nil || ev.Type != events.TypeTrackUpdate {
 			return dst
 		}
 		p := base
-		p.Time, p.Lat, p.Lon, p.AltM = t.LastSeen.UTC(), *t.Lat, *t.Lon, t.AltM
-		p.SpeedMps, p.HeadingDeg, p.VRateMps = t.SpeedMps, t.HeadingDeg, t.VRateMps
+		p.Time, p.Lat, p.Lon, p.AltM = t.LastSeen.UTC(), *t.Lat, *t.Lon, vals.copy(t.AltM)
+		p.SpeedMps, p.HeadingDeg, p.VRateMps = vals.copy(t.SpeedMps), vals.copy(t.HeadingDeg), vals.copy(t.VRateMps)
 		return append(dst, p)
 	}
-	for i, h := range t.History {
+	for i := range t.History {
+		h := &t.History[i]
 		p := base
-		p.Time, p.Lat, p.Lon, p.AltM = h.T.UTC(), h.Lat, h.Lon, h.AltM
+		p.Time, p.Lat, p.Lon, p.AltM = h.T.UTC(), h.Lat, h.Lon, vals.copy(h.AltM)
 		// Two fixes read from one chunk of a receiver's stream can share a
 		// receive time; the store keys points by track and time, so the
 		// later one moves 1 ns on rather than being taken for a repeat.
@@ -199,14 +221,25 @@ func pointsOf(ev *events.TrackEvent, protocol string, fallback *assessment, dst 
 			p.AltKind = ""
 		}
 		if i == len(t.History)-1 {
-			p.SpeedMps, p.HeadingDeg, p.VRateMps = t.SpeedMps, t.HeadingDeg, t.VRateMps
+			p.SpeedMps, p.HeadingDeg, p.VRateMps = vals.copy(t.SpeedMps), vals.copy(t.HeadingDeg), vals.copy(t.VRateMps)
 		}
 		dst = append(dst, p)
 	}
 	return dst
 }
 
-func ptr(v float64) *float64 { return &v }
+// slab holds copies of an event's measurements, sized for all of them
+// up front so that the pointers into it stay put.
+type slab []float64
+
+// copy returns a pointer to a copy of *v in s, nil for nil.
+func (s *slab) copy(v *float64) *float64 {
+	if v == nil {
+		return nil
+	}
+	*s = append(*s, *v)
+	return &(*s)[len(*s)-1]
+}
 
 // write commits what the queue holds every FlushEvery, in batches of at
 // most 2048 points, and applies the retention limits, until ctx ends

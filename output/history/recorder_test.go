@@ -274,3 +274,68 @@ func BenchmarkRecorderNATS(b *testing.B) {
 	cancel()
 	<-done
 }
+
+// feed is an output.TrackFeed as the gate offers it in cuasd serve.
+type feed struct {
+	fn      chan func(string, *events.TrackEvent)
+	stopped chan struct{}
+}
+
+func (f *feed) FeedTracks(fn func(string, *events.TrackEvent)) (func(), error) {
+	f.fn <- fn
+	return func() { close(f.stopped) }, nil
+}
+
+// TestRecordsFedTrackEvents: inside cuasd serve the recorder takes the
+// gate's typed track events (output.TrackFeed) and not cuas.track.> from
+// NATS, which would record each event twice; it keeps nothing the event
+// points to (the gate's to reuse); it stops the feed when it stops.
+func TestRecordsFedTrackEvents(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := srv.Connect(t)
+	f := &feed{fn: make(chan func(string, *events.TrackEvent), 1), stopped: make(chan struct{})}
+	rec := history.New(history.Config{Path: filepath.Join(t.TempDir(), "history.db"), FlushEvery: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	rep := upReporter{up: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, f), rep) }()
+	fn := <-f.fn
+	<-rep.up
+
+	alt := 1000.0
+	pts := []events.Point{{T: t0, Lat: 30, Lon: 120, AltM: &alt}, {T: t0.Add(time.Second), Lat: 30.001, Lon: 120.001, AltM: &alt}}
+	ev := events.TrackEvent{Header: events.Header{V: events.Version, Type: events.TypeTrackUpdate, Time: t0.Add(2 * time.Second)},
+		Track:      events.Track{TrackID: "adsb:4CA1FA", AltKind: "barometric", SpeedMps: f64(120), Sensors: []string{"rx1"}, History: pts},
+		Assessment: &events.Assessment{Decision: "alert", Lambda: 0.5}}
+	fn(bus.TrackSubject("adsb", "4CA1FA"), &ev)
+	// The gate reuses what it fed: the recorded points must not change.
+	alt, *ev.Track.SpeedMps, ev.Assessment.Lambda, pts[0].Lat = -1, -1, -1, -1
+	// The same positions published on NATS are not heard.
+	must(t, nc.Publish(bus.TrackSubject("adsb", "4CA1FA"), trackEvent(t, events.TypeTrackUpdate, "adsb:4CA1FA",
+		[]events.Point{{T: t0.Add(3 * time.Second), Lat: 31, Lon: 121}}, nil)))
+	must(t, nc.Flush())
+	waitPoints(t, rec, "adsb:4CA1FA", 2)
+	time.Sleep(100 * time.Millisecond) // five flushes: time for a NATS event to be stored, were it heard
+
+	var got []history.Point
+	n, err := rec.Track(context.Background(), history.TrackQuery{ID: "adsb:4CA1FA", From: t0.Add(-time.Hour), To: t0.Add(time.Hour)},
+		func(p *history.Point) error { got = append(got, *p); return nil })
+	if err != nil || n != 2 || len(got) != 2 {
+		t.Fatalf("%d points (%v), want the 2 fed", n, err)
+	}
+	p0, p1 := got[0], got[1]
+	if p0.Lat != 30 || p0.AltM == nil || *p0.AltM != 1000 || p1.SpeedMps == nil || *p1.SpeedMps != 120 ||
+		p1.Lambda == nil || *p1.Lambda != 0.5 || p1.Decision != "alert" || p1.Protocol != "adsb" || p1.Sensor != "rx1" {
+		t.Fatalf("recorded %+v / %+v", p0, p1)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-f.stopped:
+	default:
+		t.Fatal("the recorder stopped without stopping its feed")
+	}
+}

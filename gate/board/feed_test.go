@@ -1,0 +1,136 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/internal/natstest"
+)
+
+// fed is one event handed to a track feed.
+type fed struct {
+	subject, typ, id string
+	fixes            int
+}
+
+// TestFeedTracks: a track feed hears every live track's events — the
+// owned ones this instance publishes and, without their being published,
+// the ones another instance owns — with the positions since the previous
+// fed event, and their losses; a track taken over is published at once
+// with every position it holds; after stop nothing more is fed.
+func TestFeedTracks(t *testing.T) {
+	s := natstest.Start(t)
+	log := newEventLog(t, s)
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	st := newTestStore(c)
+	owned := map[string]bool{"rid:A": true}
+	b := New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "a", Owns: func(id string) bool { return owned[id] }}, nil)
+	var got []fed
+	stop, err := b.FeedTracks(func(subject string, ev *events.TrackEvent) {
+		got = append(got, fed{subject, ev.Type, ev.Track.TrackID, len(ev.Track.History)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	place := func(id string, lat float64) {
+		o := ridObs(id, lat, 4, c.t.UnixNano())
+		st.Apply(&o)
+	}
+	sweep := func() (fedNow []fed, published []gotEvent) {
+		got = nil
+		b.Sweep(context.Background())
+		return got, log.drain()
+	}
+
+	c.t = c.t.Add(time.Second)
+	place("A", 52)
+	place("X", 53)
+	place("Y", 54)
+	f, pub := sweep()
+	if len(f) != 3 || len(only(pub, events.TypeTrackUpdate)) != 1 || pub[0].subject != "cuas.track.remoteid.A" {
+		t.Fatalf("first sweep: fed %+v, published %d events (%v)", f, len(pub), pub)
+	}
+
+	// X, owned by another instance, moves twice: its next fed event
+	// carries those two positions, and nothing is published for it.
+	c.t = c.t.Add(500 * time.Millisecond)
+	place("X", 53.0001)
+	c.t = c.t.Add(600 * time.Millisecond)
+	place("X", 53.0002)
+	place("A", 52.0001)
+	place("Y", 54.0001)
+	f, pub = sweep()
+	if x := find(f, "rid:X"); x == nil || x.typ != events.TypeTrackUpdate || x.fixes != 2 {
+		t.Fatalf("second sweep: X fed %+v, want an update with 2 fixes (all fed: %+v)", x, f)
+	}
+	for _, e := range pub {
+		if e.subject != "cuas.track.remoteid.A" {
+			t.Fatalf("published %s, which another instance owns", e.subject)
+		}
+	}
+
+	// This instance takes X over: X is published at once, with all three
+	// positions it holds, as by a new owner.
+	owned["rid:X"] = true
+	c.t = c.t.Add(100 * time.Millisecond)
+	place("X", 53.0003)
+	f, pub = sweep()
+	xs := subjects(pub, "cuas.track.remoteid.X")
+	if len(xs) != 1 {
+		t.Fatalf("take-over: %d events published for X, want 1", len(xs))
+	}
+	if x := find(f, "rid:X"); x == nil || x.fixes != 4 {
+		t.Fatalf("take-over: X fed %+v, want the 4 positions it holds", x)
+	}
+
+	// X and Y are lost: X's loss is published (owned now), Y's only fed.
+	for range 70 {
+		c.t = c.t.Add(time.Second)
+		place("A", 52.0001)
+	}
+	f, pub = sweep()
+	lost := only(pub, events.TypeTrackLost)
+	if len(lost) != 1 || lost[0].subject != "cuas.track.remoteid.X" {
+		t.Fatalf("losses published: %+v, want X's only", lost)
+	}
+	if x, y := find(f, "rid:X"), find(f, "rid:Y"); x == nil || y == nil || x.typ != events.TypeTrackLost || y.typ != events.TypeTrackLost {
+		t.Fatalf("losses fed: %+v", f)
+	}
+
+	stop()
+	stop() // twice is harmless
+	c.t = c.t.Add(2 * time.Second)
+	place("A", 52.0002)
+	if f, _ := sweep(); len(f) != 0 {
+		t.Fatalf("fed after stop: %+v", f)
+	}
+}
+
+func TestFeedTracksWithoutEvents(t *testing.T) {
+	b := New(Config{Store: newTestStore(&clock{time.Unix(1_700_000_000, 0)})}, nil)
+	if _, err := b.FeedTracks(func(string, *events.TrackEvent) {}); !errors.Is(err, ErrNoEvents) {
+		t.Fatalf("FeedTracks on a gate that announces nothing: %v, want ErrNoEvents", err)
+	}
+}
+
+func find(fs []fed, id string) *fed {
+	for i := range fs {
+		if fs[i].id == id {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+func subjects(evs []gotEvent, subject string) []gotEvent {
+	var out []gotEvent
+	for _, e := range evs {
+		if e.subject == subject {
+			out = append(out, e)
+		}
+	}
+	return out
+}
