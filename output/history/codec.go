@@ -9,18 +9,25 @@ import (
 
 // The packed form of a run of one track's points, oldest first, as a
 // chunk row's data (and, with the track id before each run, a pending
-// row's). Each point is:
+// record's). It starts with the byte packV2, then each point is:
 //
 //	uvarint  nanoseconds after the previous point (the first: after the base time)
-//	8 bytes  lat, 8 bytes lon (IEEE 754, little-endian: exact round trip)
-//	1 byte   flags: which of alt, speed, heading, vrate, lambda follow,
-//	         and whether the strings changed since the previous point
-//	8 bytes  each measurement present
+//	1 byte   flags: which of alt, speed, heading, vrate, Λ are known; whether
+//	         the position is compact, Λ's value follows, the strings follow
+//	position compact: lat and lon in 1e-6° and alt (when known) in 0.1 m,
+//	         each a zigzag varint after the previous compact point's (the
+//	         first: after 0); else lat, lon and alt as 8-byte IEEE 754
+//	         (little-endian)
+//	8 bytes  each of speed, heading, vrate known; Λ when its value follows
+//	         (else it is the previous point's)
 //	strings  when changed (always for the first point): alt_kind,
 //	         protocol, sensor, decision, each uvarint length + bytes
 //
-// A point costs 26–70 bytes instead of a row of its own with its key in
-// two b-trees; the strings rarely change along a track.
+// A position is compact when it reads back bit for bit: fusion rounds
+// positions to 1e-6° and altitudes to 0.1 m, so every fix cuasd makes is,
+// and a typical point costs 8–11 bytes (26–70 in the first format, which
+// stored every float whole: those chunks are still read, see packV2).
+// The strings rarely change along a track, nor Λ between two events.
 const (
 	flagAlt = 1 << iota
 	flagSpeed
@@ -28,41 +35,81 @@ const (
 	flagVRate
 	flagLambda
 	flagStrings
+	flagCompact
+	flagLambdaValue
 )
+
+// packV2 marks packed points of the format above. Points of the first
+// format (no marker, lat and lon whole before the flags, Λ's value with
+// every point) never start with it: a chunk's first delta is 0 and a
+// pending run's a Unix time in nanoseconds, so their first byte is 0x00
+// or ≥ 0x80.
+const packV2 = 0x01
 
 var errCorrupt = errors.New("corrupt packed points")
 
+// packState is what a point is packed relative to: the previous point's
+// time, the previous compact position, the last Λ written.
+type packState struct {
+	t                int64
+	latU, lonU, altD int64
+	lambda           float64
+	lambdaKnown      bool
+}
+
 // appendPoints packs pts (one track, time order) after base (Unix ns).
 func appendPoints(b []byte, base int64, pts []Point) []byte {
-	prev := base
+	b = append(b, packV2)
+	st := packState{t: base}
 	for i := range pts {
-		b = appendPoint(b, prev, &pts[i], i == 0 || !sameStrings(&pts[i], &pts[i-1]))
-		prev = pts[i].Time.UnixNano()
+		b = st.append(b, &pts[i], i == 0 || !sameStrings(&pts[i], &pts[i-1]))
 	}
 	return b
 }
 
-// appendPoint packs one point after the point at prev (Unix ns), with its
-// strings when withStrings.
-func appendPoint(b []byte, prev int64, p *Point, withStrings bool) []byte {
-	b = binary.AppendUvarint(b, uint64(p.Time.UnixNano()-prev))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.Lat))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(p.Lon))
-	flags := byte(0)
-	measures := [...]*float64{p.AltM, p.SpeedMps, p.HeadingDeg, p.VRateMps, p.Lambda}
-	for j, v := range measures {
-		if v != nil {
-			flags |= 1 << j
-		}
+// fixed is v in units of 1/scale when it reads back (float64(k)/scale)
+// bit for bit; false otherwise (NaN, ±Inf, -0, more digits, too large).
+func fixed(v, scale float64) (int64, bool) {
+	r := math.Round(v * scale)
+	if !(math.Abs(r) < 1<<53) {
+		return 0, false
 	}
-	if withStrings {
-		flags |= flagStrings
-	}
+	k := int64(r)
+	return k, math.Float64bits(float64(k)/scale) == math.Float64bits(v)
+}
+
+// append packs p after the point st describes, with its strings when
+// withStrings.
+func (st *packState) append(b []byte, p *Point, withStrings bool) []byte {
+	t := p.Time.UnixNano()
+	b = binary.AppendUvarint(b, uint64(t-st.t))
+	st.t = t
+	latU, lonU, altD, compact := compactPosition(p)
+	flags := st.flags(p, compact, withStrings)
 	b = append(b, flags)
-	for _, v := range measures {
-		if v != nil {
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(*v))
+	if compact {
+		b = binary.AppendVarint(b, latU-st.latU)
+		b = binary.AppendVarint(b, lonU-st.lonU)
+		st.latU, st.lonU = latU, lonU
+		if p.AltM != nil {
+			b = binary.AppendVarint(b, altD-st.altD)
+			st.altD = altD
 		}
+	} else {
+		b = appendFloatBits(b, p.Lat)
+		b = appendFloatBits(b, p.Lon)
+		if p.AltM != nil {
+			b = appendFloatBits(b, *p.AltM)
+		}
+	}
+	for _, v := range [...]*float64{p.SpeedMps, p.HeadingDeg, p.VRateMps} {
+		if v != nil {
+			b = appendFloatBits(b, *v)
+		}
+	}
+	if flags&flagLambdaValue != 0 {
+		b = appendFloatBits(b, *p.Lambda)
+		st.lambda, st.lambdaKnown = *p.Lambda, true
 	}
 	if withStrings {
 		for _, s := range [...]string{p.AltKind, p.Protocol, p.Sensor, p.Decision} {
@@ -70,6 +117,45 @@ func appendPoint(b []byte, prev int64, p *Point, withStrings bool) []byte {
 		}
 	}
 	return b
+}
+
+// compactPosition is p's position in 1e-6° and 0.1 m, when it reads back
+// bit for bit from them.
+func compactPosition(p *Point) (latU, lonU, altD int64, ok bool) {
+	latU, okLat := fixed(p.Lat, 1e6)
+	lonU, okLon := fixed(p.Lon, 1e6)
+	okAlt := true
+	if p.AltM != nil {
+		altD, okAlt = fixed(*p.AltM, 10)
+	}
+	return latU, lonU, altD, okLat && okLon && okAlt
+}
+
+// flags is p's flags byte.
+func (st *packState) flags(p *Point, compact, withStrings bool) byte {
+	flags := byte(0)
+	for j, v := range [...]*float64{p.AltM, p.SpeedMps, p.HeadingDeg, p.VRateMps} {
+		if v != nil {
+			flags |= 1 << j
+		}
+	}
+	if p.Lambda != nil {
+		flags |= flagLambda
+		if !st.lambdaKnown || math.Float64bits(st.lambda) != math.Float64bits(*p.Lambda) {
+			flags |= flagLambdaValue
+		}
+	}
+	if withStrings {
+		flags |= flagStrings
+	}
+	if compact {
+		flags |= flagCompact
+	}
+	return flags
+}
+
+func appendFloatBits(b []byte, v float64) []byte {
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
 }
 
 func sameStrings(a, b *Point) bool {
@@ -85,7 +171,8 @@ type chunk struct {
 	minLat, maxLat, minLon, maxLon float64
 	protocol                       string
 	data                           []byte
-	last                           Point // the strings of the newest point
+	last                           Point     // the strings of the newest point
+	st                             packState // what the next point is packed after
 }
 
 // fits reports whether p may be added to c: c has room, p is newer than
@@ -101,8 +188,9 @@ func (c *chunk) add(p *Point) {
 	if c.n == 0 {
 		c.track, c.t0, c.t1, c.protocol = p.TrackID, t, t, p.Protocol
 		c.minLat, c.maxLat, c.minLon, c.maxLon = p.Lat, p.Lat, p.Lon, p.Lon
+		c.data, c.st = append(c.data[:0], packV2), packState{t: t}
 	}
-	c.data = appendPoint(c.data, c.t1, p, c.n == 0 || !sameStrings(p, &c.last))
+	c.data = c.st.append(c.data, p, c.n == 0 || !sameStrings(p, &c.last))
 	c.t1 = t
 	c.n++
 	c.minLat, c.maxLat = min(c.minLat, p.Lat), max(c.maxLat, p.Lat)
@@ -129,15 +217,20 @@ func (c *chunk) points(fn func(*Point) error) error { return eachPoint(c.data, c
 // overlaps reports whether c may hold points in [lo, hi] (Unix ns).
 func (c *chunk) overlaps(lo, hi int64) bool { return c.t1 >= lo && c.t0 <= hi }
 
-// pointReader unpacks what appendPoints packed.
+// pointReader unpacks what appendPoints packed, in either format.
 type pointReader struct {
 	b    []byte
-	t    int64
+	v2   bool
+	st   packState
 	prev Point // the strings carry over from point to point
 }
 
 func newPointReader(b []byte, base int64, trackID string) pointReader {
-	return pointReader{b: b, t: base, prev: Point{TrackID: trackID}}
+	r := pointReader{b: b, st: packState{t: base}, prev: Point{TrackID: trackID}}
+	if len(b) > 0 && b[0] == packV2 {
+		r.b, r.v2 = b[1:], true
+	}
+	return r
 }
 
 // next unpacks the next point into p; false at the end. Measurements are
@@ -147,13 +240,116 @@ func (r *pointReader) next(p *Point) (bool, error) {
 		return false, nil
 	}
 	dt, n := binary.Uvarint(r.b)
-	if n <= 0 || len(r.b) < n+17 {
+	if n <= 0 {
 		return false, errCorrupt
 	}
-	r.t += int64(dt)
-	b := r.b[n:]
+	r.st.t += int64(dt)
 	*p = r.prev
-	p.Time = time.Unix(0, r.t).UTC()
+	p.Time = time.Unix(0, r.st.t).UTC()
+	b, err := r.b[n:], error(nil)
+	if r.v2 {
+		b, err = r.measuresV2(b, p)
+	} else {
+		b, err = measuresV1(b, p)
+	}
+	if err != nil {
+		return false, err
+	}
+	if p.Decision != r.prev.Decision || p.AltKind != r.prev.AltKind || p.Protocol != r.prev.Protocol || p.Sensor != r.prev.Sensor {
+		r.prev.AltKind, r.prev.Protocol, r.prev.Sensor, r.prev.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
+	}
+	r.b = b
+	return true, nil
+}
+
+// measuresV2 reads a point of the second format after its time.
+func (r *pointReader) measuresV2(b []byte, p *Point) ([]byte, error) {
+	if len(b) < 1 {
+		return nil, errCorrupt
+	}
+	flags := b[0]
+	vals := new([5]float64) // alt, speed, heading, vrate, Λ: one allocation
+	b, err := r.positionV2(b[1:], flags, p, &vals[0])
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	for j, dst := range [...]**float64{&p.SpeedMps, &p.HeadingDeg, &p.VRateMps} {
+		*dst = nil
+		if flags&(flagSpeed<<j) == 0 {
+			continue
+		}
+		if vals[j+1], b, ok = float(b); !ok {
+			return nil, errCorrupt
+		}
+		*dst = &vals[j+1]
+	}
+	p.Lambda = nil
+	if flags&flagLambdaValue != 0 {
+		if r.st.lambda, b, ok = float(b); !ok {
+			return nil, errCorrupt
+		}
+		r.st.lambdaKnown = true
+	}
+	if flags&flagLambda != 0 {
+		if !r.st.lambdaKnown {
+			return nil, errCorrupt
+		}
+		vals[4] = r.st.lambda
+		p.Lambda = &vals[4]
+	}
+	if flags&flagStrings != 0 {
+		return readStrings(b, p)
+	}
+	return b, nil
+}
+
+// positionV2 reads a point's lat, lon and alt (into *alt, and p.AltM
+// pointing at it when known), compact or whole as flags say.
+func (r *pointReader) positionV2(b []byte, flags byte, p *Point, alt *float64) ([]byte, error) {
+	p.AltM = nil
+	hasAlt := flags&flagAlt != 0
+	if hasAlt {
+		p.AltM = alt
+	}
+	var ok bool
+	if flags&flagCompact == 0 {
+		p.Lat, b, ok = float(b)
+		if ok {
+			p.Lon, b, ok = float(b)
+		}
+		if ok && hasAlt {
+			*alt, b, ok = float(b)
+		}
+		if !ok {
+			return nil, errCorrupt
+		}
+		return b, nil
+	}
+	var d [3]int64
+	n := 2
+	if hasAlt {
+		n = 3
+	}
+	for i := range n {
+		if d[i], b, ok = varint(b); !ok {
+			return nil, errCorrupt
+		}
+	}
+	r.st.latU, r.st.lonU = r.st.latU+d[0], r.st.lonU+d[1]
+	p.Lat, p.Lon = float64(r.st.latU)/1e6, float64(r.st.lonU)/1e6
+	if hasAlt {
+		r.st.altD += d[2]
+		*alt = float64(r.st.altD) / 10
+	}
+	return b, nil
+}
+
+// measuresV1 reads a point of the first format after its time.
+func measuresV1(b []byte, p *Point) ([]byte, error) {
+	if len(b) < 17 {
+		return nil, errCorrupt
+	}
 	p.Lat = math.Float64frombits(binary.LittleEndian.Uint64(b))
 	p.Lon = math.Float64frombits(binary.LittleEndian.Uint64(b[8:]))
 	flags := b[16]
@@ -163,24 +359,42 @@ func (r *pointReader) next(p *Point) (bool, error) {
 		if flags&(1<<j) == 0 {
 			continue
 		}
-		if len(b) < 8 {
-			return false, errCorrupt
+		v, rest, ok := float(b)
+		if !ok {
+			return nil, errCorrupt
 		}
-		v := math.Float64frombits(binary.LittleEndian.Uint64(b))
-		*dst = &v
-		b = b[8:]
+		*dst, b = &v, rest
 	}
 	if flags&flagStrings != 0 {
-		var err error
-		for _, dst := range [...]*string{&p.AltKind, &p.Protocol, &p.Sensor, &p.Decision} {
-			if *dst, b, err = readString(b); err != nil {
-				return false, err
-			}
-		}
-		r.prev.AltKind, r.prev.Protocol, r.prev.Sensor, r.prev.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
+		return readStrings(b, p)
 	}
-	r.b = b
-	return true, nil
+	return b, nil
+}
+
+// readStrings reads a point's alt_kind, protocol, sensor and decision.
+func readStrings(b []byte, p *Point) ([]byte, error) {
+	var err error
+	for _, dst := range [...]*string{&p.AltKind, &p.Protocol, &p.Sensor, &p.Decision} {
+		if *dst, b, err = readString(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func float(b []byte) (float64, []byte, bool) {
+	if len(b) < 8 {
+		return 0, b, false
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(b)), b[8:], true
+}
+
+func varint(b []byte) (int64, []byte, bool) {
+	v, n := binary.Varint(b)
+	if n <= 0 {
+		return 0, b, false
+	}
+	return v, b[n:], true
 }
 
 // nextTime is the next point's time (for counting); false at the end.
