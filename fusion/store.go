@@ -474,9 +474,22 @@ func (s *Store) Expire() []string {
 // Filter selects tracks in List.
 type Filter struct {
 	Protocol string
-	// BBox is min lon, min lat, max lon, max lat; nil for none.
+	// BBox is min lon, min lat, max lon, max lat; nil for none. A box
+	// whose min lon is greater than its max lon crosses the antimeridian
+	// (RFC 7946 §5.2): it holds min lon…180 and -180…max lon.
 	BBox  *[4]float64
 	Limit int
+}
+
+// inBBox reports whether lat, lon is in bb (see Filter.BBox).
+func inBBox(bb *[4]float64, lat, lon float64) bool {
+	if lat < bb[1] || lat > bb[3] {
+		return false
+	}
+	if bb[0] > bb[2] {
+		return lon >= bb[0] || lon <= bb[2]
+	}
+	return lon >= bb[0] && lon <= bb[2]
 }
 
 // List returns live tracks, most recently seen first.
@@ -511,7 +524,7 @@ func (s *Store) collect(f Filter, withHistory bool) []Track {
 		if f.Protocol != "" && t.protocols&maskOf(decode.Protocol(f.Protocol)) == 0 {
 			continue
 		}
-		if f.BBox != nil && (!t.hasPos || t.lon < f.BBox[0] || t.lat < f.BBox[1] || t.lon > f.BBox[2] || t.lat > f.BBox[3]) {
+		if f.BBox != nil && (!t.hasPos || !inBBox(f.BBox, t.lat, t.lon)) {
 			continue
 		}
 		out = append(out, t.snapshot(withHistory))

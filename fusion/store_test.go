@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -304,5 +305,35 @@ func TestRemoteIDTrackRekeyedWhenTheUASIDArrives(t *testing.T) {
 	}
 	if _, ok := s.Get("rid:mac:AA:BB:CC:DD:EE:FF"); !ok {
 		t.Fatal("the transmitter key no longer reaches the track")
+	}
+}
+
+// TestListBBox: a box holds the tracks inside it; a box whose min lon is
+// greater than its max lon crosses the antimeridian (RFC 7946 §5.2).
+func TestListBBox(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	for id, ll := range map[string][2]float64{"E": {0, 179.5}, "W": {1, -179.5}, "G": {2, 0}, "N": {20, 179.9}, "EDGE": {-10, 170}} {
+		o := ridObs(id, ll[0], ll[1], c.t.UnixNano())
+		s.Apply(&o)
+	}
+	for _, tc := range []struct {
+		bbox [4]float64
+		want string
+	}{
+		{[4]float64{170, -10, -170, 10}, "rid:E rid:EDGE rid:W"},
+		{[4]float64{-170, -10, 170, 10}, "rid:EDGE rid:G"}, // edges are inside
+		{[4]float64{179, -90, -179, 90}, "rid:E rid:N rid:W"},
+		{[4]float64{-180, -90, 180, 90}, "rid:E rid:EDGE rid:G rid:N rid:W"},
+		{[4]float64{179.6, -10, -179.6, 10}, ""},
+	} {
+		var ids []string
+		for _, tr := range s.List(Filter{BBox: &tc.bbox}) {
+			ids = append(ids, tr.ID)
+		}
+		sort.Strings(ids)
+		if got := strings.Join(ids, " "); got != tc.want {
+			t.Errorf("bbox %v: %q, want %q", tc.bbox, got, tc.want)
+		}
 	}
 }

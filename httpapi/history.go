@@ -224,7 +224,7 @@ func parseAreaQuery(q *queryChecker) (history.AreaQuery, history.Format) {
 			aq.From.Format(time.RFC3339), aq.To.Format(time.RFC3339), MaxHistoryWindow, MaxHistoryWindow)})
 	}
 	if s := q.str("bbox"); s != "" {
-		bb, err := parseBBoxWrap(s, true)
+		bb, err := parseBBox(s)
 		if err != nil {
 			q.errs = append(q.errs, FieldError{Field: "bbox", Message: err.Error()})
 		} else {

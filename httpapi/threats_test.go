@@ -96,7 +96,11 @@ func TestThreatsActive(t *testing.T) {
 	if rec := do(t, h, "GET", testBase+"/v1/tracks/rid%3AUA", nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"history"`) {
 		t.Errorf("track by escaped id: %d %s", rec.Code, rec.Body)
 	}
-	for _, q := range []string{"bbox=1,2,3", "bbox=5,51,3,53", "protocol=foo"} {
+	// 5,51,3,53 crosses the antimeridian: everything but 3…5° east.
+	if rec := do(t, h, "GET", testBase+"/v1/tracks?protocol=remoteid&bbox=5,51,3,53", nil); rec.Code != 200 || !strings.Contains(rec.Body.String(), `"count":0`) {
+		t.Errorf("tracks in a box across the antimeridian: %d %s", rec.Code, rec.Body)
+	}
+	for _, q := range []string{"bbox=1,2,3", "bbox=3,53,5,51", "bbox=-181,51,3,53", "protocol=foo"} {
 		t.Run(q, func(t *testing.T) {
 			if rec := do(t, h, "GET", testBase+"/v1/tracks?"+q, nil); rec.Code != 400 {
 				t.Errorf("tracks %s: %d", q, rec.Code)

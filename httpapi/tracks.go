@@ -126,12 +126,10 @@ func handleTracksList(d Deps) http.HandlerFunc {
 	}
 }
 
-func parseBBox(s string) (*[4]float64, error) { return parseBBoxWrap(s, false) }
-
-// parseBBoxWrap parses min_lon,min_lat,max_lon,max_lat; with wrap, a box
-// whose min_lon is greater than its max_lon is one crossing the
-// antimeridian (RFC 7946 §5.2) rather than an error.
-func parseBBoxWrap(s string, wrap bool) (*[4]float64, error) {
+// parseBBox parses min_lon,min_lat,max_lon,max_lat; a box whose min_lon
+// is greater than its max_lon is one crossing the antimeridian (RFC 7946
+// §5.2), for the live tracks as for their history.
+func parseBBox(s string) (*[4]float64, error) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 4 {
 		return nil, fmt.Errorf("must be min_lon,min_lat,max_lon,max_lat")
@@ -145,13 +143,7 @@ func parseBBoxWrap(s string, wrap bool) (*[4]float64, error) {
 		bb[i] = v
 	}
 	if !bboxInRange(bb) {
-		if wrap {
-			return nil, fmt.Errorf("must satisfy -180 ≤ min_lon, max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90 (min_lon > max_lon is a box across the antimeridian)")
-		}
-		return nil, fmt.Errorf("must satisfy -180 ≤ min_lon ≤ max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90")
-	}
-	if bb[0] > bb[2] && !wrap {
-		return nil, fmt.Errorf("must satisfy -180 ≤ min_lon ≤ max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90")
+		return nil, fmt.Errorf("must satisfy -180 ≤ min_lon, max_lon ≤ 180 and -90 ≤ min_lat ≤ max_lat ≤ 90 (min_lon > max_lon is a box across the antimeridian)")
 	}
 	return &bb, nil
 }
