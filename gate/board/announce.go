@@ -291,7 +291,9 @@ func (a *announcer) announceTrack(now time.Time, t *fusion.Track, e *Entry, st *
 	}
 	view, last := newPositions(t, after)
 	if st != nil {
-		a.unannounced.Add(float64(unannounced(st.positions, t.Positions, len(view.History))))
+		if owned { // counted once on a cluster: by the instance that publishes the track
+			a.unannounced.Add(float64(unannounced(st.positions, t.Positions, len(view.History))))
+		}
 	} else {
 		st = &announced{}
 		a.tracks[t.ID] = st
