@@ -12,6 +12,10 @@ import (
 // behaviour features, small enough to keep a track under 2 KiB.
 const historyLen = 32
 
+// HistoryLen is how many positions a track's history (Track.History)
+// holds: the newest; older ones are gone from memory.
+const HistoryLen = historyLen
+
 // maxSensors bounds the sensors remembered per track.
 const maxSensors = 8
 

@@ -47,9 +47,9 @@ type announcer struct {
 	zoneRepeat time.Time
 
 	published *prometheus.CounterVec
-	// unannounced counts positions no track event carried (see
-	// countUnannounced).
-	unannounced prometheus.Counter
+	// unannounced counts positions no published track event carried,
+	// unfed those no fed one carried (see unannounced).
+	unannounced, unfed prometheus.Counter
 	// buf holds a track event while it is published; only the sweep
 	// writes track events, and Publish copies what it sends.
 	buf []byte
@@ -79,6 +79,11 @@ type announced struct {
 	// owned is whether this instance published that event on NATS; a
 	// track another instance owns is followed only while a feed listens.
 	owned bool
+	// fedPoint and fedPositions are lastPoint and positions of the
+	// newest event handed to the feeds, which may be newer than the
+	// newest published (see feedPositions).
+	fedPoint     int64
+	fedPositions uint64
 }
 
 // eventKinds label cuasd_events_published_total.
@@ -94,7 +99,11 @@ func newAnnouncer(pub Publisher, instance string, owns func(string) bool, log *s
 		}, []string{"kind", "result"}),
 		unannounced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cuasd_track_positions_unannounced_total",
-			Help: "Position fixes of tracks this instance announces that no track event carried: more arrived between two of a track's events (at most one a second) than its 32-position history holds. Outputs that record every fix (history) never saw them.",
+			Help: "Position fixes of tracks this instance publishes that no track event on NATS carried: more arrived between two of a track's events (at most one a second) than its 32-position history holds. A consumer of cuas.track.> never saw them (cuasd's own history recorder is fed in process: see cuasd_track_positions_unfed_total).",
+		}),
+		unfed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_track_positions_unfed_total",
+			Help: "Position fixes no track event handed to the in-process feed (the history recorder) carried: more than a track's 32-position history arrived between two sweeps of the gate (above 64 a second at the default 500 ms).",
 		}),
 	}
 	for _, k := range eventKinds {
@@ -102,7 +111,7 @@ func newAnnouncer(pub Publisher, instance string, owns func(string) bool, log *s
 		a.published.WithLabelValues(k, "error")
 	}
 	if reg != nil {
-		reg.MustRegister(a.published, a.unannounced)
+		reg.MustRegister(a.published, a.unannounced, a.unfed)
 	}
 	if a.owns == nil {
 		a.owns = func(string) bool { return true }
@@ -220,8 +229,12 @@ func (a *announcer) announceTracks(now time.Time, tracks []fusion.Track, byID ma
 			continue
 		}
 		e := byID[t.ID]
-		if st, state, due := a.due(now, t, e, owned); due {
+		st, state, due := a.due(now, t, e, owned)
+		switch {
+		case due:
 			a.announceTrack(now, t, e, st, state, owned, fs)
+		case len(fs) > 0 && t.Positions-st.fedPositions >= fusion.HistoryLen/2:
+			a.feedPositions(now, t, e, st, fs)
 		}
 	}
 	a.announceLost(now, live, fs)
@@ -285,27 +298,78 @@ func (a *announcer) announceTrack(now time.Time, t *fusion.Track, e *Entry, st *
 	if e != nil {
 		as = e.Assessment()
 	}
+	prev := a.tracks[t.ID] // st, or when taken over what the feeds were given
 	var after int64
 	if st != nil {
 		after = st.lastPoint
 	}
 	view, last := newPositions(t, after)
-	if st != nil {
-		if owned { // counted once on a cluster: by the instance that publishes the track
-			a.unannounced.Add(float64(unannounced(st.positions, t.Positions, len(view.History))))
-		}
-	} else {
-		st = &announced{}
-		a.tracks[t.ID] = st
+	if st != nil && owned { // counted once on a cluster: by the instance that publishes the track
+		a.unannounced.Add(float64(unannounced(st.positions, t.Positions, len(view.History))))
 	}
 	p, k := trackSubject(t.ID)
 	subject, ev := bus.TrackSubject(p, k), &events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as}
 	if owned {
 		a.sendTrack(subject, ev)
 	}
-	feed(fs, subject, ev)
+	fedPoint := a.feedEvent(fs, subject, ev, prev, t.Positions, last)
 	view.History = nil
-	*st = announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last, positions: t.Positions, owned: owned}
+	if prev == nil {
+		prev = &announced{}
+		a.tracks[t.ID] = prev
+	}
+	*prev = announced{at: now, obs: t.Observations, state: state, view: view, lastPoint: last, positions: t.Positions, owned: owned,
+		fedPoint: fedPoint, fedPositions: t.Positions}
+}
+
+// feedEvent hands ev to the feeds without the positions they were given
+// before (prev's, nil for a track new to them), counts the positions
+// that fell out of the ring before any fed event carried them, and
+// returns the time of the newest position the feeds have (last, that of
+// ev's newest, or a newer one fed before).
+func (a *announcer) feedEvent(fs []*trackFeed, subject string, ev *events.TrackEvent, prev *announced, positions uint64, last int64) int64 {
+	var fedAfter int64
+	if prev != nil {
+		fedAfter = prev.fedPoint
+	}
+	if len(fs) == 0 {
+		return max(last, fedAfter)
+	}
+	ev.Track.History = pointsAfter(ev.Track.History, fedAfter)
+	feed(fs, subject, ev)
+	if prev != nil {
+		a.unfed.Add(float64(unannounced(prev.fedPositions, positions, len(ev.Track.History))))
+	}
+	return max(last, fedAfter)
+}
+
+// feedPositions hands the feeds, between two of a track's events, the
+// positions it received since the newest event they had, before the ring
+// that holds them (fusion.HistoryLen) overflows: events come at most once
+// a second, a MAVLink autopilot may send 50 positions a second, and the
+// history recorder is to keep every one. Sweeps (every 500 ms) call it
+// once half the ring is new, so the feeds miss none below 64 a second.
+// Nothing is published: NATS subscribers get the usual events.
+func (a *announcer) feedPositions(now time.Time, t *fusion.Track, e *Entry, st *announced, fs []*trackFeed) {
+	var as *events.Assessment
+	if e != nil {
+		as = e.Assessment()
+	}
+	view, last := newPositions(t, st.fedPoint)
+	p, k := trackSubject(t.ID)
+	feed(fs, bus.TrackSubject(p, k), &events.TrackEvent{Header: a.header(events.TypeTrackUpdate, now), Track: view, Assessment: as})
+	a.unfed.Add(float64(unannounced(st.fedPositions, t.Positions, len(view.History))))
+	st.fedPoint, st.fedPositions = last, t.Positions
+}
+
+// pointsAfter is the points of pts (time order) received after after
+// (Unix ns).
+func pointsAfter(pts []events.Point, after int64) []events.Point {
+	i := 0
+	for i < len(pts) && pts[i].T.UnixNano() <= after {
+		i++
+	}
+	return pts[i:]
 }
 
 // newPositions is the track's view with, as its history, the positions

@@ -2,9 +2,13 @@ package board
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/internal/natstest"
@@ -72,18 +76,20 @@ func TestFeedTracks(t *testing.T) {
 		}
 	}
 
-	// This instance takes X over: X is published at once, with all three
-	// positions it holds, as by a new owner.
+	// This instance takes X over: X is published at once, with all four
+	// positions it holds, as by a new owner; the feed gets the one it
+	// did not have.
 	owned["rid:X"] = true
 	c.t = c.t.Add(100 * time.Millisecond)
 	place("X", 53.0003)
 	f, pub = sweep()
 	xs := subjects(pub, "cuas.track.remoteid.X")
-	if len(xs) != 1 {
-		t.Fatalf("take-over: %d events published for X, want 1", len(xs))
+	var xev events.TrackEvent
+	if len(xs) != 1 || json.Unmarshal(xs[0].raw, &xev) != nil || len(xev.Track.History) != 4 {
+		t.Fatalf("take-over: %d events published for X (%+v), want 1 with the 4 positions X holds", len(xs), xs)
 	}
-	if x := find(f, "rid:X"); x == nil || x.fixes != 4 {
-		t.Fatalf("take-over: X fed %+v, want the 4 positions it holds", x)
+	if x := find(f, "rid:X"); x == nil || x.fixes != 1 {
+		t.Fatalf("take-over: X fed %+v, want the 1 new position", x)
 	}
 
 	// X and Y are lost: X's loss is published (owned now), Y's only fed.
@@ -133,4 +139,73 @@ func subjects(evs []gotEvent, subject string) []gotEvent {
 		}
 	}
 	return out
+}
+
+// TestFeedKeepsUpWithFastTracks: a track sending 50 positions a second —
+// more than its 32-position ring holds between two of its events (at most
+// one a second) — loses positions on NATS (counted), but the feed gets
+// every one exactly once, handed to it before the ring overflows.
+func TestFeedKeepsUpWithFastTracks(t *testing.T) {
+	s := natstest.Start(t)
+	log := newEventLog(t, s)
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	st := newTestStore(c)
+	b := New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "a"}, prometheus.NewRegistry())
+	var fedTimes []int64
+	stop, err := b.FeedTracks(func(_ string, ev *events.TrackEvent) {
+		for _, p := range ev.Track.History {
+			fedTimes = append(fedTimes, p.T.UnixNano())
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var sent []int64
+	published := 0
+	for range 12 { // 6 s of sweeps every 500 ms
+		for range 25 {
+			c.t = c.t.Add(20 * time.Millisecond)
+			o := ridObs("M", 52+float64(len(sent))*1e-5, 4, c.t.UnixNano())
+			st.Apply(&o)
+			sent = append(sent, c.t.UnixNano())
+		}
+		b.Sweep(context.Background())
+		for _, e := range only(log.drain(), events.TypeTrackUpdate) {
+			var ev events.TrackEvent
+			if err := json.Unmarshal(e.raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			published += len(ev.Track.History)
+		}
+	}
+	if len(fedTimes) != len(sent) {
+		t.Fatalf("fed %d positions, want all %d sent", len(fedTimes), len(sent))
+	}
+	for i := range sent {
+		if fedTimes[i] != sent[i] {
+			t.Fatalf("fed position %d at %d, want %d (in order, each once)", i, fedTimes[i], sent[i])
+		}
+	}
+	if published >= len(sent) {
+		t.Fatalf("NATS events carried %d of %d positions: the test needs a track faster than the ring", published, len(sent))
+	}
+	// Counted unannounced: those the events missed, less those since the
+	// last event, which the next may still carry.
+	if un, unfed := testutil.ToFloat64(b.ann.unannounced), testutil.ToFloat64(b.ann.unfed); un < 1 || un > float64(len(sent)-published) || unfed != 0 {
+		t.Fatalf("counted %v unannounced (want 1…%d), %v unfed (want 0)", un, len(sent)-published, unfed)
+	}
+
+	// Faster than the feed can keep up with: 40 positions between two
+	// sweeps, 8 of which the ring no longer holds at the sweep.
+	before := len(fedTimes)
+	for i := range 40 {
+		c.t = c.t.Add(10 * time.Millisecond)
+		o := ridObs("M", 52+float64(len(sent))*1e-5+float64(i+1)*5e-6, 4, c.t.UnixNano())
+		st.Apply(&o)
+	}
+	b.Sweep(context.Background())
+	if fed, unfed := len(fedTimes)-before, testutil.ToFloat64(b.ann.unfed); fed != 32 || unfed != 8 {
+		t.Fatalf("fed %d of 40 positions, %v counted unfed; want 32 and 8", fed, unfed)
+	}
 }
