@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -68,7 +69,8 @@ func buildBenchStore(dir string) (*history.Store, error) {
 		for s := 0; s < 3600; s++ {
 			alt := 1000.0
 			batch = append(batch, history.Point{TrackID: fmt.Sprintf("adsb:%06X", i), Protocol: "adsb", Sensor: "rx1",
-				Time: start.Add(time.Duration(s) * time.Second), Lat: lat + float64(s)*1e-6, Lon: lon + float64(s)*1e-6,
+				// Rounded to 1e-6° as fusion rounds every fix.
+				Time: start.Add(time.Duration(s) * time.Second), Lat: math.Round((lat+float64(s)*1e-6)*1e6) / 1e6, Lon: math.Round((lon+float64(s)*1e-6)*1e6) / 1e6,
 				AltM: &alt, AltKind: "barometric", Decision: "monitor"})
 		}
 		if _, err := st.Insert(context.Background(), batch); err != nil {

@@ -175,11 +175,12 @@ type chunk struct {
 	st                             packState // what the next point is packed after
 }
 
-// fits reports whether p may be added to c: c has room, p is newer than
-// c's points and within maxChunkSpan of its first, and of its protocol.
+// fits reports whether p may be added to c: c has room (points and
+// bytes), p is newer than c's points and within maxChunkSpan of its first,
+// and of its protocol.
 func (c *chunk) fits(p *Point) bool {
 	t := p.Time.UnixNano()
-	return c.n < maxChunkPoints && t > c.t1 && t-c.t0 <= int64(maxChunkSpan) && p.Protocol == c.protocol
+	return c.n < maxChunkPoints && len(c.data) < maxChunkBytes && t > c.t1 && t-c.t0 <= int64(maxChunkSpan) && p.Protocol == c.protocol
 }
 
 // add appends p, which fits (or starts an empty chunk).
@@ -190,12 +191,15 @@ func (c *chunk) add(p *Point) {
 		c.minLat, c.maxLat, c.minLon, c.maxLon = p.Lat, p.Lat, p.Lon, p.Lon
 		c.data, c.st = append(c.data[:0], packV2), packState{t: t}
 	}
-	c.data = c.st.append(c.data, p, c.n == 0 || !sameStrings(p, &c.last))
+	withStrings := c.n == 0 || !sameStrings(p, &c.last)
+	c.data = c.st.append(c.data, p, withStrings)
 	c.t1 = t
 	c.n++
 	c.minLat, c.maxLat = min(c.minLat, p.Lat), max(c.maxLat, p.Lat)
 	c.minLon, c.maxLon = min(c.minLon, p.Lon), max(c.maxLon, p.Lon)
-	c.last.AltKind, c.last.Protocol, c.last.Sensor, c.last.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
+	if withStrings { // the same four strings otherwise: not written again
+		c.last.AltKind, c.last.Protocol, c.last.Sensor, c.last.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
+	}
 }
 
 // chunksOf packs pts (one track, time order, no two at one time) into

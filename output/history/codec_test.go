@@ -1,6 +1,7 @@
 package history
 
 import (
+	"context"
 	"encoding/hex"
 	"math"
 	"math/rand/v2"
@@ -187,4 +188,31 @@ func FuzzPackedPoints(f *testing.F) {
 		_ = eachPoint(b, 0, "x", func(*Point) error { return nil })
 		_, _ = unpackPending(b, nil)
 	})
+}
+
+// TestStoredBytesPerFix: fixes as fusion makes them take about what they
+// pack into once stored — chunk rows stay in their b-tree pages instead of
+// each spilling a few hundred bytes into an overflow page of its own
+// (36 bytes a fix before maxChunkBytes).
+func TestStoredBytesPerFix(t *testing.T) {
+	st, _ := openTemp(t)
+	alt := 1000.0
+	const tracks, perTrack = 20, 3600
+	for k := range tracks {
+		pts := make([]Point, 0, perTrack)
+		for s := range perTrack { // 1 Hz for an hour, 0.1 m of altitude apart
+			a := math.Round((alt+float64(s%50))*10) / 10
+			pts = append(pts, Point{TrackID: "adsb:" + strconv.Itoa(k), Protocol: "adsb", Sensor: "rx1", AltKind: "barometric", Decision: "monitor",
+				Time: t0.Add(time.Duration(s) * time.Second), Lat: math.Round((50+float64(k)+float64(s)*1e-5)*1e6) / 1e6,
+				Lon: math.Round((float64(s)*2e-5)*1e6) / 1e6, AltM: &a})
+		}
+		insert(t, st, pts)
+	}
+	stats, err := st.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if per := float64(stats.Bytes) / float64(stats.Points); stats.Points != tracks*perTrack || per > 16 {
+		t.Fatalf("%d points in %d bytes of pages: %.1f bytes a fix, want at most 16", stats.Points, stats.Bytes, per)
+	}
 }

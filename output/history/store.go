@@ -58,6 +58,12 @@ const (
 	// maxChunkPoints bounds a chunk's points (and the work of reading a
 	// chunk for a few of them).
 	maxChunkPoints = 512
+	// maxChunkBytes bounds a chunk's packed points so that its row stays
+	// in its b-tree page: a row of a WITHOUT ROWID table larger than about
+	// 1,000 bytes (4 KiB pages) spills into overflow pages of its own, and
+	// 120 compact points (1.2 KB) then took a whole 4 KiB page for their
+	// last 200 bytes — 362 MB for 10 M points that pack into 100 MB.
+	maxChunkBytes = 900
 	// compactEvery is how long points stay in pending before they become
 	// chunks; compactPoints compacts sooner when that many are held.
 	compactEvery  = 30 * time.Second
