@@ -103,7 +103,7 @@ func newAnnouncer(pub Publisher, instance string, owns func(string) bool, log *s
 		}),
 		unfed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cuasd_track_positions_unfed_total",
-			Help: "Position fixes no track event handed to the in-process feed (the history recorder) carried: more than a track's 32-position history arrived between two sweeps of the gate (above 64 a second at the default 500 ms).",
+			Help: "Position fixes no track event handed to the in-process feed (the history recorder) carried: more than a track's 32-position history arrived after the feed's previous event of the track, before a sweep of the gate handed them over (a steady rate above 64 a second at the default 500 ms sweeps, or a burst).",
 		}),
 	}
 	for _, k := range eventKinds {
@@ -348,8 +348,10 @@ func (a *announcer) feedEvent(fs []*trackFeed, subject string, ev *events.TrackE
 // that holds them (fusion.HistoryLen) overflows: events come at most once
 // a second, a MAVLink autopilot may send 50 positions a second, and the
 // history recorder is to keep every one. Sweeps (every 500 ms) call it
-// once half the ring is new, so the feeds miss none below 64 a second.
-// Nothing is published: NATS subscribers get the usual events.
+// once half the ring is new, so at a steady rate the feeds miss none up
+// to 64 a second (a burst of more than 32 after the feed's last event of
+// the track loses the oldest, counted in unfed). Nothing is published:
+// NATS subscribers get the usual events.
 func (a *announcer) feedPositions(now time.Time, t *fusion.Track, e *Entry, st *announced, fs []*trackFeed) {
 	var as *events.Assessment
 	if e != nil {
