@@ -175,12 +175,12 @@ type chunk struct {
 	st                             packState // what the next point is packed after
 }
 
-// fits reports whether p may be added to c: c has room (points and
-// bytes), p is newer than c's points and within maxChunkSpan of its first,
-// and of its protocol.
-func (c *chunk) fits(p *Point) bool {
+// fits reports whether p may be added to c: c has room (maxChunkPoints,
+// and maxBytes of packed points), p is newer than c's points and within
+// maxChunkSpan of its first, and of its protocol.
+func (c *chunk) fits(p *Point, maxBytes int) bool {
 	t := p.Time.UnixNano()
-	return c.n < maxChunkPoints && len(c.data) < maxChunkBytes && t > c.t1 && t-c.t0 <= int64(maxChunkSpan) && p.Protocol == c.protocol
+	return c.n < maxChunkPoints && len(c.data) < maxBytes && t > c.t1 && t-c.t0 <= int64(maxChunkSpan) && p.Protocol == c.protocol
 }
 
 // add appends p, which fits (or starts an empty chunk).
@@ -203,11 +203,11 @@ func (c *chunk) add(p *Point) {
 }
 
 // chunksOf packs pts (one track, time order, no two at one time) into
-// chunks.
-func chunksOf(pts []Point) []*chunk {
+// chunks of at most maxBytes of packed points each.
+func chunksOf(pts []Point, maxBytes int) []*chunk {
 	var out []*chunk
 	for i := range pts {
-		if len(out) == 0 || !out[len(out)-1].fits(&pts[i]) {
+		if len(out) == 0 || !out[len(out)-1].fits(&pts[i], maxBytes) {
 			out = append(out, &chunk{})
 		}
 		out[len(out)-1].add(&pts[i])

@@ -1,10 +1,14 @@
 package history
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -144,7 +148,7 @@ func TestPackedPointsRoundTrip(t *testing.T) {
 		}
 		checkSamePoints(t, "pending", got, want)
 		got = got[:0]
-		for _, c := range chunksOf(want) {
+		for _, c := range chunksOf(want, chunkBytes(pageSize)) {
 			if err := c.points(func(p *Point) error { got = append(got, *p); return nil }); err != nil {
 				t.Fatalf("round %d: chunk: %v", round, err)
 			}
@@ -165,7 +169,7 @@ func TestFusionPointsAreCompact(t *testing.T) {
 		pts = append(pts, Point{TrackID: "adsb:4CA1FA", Time: t0.Add(time.Duration(i) * 450 * time.Millisecond), Lat: lat, Lon: lon, AltM: &a,
 			AltKind: "barometric", Protocol: "adsb", Sensor: "rx1", Decision: "monitor", Lambda: &lam})
 	}
-	c := chunksOf(pts)[0]
+	c := chunksOf(pts, chunkBytes(pageSize))[0]
 	// The first point ~40 bytes with its strings and Λ; then each the
 	// time (5 bytes for 0.45 s in nanoseconds), flags (1), and lat, lon
 	// and alt deltas (2 each); 37 bytes in the first format.
@@ -182,7 +186,7 @@ func FuzzPackedPoints(f *testing.F) {
 	f.Add(chunk)
 	f.Add(pending)
 	rng := rand.New(rand.NewPCG(5, 6))
-	f.Add(chunksOf(randomPoints(rng, 5))[0].data)
+	f.Add(chunksOf(randomPoints(rng, 5), chunkBytes(pageSize))[0].data)
 	f.Add(packPending(nil, []run{{id: "x", pts: randomPoints(rng, 5)}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_ = eachPoint(b, 0, "x", func(*Point) error { return nil })
@@ -193,9 +197,37 @@ func FuzzPackedPoints(f *testing.F) {
 // TestStoredBytesPerFix: fixes as fusion makes them take about what they
 // pack into once stored — chunk rows stay in their b-tree pages instead of
 // each spilling a few hundred bytes into an overflow page of its own
-// (36 bytes a fix before maxChunkBytes).
+// (36 bytes a fix before chunkBytes), with the pages of a new database
+// and with the 4 KiB pages of one created before pageSize.
 func TestStoredBytesPerFix(t *testing.T) {
-	st, _ := openTemp(t)
+	for _, page := range []int{0, 4096} {
+		t.Run(fmt.Sprintf("page_size=%d", page), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "history.db")
+			if page != 0 { // a database created with 4 KiB pages
+				db, err := sql.Open("sqlite", "file:"+path+"?_pragma=page_size(4096)&_pragma=journal_mode(WAL)")
+				if err == nil {
+					_, err = db.Exec(schema)
+				}
+				if err != nil || db.Close() != nil {
+					t.Fatal(err)
+				}
+			}
+			st, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			var got int
+			if err := st.db.QueryRow(`PRAGMA page_size`).Scan(&got); err != nil || got != cmp.Or(page, pageSize) {
+				t.Fatalf("page size %d (%v), want %d", got, err, cmp.Or(page, pageSize))
+			}
+			checkBytesPerFix(t, st)
+		})
+	}
+}
+
+func checkBytesPerFix(t *testing.T, st *Store) {
+	t.Helper()
 	alt := 1000.0
 	const tracks, perTrack = 20, 3600
 	for k := range tracks {

@@ -133,7 +133,7 @@ func (s *Store) deleteBefore(ctx context.Context, cut int64) (int64, error) {
 		return 0, wrap("prune", err)
 	}
 	for _, pts := range keep {
-		if err := s.writeChunks(ctx, tx, chunksOf(pts)); err != nil {
+		if err := s.writeChunks(ctx, tx, chunksOf(pts, s.chunkBytes)); err != nil {
 			return 0, err
 		}
 	}

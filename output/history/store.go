@@ -5,7 +5,10 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -58,12 +61,10 @@ const (
 	// maxChunkPoints bounds a chunk's points (and the work of reading a
 	// chunk for a few of them).
 	maxChunkPoints = 512
-	// maxChunkBytes bounds a chunk's packed points so that its row stays
-	// in its b-tree page: a row of a WITHOUT ROWID table larger than about
-	// 1,000 bytes (4 KiB pages) spills into overflow pages of its own, and
-	// 120 compact points (1.2 KB) then took a whole 4 KiB page for their
-	// last 200 bytes — 362 MB for 10 M points that pack into 100 MB.
-	maxChunkBytes = 900
+	// pageSize is the page size of a new database: a chunk row stays
+	// in its b-tree page up to about a quarter of a page (see chunkBytes),
+	// and 16 KiB pages let a chunk hold 2 minutes of a 30 Hz track.
+	pageSize = 16384
 	// compactEvery is how long points stay in pending before they become
 	// chunks; compactPoints compacts sooner when that many are held.
 	compactEvery  = 30 * time.Second
@@ -93,7 +94,19 @@ type Store struct {
 	// newest bounds the end of every chunk (Unix ns): a point after it is
 	// newer than all its track's chunks without asking the database.
 	newest int64
+	// chunkBytes bounds a chunk's packed points (see chunkBytes).
+	chunkBytes int
 }
+
+// chunkBytes is how many bytes of packed points a chunk may hold so that
+// its row stays in its b-tree page with pages of pageSize bytes. SQLite
+// keeps a row of a WITHOUT ROWID table in its page up to
+// (pageSize-12)·64/255−23 bytes (1,002 with 4 KiB pages) and spills the
+// rest into overflow pages of its own: with 4 KiB pages, 120 compact
+// points (1.2 KB) took a whole overflow page for their last 200 bytes —
+// 362 MB for 10 M points that pack into 100 MB. 128 bytes are left for
+// the row's other columns (times, box, track id, protocol).
+func chunkBytes(pageSize int) int { return (pageSize-12)*64/255 - 23 - 128 }
 
 // Open opens (creating if needed) the history database at path. WAL with
 // synchronous=NORMAL: committed chunks survive a killed process; a power
@@ -101,6 +114,9 @@ type Store struct {
 // Points a killed process left in <path>.pending are read back.
 func Open(path string) (*Store, error) {
 	q := url.Values{}
+	if err := create(path); err != nil {
+		return nil, err
+	}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-32768)"} {
 		q.Add("_pragma", p)
 	}
@@ -115,6 +131,12 @@ func Open(path string) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, held: map[string][]*chunk{}, chunked: map[string]int64{}, heldAt: time.Now()}
 	ctx := context.Background()
+	var page int
+	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
+		_ = db.Close()
+		return nil, wrap("open "+path, err)
+	}
+	s.chunkBytes = chunkBytes(page)
 	// The newest chunk starts at max(t0) (the primary key's last entry)
 	// and ends at most maxChunkSpan later.
 	var t0 sql.NullInt64
@@ -135,6 +157,23 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// create creates the database at path with pages of pageSize bytes,
+// unless it exists. The page size of a database is fixed when its first
+// table is written and cannot change in WAL mode, and the driver applies
+// the pragmas of a connection in alphabetical order (journal_mode before
+// page_size), so a new database is made by a connection of its own.
+func create(path string) error {
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there (or unreadable: Open reports it)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma="+url.QueryEscape(fmt.Sprintf("page_size(%d)", pageSize)))
+	if err == nil {
+		_, err = db.Exec(schema)
+		err = errors.Join(err, db.Close())
+	}
+	return wrap("create "+path, err)
 }
 
 // Close writes the points in memory as chunks and closes the database.
@@ -289,11 +328,11 @@ func (s *Store) hold(pts []Point) {
 		for _, p := range pts {
 			all = insertSorted(all, p)
 		}
-		s.held[id] = chunksOf(all)
+		s.held[id] = chunksOf(all, s.chunkBytes)
 		return
 	}
 	for i := range pts {
-		if len(cs) == 0 || !cs[len(cs)-1].fits(&pts[i]) {
+		if len(cs) == 0 || !cs[len(cs)-1].fits(&pts[i], s.chunkBytes) {
 			cs = append(cs, &chunk{})
 		}
 		cs[len(cs)-1].add(&pts[i])
@@ -485,7 +524,7 @@ func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, pts []Point) (int, erro
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE track_id = ? AND t1 >= ?`, id, from); err != nil {
 		return 0, wrap("insert", err)
 	}
-	return len(merged) - len(stored), s.writeChunks(ctx, tx, chunksOf(merged))
+	return len(merged) - len(stored), s.writeChunks(ctx, tx, chunksOf(merged, s.chunkBytes))
 }
 
 // storedFrom calls fn for every point of the chunks of track id that end
