@@ -65,10 +65,16 @@ func (l *eventLog) drain() []gotEvent {
 	}
 }
 
+// only is the events of type typ.
 func only(evs []gotEvent, typ string) []gotEvent {
+	return where(evs, func(e gotEvent) bool { return e.header.Type == typ })
+}
+
+// where is the events that match.
+func where(evs []gotEvent, match func(gotEvent) bool) []gotEvent {
 	var out []gotEvent
 	for _, e := range evs {
-		if e.header.Type == typ {
+		if match(e) {
 			out = append(out, e)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/internal/natstest"
 )
 
@@ -26,12 +27,8 @@ type fed struct {
 // fed event, and their losses; a track taken over is published at once
 // with every position it holds; after stop nothing more is fed.
 func TestFeedTracks(t *testing.T) {
-	s := natstest.Start(t)
-	log := newEventLog(t, s)
-	c := &clock{time.Unix(1_700_000_000, 0)}
-	st := newTestStore(c)
 	owned := map[string]bool{"rid:A": true}
-	b := New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "a", Owns: func(id string) bool { return owned[id] }}, nil)
+	b, st, c, log := newFedGate(t, func(id string) bool { return owned[id] })
 	var got []fed
 	stop, err := b.FeedTracks(func(subject string, ev *events.TrackEvent) {
 		got = append(got, fed{subject, ev.Type, ev.Track.TrackID, len(ev.Track.History)})
@@ -83,7 +80,7 @@ func TestFeedTracks(t *testing.T) {
 	c.t = c.t.Add(100 * time.Millisecond)
 	place("X", 53.0003)
 	f, pub = sweep()
-	xs := subjects(pub, "cuas.track.remoteid.X")
+	xs := where(pub, func(e gotEvent) bool { return e.subject == "cuas.track.remoteid.X" })
 	var xev events.TrackEvent
 	if len(xs) != 1 || json.Unmarshal(xs[0].raw, &xev) != nil || len(xev.Track.History) != 4 {
 		t.Fatalf("take-over: %d events published for X (%+v), want 1 with the 4 positions X holds", len(xs), xs)
@@ -131,14 +128,16 @@ func find(fs []fed, id string) *fed {
 	return nil
 }
 
-func subjects(evs []gotEvent, subject string) []gotEvent {
-	var out []gotEvent
-	for _, e := range evs {
-		if e.subject == subject {
-			out = append(out, e)
-		}
-	}
-	return out
+// newFedGate is a gate publishing on a test NATS server (owns nil: every
+// track is its own), its track store and clock, and the log of what it
+// publishes.
+func newFedGate(t *testing.T, owns func(string) bool) (*Gate, *fusion.Store, *clock, *eventLog) {
+	t.Helper()
+	s := natstest.Start(t)
+	log := newEventLog(t, s)
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	st := newTestStore(c)
+	return New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "a", Owns: owns}, prometheus.NewRegistry()), st, c, log
 }
 
 // TestFeedKeepsUpWithFastTracks: a track sending 50 positions a second —
@@ -146,11 +145,7 @@ func subjects(evs []gotEvent, subject string) []gotEvent {
 // one a second) — loses positions on NATS (counted), but the feed gets
 // every one exactly once, handed to it before the ring overflows.
 func TestFeedKeepsUpWithFastTracks(t *testing.T) {
-	s := natstest.Start(t)
-	log := newEventLog(t, s)
-	c := &clock{time.Unix(1_700_000_000, 0)}
-	st := newTestStore(c)
-	b := New(Config{Store: st, Now: c.now, Events: s.Conn, Instance: "a"}, prometheus.NewRegistry())
+	b, st, c, log := newFedGate(t, nil)
 	var fedTimes []int64
 	stop, err := b.FeedTracks(func(_ string, ev *events.TrackEvent) {
 		for _, p := range ev.Track.History {
