@@ -5,7 +5,9 @@
 // such as a Beast relay, the raw subjects) from NATS through the small
 // Events interface, and never reaches into fusion's or the gate's memory.
 // The same output therefore runs inside `cuasd serve` (on an in-process
-// connection) or in another process against the same NATS.
+// connection) or in another process against the same NATS. Inside cuasd
+// serve, Events also hands out the gate's track events typed (TrackFeed)
+// for an output whose cost is per fix; it falls back to NATS elsewhere.
 //
 // Sinks must never slow ingest: NATS delivers to a subscription without
 // blocking the publisher, and an output puts what it sends through a

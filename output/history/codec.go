@@ -25,7 +25,7 @@ import (
 //
 // A position is compact when it reads back bit for bit: fusion rounds
 // positions to 1e-6° and altitudes to 0.1 m, so every fix cuasd makes is,
-// and a typical point costs 8–11 bytes (26–70 in the first format, which
+// and a typical point costs 8–13 bytes (26–70 in the first format, which
 // stored every float whole: those chunks are still read, see packV2).
 // The strings rarely change along a track, nor Λ between two events.
 const (
@@ -259,9 +259,7 @@ func (r *pointReader) next(p *Point) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if p.Decision != r.prev.Decision || p.AltKind != r.prev.AltKind || p.Protocol != r.prev.Protocol || p.Sensor != r.prev.Sensor {
-		r.prev.AltKind, r.prev.Protocol, r.prev.Sensor, r.prev.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
-	}
+	r.prev.AltKind, r.prev.Protocol, r.prev.Sensor, r.prev.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
 	r.b = b
 	return true, nil
 }

@@ -63,7 +63,8 @@ const (
 	maxChunkPoints = 512
 	// pageSize is the page size of a new database: a chunk row stays
 	// in its b-tree page up to about a quarter of a page (see chunkBytes),
-	// and 16 KiB pages let a chunk hold 2 minutes of a 30 Hz track.
+	// and 16 KiB pages let a chunk keep about 400 compact points there
+	// (2 minutes of a track at 3 fixes a second).
 	pageSize = 16384
 	// compactEvery is how long points stay in pending before they become
 	// chunks; compactPoints compacts sooner when that many are held.
@@ -113,10 +114,10 @@ func chunkBytes(pageSize int) int { return (pageSize-12)*64/255 - 23 - 128 }
 // cut can lose the last commits, like JetStream's default sync interval.
 // Points a killed process left in <path>.pending are read back.
 func Open(path string) (*Store, error) {
-	q := url.Values{}
 	if err := create(path); err != nil {
 		return nil, err
 	}
+	q := url.Values{}
 	for _, p := range []string{"journal_mode(WAL)", "synchronous(NORMAL)", "busy_timeout(10000)", "cache_size(-32768)"} {
 		q.Add("_pragma", p)
 	}
