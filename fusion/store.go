@@ -481,17 +481,6 @@ type Filter struct {
 	Limit int
 }
 
-// inBBox reports whether lat, lon is in bb (see Filter.BBox).
-func inBBox(bb *[4]float64, lat, lon float64) bool {
-	if lat < bb[1] || lat > bb[3] {
-		return false
-	}
-	if bb[0] > bb[2] {
-		return lon >= bb[0] || lon <= bb[2]
-	}
-	return lon >= bb[0] && lon <= bb[2]
-}
-
 // List returns live tracks, most recently seen first.
 func (s *Store) List(f Filter) []Track {
 	out := s.collect(f, false)
@@ -524,7 +513,7 @@ func (s *Store) collect(f Filter, withHistory bool) []Track {
 		if f.Protocol != "" && t.protocols&maskOf(decode.Protocol(f.Protocol)) == 0 {
 			continue
 		}
-		if f.BBox != nil && (!t.hasPos || !inBBox(f.BBox, t.lat, t.lon)) {
+		if f.BBox != nil && (!t.hasPos || !gate.InBBox(f.BBox, t.lat, t.lon)) {
 			continue
 		}
 		out = append(out, t.snapshot(withHistory))

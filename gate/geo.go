@@ -198,3 +198,18 @@ func tangentBasis(lat, lon float64) (east, north vec) {
 	sλ, cλ := math.Sincos(lon * deg)
 	return vec{-sλ, cλ, 0}, vec{-sφ * cλ, -sφ * sλ, cφ}
 }
+
+// InBBox reports whether lat, lon lies in the box bb (min lon, min lat,
+// max lon, max lat; edges inside). A box whose min lon is greater than its
+// max lon crosses the antimeridian (RFC 7946 §5.2): it holds min lon…180
+// and -180…max lon. The live track filter and the history's area queries
+// both read boxes so.
+func InBBox(bb *[4]float64, lat, lon float64) bool {
+	if lat < bb[1] || lat > bb[3] {
+		return false
+	}
+	if bb[0] > bb[2] {
+		return lon >= bb[0] || lon <= bb[2]
+	}
+	return lon >= bb[0] && lon <= bb[2]
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cuasd/cuasd/gate"
 )
 
 // errStop ends an iteration early; it is never returned to a caller.
@@ -247,14 +249,8 @@ func areaMatch(q *AreaQuery, p *Point) bool {
 	if p.Time.Before(q.From) || p.Time.After(q.To) || (q.Protocol != "" && p.Protocol != q.Protocol) {
 		return false
 	}
-	if b := q.BBox; b != nil {
-		inLon := p.Lon >= b[0] && p.Lon <= b[2]
-		if b.CrossesAntimeridian() {
-			inLon = p.Lon >= b[0] || p.Lon <= b[2]
-		}
-		if !inLon || p.Lat < b[1] || p.Lat > b[3] {
-			return false
-		}
+	if b := q.BBox; b != nil && !gate.InBBox((*[4]float64)(b), p.Lat, p.Lon) {
+		return false
 	}
 	if c := q.Cursor; c != nil {
 		return p.TrackID > c.TrackID || p.TrackID == c.TrackID && !p.Time.Before(c.Time)
