@@ -88,21 +88,7 @@ func (d *decoder) literal(lit string) bool {
 // object reads an object (or null), calling member for each member with
 // the decoder at its value.
 func (d *decoder) object(member func(key []byte) error) error {
-	d.ws()
-	if d.literal("null") {
-		return nil
-	}
-	if d.i >= len(d.b) || d.b[d.i] != '{' {
-		return errSyntax
-	}
-	d.i++
-	d.ws()
-	if d.i < len(d.b) && d.b[d.i] == '}' {
-		d.i++
-		return nil
-	}
-	for {
-		d.ws()
+	return d.list('{', '}', func() error {
 		key, err := d.rawString()
 		if err != nil {
 			return err
@@ -113,37 +99,28 @@ func (d *decoder) object(member func(key []byte) error) error {
 		}
 		d.i++
 		d.ws()
-		if err := member(foldKey(key)); err != nil {
-			return err
-		}
-		d.ws()
-		if d.i >= len(d.b) {
-			return errSyntax
-		}
-		d.i++
-		switch d.b[d.i-1] {
-		case ',':
-			continue
-		case '}':
-			return nil
-		}
-		return errSyntax
-	}
+		return member(foldKey(key))
+	})
 }
 
 // array reads an array (or null), calling elem with the decoder at each
 // element; null calls none.
-func (d *decoder) array(elem func() error) error {
+func (d *decoder) array(elem func() error) error { return d.list('[', ']', elem) }
+
+// list reads what open and close enclose (or null), calling elem with the
+// decoder at each comma-separated item: an object's members, an array's
+// elements.
+func (d *decoder) list(open, close byte, elem func() error) error {
 	d.ws()
 	if d.literal("null") {
 		return nil
 	}
-	if d.i >= len(d.b) || d.b[d.i] != '[' {
+	if d.i >= len(d.b) || d.b[d.i] != open {
 		return errSyntax
 	}
 	d.i++
 	d.ws()
-	if d.i < len(d.b) && d.b[d.i] == ']' {
+	if d.i < len(d.b) && d.b[d.i] == close {
 		d.i++
 		return nil
 	}
@@ -160,7 +137,7 @@ func (d *decoder) array(elem func() error) error {
 		switch d.b[d.i-1] {
 		case ',':
 			continue
-		case ']':
+		case close:
 			return nil
 		}
 		return errSyntax
