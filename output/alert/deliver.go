@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cuasd/cuasd/bus"
@@ -61,6 +62,12 @@ type Deliverer struct {
 	Workers int
 	// Now is the clock (tests); nil is time.Now.
 	Now func() time.Time
+
+	// failing is set from a retried failure until the next delivery, so
+	// that a receiver down for an hour is logged once when it fails and
+	// once when it delivers again, not once per attempt of every alert.
+	// (A pointer, made by Run, because a Deliverer is passed by value.)
+	failing *atomic.Bool
 }
 
 // Run consumes until ctx ends. A message is acknowledged when the sink
@@ -116,6 +123,7 @@ func (d *Deliverer) defaults() int {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	d.failing = new(atomic.Bool)
 	if d.Workers <= 0 {
 		return 4
 	}
@@ -157,6 +165,9 @@ func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporte
 		_ = m.Ack()
 		d.outcome(ctx, &a, Delivered, "delivered", attempts, "")
 		rep.Up()
+		if d.failing.Swap(false) {
+			d.Logger.Info("alert sink delivering again", "sink", d.Config.Name)
+		}
 	case ctx.Err() != nil:
 		// Shutting down: leave the message for the next run or instance.
 		_ = m.Nak()
@@ -168,7 +179,12 @@ func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporte
 		_ = m.NakWithDelay(Backoff(attempts))
 		d.outcome(ctx, &a, Pending, "retry", attempts, err.Error())
 		rep.Retrying(err)
-		d.Logger.Warn("alert delivery failed; will retry", "sink", d.Config.Name, "alert", a.ID, "attempts", attempts, "err", err)
+		level := slog.LevelDebug
+		if !d.failing.Swap(true) {
+			level = slog.LevelWarn
+		}
+		d.Logger.Log(ctx, level, "alert delivery failed; will retry (logged at debug level until the sink delivers again)",
+			"sink", d.Config.Name, "alert", a.ID, "attempts", attempts, "err", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -67,6 +68,12 @@ const secret = "test-secret-not-real"
 // start runs the rule engine and the webhook sink of c on a test NATS.
 func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	t.Helper()
+	return startLogged(t, c, slog.New(slog.DiscardHandler))
+}
+
+// startLogged is start with the sinks logging to log.
+func startLogged(t testing.TB, c *alert.Config, log *slog.Logger) (*natstest.Server, *alert.Store) {
+	t.Helper()
 	ns := natstest.Start(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	quiet := slog.New(slog.DiscardHandler)
@@ -79,7 +86,7 @@ func start(t testing.TB, c *alert.Config) (*natstest.Server, *alert.Store) {
 	ev := output.Conn(ns.Conn)
 	outs := []output.Output{rules}
 	for _, s := range c.Sinks {
-		o, err := NewOutput(s, alert.Deliverer{JS: ns.JetStream(), Store: store, Logger: quiet})
+		o, err := NewOutput(s, alert.Deliverer{JS: ns.JetStream(), Store: store, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,6 +211,54 @@ func TestRetriedUntilAcceptedSameIDValidSignature(t *testing.T) {
 	if d := rec.Deliveries[0]; d.Sink != "hook" || d.Attempts != 3 {
 		t.Errorf("delivery %+v, want hook after 3 attempts", d)
 	}
+}
+
+// A receiver that is down is logged once when deliveries start failing and
+// once when they succeed again, however many alerts and attempts lie
+// between (an hour's outage retried every alert every 5 minutes).
+func TestOutageIsLoggedOncePerStateChange(t *testing.T) {
+	rc := &receiver{fail: 4, code: http.StatusServiceUnavailable, ok: make(chan request, 4)}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	var logs syncBuffer
+	ns, _ := startLogged(t, config(t, srv.URL+"/cuas", ""), slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	publishThreat(t, ns, "remoteid:1581F5FJD2", 7)
+	publishThreat(t, ns, "remoteid:1581F5FJD3", 8)
+	for range 2 {
+		select {
+		case <-rc.ok:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("not delivered; receiver saw %d requests", len(rc.requests()))
+		}
+	}
+	if n := len(rc.requests()); n < 5 {
+		t.Fatalf("%d requests, want at least 4 failures and 2 deliveries", n)
+	}
+	text := logs.String()
+	if n := strings.Count(text, "will retry"); n != 1 {
+		t.Errorf("%d 'will retry' lines at info level, want 1:\n%s", n, text)
+	}
+	if n := strings.Count(text, "delivering again"); n != 1 {
+		t.Errorf("%d 'delivering again' lines, want 1:\n%s", n, text)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the sink's concurrent workers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestRefusedIsFailedAtOnce(t *testing.T) {
