@@ -16,7 +16,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
+import crypto from "node:crypto";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,18 +49,23 @@ const WAIT_MS = 60_000;
 describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at ${chromiumPath}` }, () => {
   let server; // {url, proc, log, tmp}
   let browser;
+  let hook; // the alert receiver: {url, secret, posts, close}
   const consoleErrors = [];
   const tolerated = [];
+  const realServer = !process.env.E2E_URL && process.env.E2E_SERVER !== "fake";
 
   before(async () => {
     fs.mkdirSync(outDir, { recursive: true });
-    server = await startServer();
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cuasd-e2e-"));
+    hook = await startAlertReceiver();
+    server = await startServer(realServer ? ["--alerts", alertRules(tmp, hook)] : [], tmp);
     browser = await launchBrowser();
   });
 
   after(async () => {
     await browser?.close();
     await stopServer(server);
+    await hook?.close();
   });
 
   // newPage opens the map with console and page errors recorded.
@@ -177,6 +184,30 @@ describe("cuasd map in Chromium", { skip: haveBrowser ? false : `no browser at $
     await page.locator("#replay-toggle").click();
     await page.locator(".leaflet-marker-icon.trk").first().waitFor({ state: "visible", timeout: WAIT_MS });
     assert.equal(await page.locator("#replay-slider").isHidden(), true, "back to live hides the slider");
+    await page.context().close();
+  });
+
+  // Issue 19: the open-alerts panel. The demo's breach raises an alert under
+  // a rule file whose webhook is a real HTTP receiver in this test; the
+  // panel shows it with its delivery, and picking it selects its track.
+  test("open alerts: the demo breach, delivered to a real receiver; picking it selects its track", { skip: realServer ? false : "needs the real cuasd" }, async () => {
+    const page = await newPage({ width: 1280, height: 800 });
+    const item = page.locator("#alerts-list li[data-id]").first();
+    await item.waitFor({ timeout: WAIT_MS });
+    const id = await item.getAttribute("data-id");
+    assert.match(await item.locator(".who").innerText(), /^Drone at Schiphol \(demo\)$/);
+    // The panel polls every 5 s; the receiver answers 200 at once.
+    await page.waitForFunction((id) => /hook: delivered/.test(document.querySelector(`#alerts-list li[data-id="${id}"]`)?.textContent || ""), id, { timeout: WAIT_MS });
+    const post = hook.posts.find((p) => p.id === id);
+    assert.ok(post, `the receiver got alert ${id}`);
+    assert.ok(post.signatureValid, "X-Cuas-Signature is the HMAC-SHA256 of the body under the rule file's secret");
+    assert.equal(post.body.human_decision_required, true);
+    const trackID = post.body.track.track_id;
+    assert.match(await item.locator(".sub").innerText(), new RegExp("^" + trackID.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + " · "));
+    await item.locator("button").click();
+    await page.locator("#detail-title").waitFor({ state: "visible", timeout: WAIT_MS });
+    await page.waitForFunction((t) => document.getElementById("detail")?.textContent.includes(t), trackID, { timeout: WAIT_MS });
+    await page.screenshot({ path: path.join(outDir, "desktop-alerts.png") });
     await page.context().close();
   });
 
@@ -589,6 +620,46 @@ async function launchBrowser() {
 
 // startServer starts the server under test (extra: more `serve` flags) and
 // resolves with the URL it prints ("cuasd serving URL").
+// startAlertReceiver runs a webhook receiver on a free loopback port that
+// answers 200 and keeps each POST with whether its signature verifies.
+async function startAlertReceiver() {
+  const secret = crypto.randomBytes(32).toString("hex");
+  const posts = [];
+  const srv = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const want = "sha256=" + crypto.createHmac("sha256", secret).update(raw).digest("hex");
+      const got = req.headers["x-cuas-signature"] || "";
+      const signatureValid = got.length === want.length && crypto.timingSafeEqual(Buffer.from(got), Buffer.from(want));
+      posts.push({ id: req.headers["x-cuas-alert-id"], signatureValid, body: JSON.parse(raw) });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${srv.address().port}/hook`, secret, posts, close: () => new Promise((r) => srv.close(r)) };
+}
+
+// alertRules writes a rule file for the demo site's breach to dir.
+function alertRules(dir, hook) {
+  fs.writeFileSync(path.join(dir, "hook.secret"), hook.secret);
+  const file = path.join(dir, "alerts.yaml");
+  fs.writeFileSync(file, [
+    "sinks:",
+    "  - name: hook",
+    `    webhook: ${hook.url}`,
+    `    secret_file: ${path.join(dir, "hook.secret")}`,
+    "rules:",
+    "  - name: demo-breach",
+    "    zones: [demo-site]",
+    "    min_decision: alert",
+    "    sinks: [hook]",
+    "",
+  ].join("\n"));
+  return file;
+}
+
 async function startServer(extra = [], tmp = null) {
   if (process.env.E2E_URL) {
     const u = new URL(process.env.E2E_URL);
