@@ -22,6 +22,7 @@ import (
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/sim"
 )
 
 // collector is an Apply that keeps what it was given.
@@ -74,7 +75,12 @@ func vectorFrames(t *testing.T) [][]byte {
 
 func startFeed(t *testing.T, ctx context.Context, js jetstream.JetStream, c *collector) {
 	t.Helper()
-	f := NewFeed(bus.NewJetStream(js), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: c.apply, Replay: time.Minute}, nil)
+	startFeedWith(t, ctx, js, c, []FrameDecoder{&ADSB{}})
+}
+
+func startFeedWith(t *testing.T, ctx context.Context, js jetstream.JetStream, c *collector, decoders []FrameDecoder) {
+	t.Helper()
+	f := NewFeed(bus.NewJetStream(js), FeedConfig{Decoders: decoders, Apply: c.apply, Replay: 10 * time.Minute}, nil)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -208,53 +214,115 @@ func trackSummary(s *fusion.Store) map[string]string {
 	return out
 }
 
-// TestFeedTracksMatchTheObservationPath: the real capture gives the same
-// tracks three ways — decoded and applied in memory (the reference), through
-// CUAS_RAW and the fusion feed (what cuasd serve runs), and through the
-// shared workers' CUAS_OBS observations (the path the feed replaced, kept
-// for --publish-observations).
-func TestFeedTracksMatchTheObservationPath(t *testing.T) {
-	batches, recv := captureBatches(t)
-	newStore := func() *fusion.Store { return fusion.NewStore(fusion.Config{TTL: time.Hour}) }
+// rawBatch is one raw message as a sensor publishes it.
+type rawBatch struct {
+	proto  decode.Protocol
+	frames [][]byte
+	recv   int64
+}
 
-	ref := newStore()
-	dec := &msgDecoder{dec: &ADSB{}}
-	total := 0
-	for i, b := range batches {
-		var body []byte
-		for _, f := range b {
+// simBatches are two minutes of the demo scenario's traffic, every protocol
+// it speaks, as the simulator publishes them (one message per protocol per
+// 100 ms tick), received up to a minute ago.
+func simBatches(t *testing.T) []rawBatch {
+	t.Helper()
+	now := time.Now().Add(-3 * time.Minute).Truncate(time.Second)
+	cfg := sim.DefaultDemo()
+	cfg.Aircraft, cfg.Drones, cfg.MAVLink = 20, 20, 4
+	w := sim.NewWorld(cfg, now)
+	var out []rawBatch
+	for range 1200 {
+		now = now.Add(100 * time.Millisecond)
+		frames := map[string][][]byte{}
+		w.Step(now, 100*time.Millisecond, frames)
+		for _, p := range []decode.Protocol{decode.ADSB, decode.RemoteID, decode.MAVLink} {
+			if f := frames[string(p)]; len(f) > 0 {
+				out = append(out, rawBatch{p, f, now.UnixNano()})
+			}
+		}
+	}
+	return out
+}
+
+// newDecoders is one fresh decoder per protocol of the simulator and the capture.
+func newDecoders(t *testing.T) []FrameDecoder {
+	t.Helper()
+	mav, err := NewMAVLink(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []FrameDecoder{&ADSB{}, NewRemoteID(), mav}
+}
+
+// TestFeedTracksMatchTheObservationPath: the real capture and the simulator
+// give the same tracks three ways — decoded and applied in memory (the
+// reference), through CUAS_RAW and the fusion feed (what cuasd serve runs),
+// and through the shared workers' CUAS_OBS observations (the path the feed
+// replaced, kept for --publish-observations).
+func TestFeedTracksMatchTheObservationPath(t *testing.T) {
+	sources := []struct {
+		name      string
+		batches   func(*testing.T) []rawBatch
+		minTracks int
+	}{
+		{"capture", func(t *testing.T) []rawBatch {
+			batches, recv := captureBatches(t)
+			out := make([]rawBatch, len(batches))
+			for i, b := range batches {
+				out[i] = rawBatch{decode.ADSB, b, recv[i]}
+			}
+			return out
+		}, 10},
+		{"simulator", simBatches, 40},
+	}
+	for _, src := range sources {
+		t.Run(src.name, func(t *testing.T) { feedMatchesObservations(t, src.batches(t), src.minTracks) })
+	}
+}
+
+func feedMatchesObservations(t *testing.T, batches []rawBatch, minTracks int) {
+	newStore := func() *fusion.Store { return fusion.NewStore(fusion.Config{TTL: time.Hour}) }
+	lp := func(b rawBatch) (body []byte) {
+		for _, f := range b.frames {
 			body = bus.AppendLP(body, f)
 		}
-		dec.decodeMessage(bus.FramingLP, body, Meta{Sensor: "rx1", RecvUnixNano: recv[i], IngestUnixNano: recv[i]}, NewMetrics(nil))
+		return body
+	}
+
+	ref := newStore()
+	refDec := map[decode.Protocol]*msgDecoder{}
+	for _, d := range newDecoders(t) {
+		refDec[d.Protocol()] = &msgDecoder{dec: d}
+	}
+	total, frames := 0, 0
+	for _, b := range batches {
+		dec := refDec[b.proto]
+		dec.decodeMessage(bus.FramingLP, lp(b), Meta{Sensor: "rx1", RecvUnixNano: b.recv, IngestUnixNano: b.recv}, NewMetrics(nil))
 		ref.ApplyBatch(dec.obs)
-		total += len(dec.obs)
+		total, frames = total+len(dec.obs), frames+len(b.frames)
 	}
 
 	s := natstest.StartWithStreams(t, bus.DefaultLimits())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub := ingest.NewPublisher(s.JetStream(), nil)
-	for i, b := range batches {
-		var body []byte
-		for _, f := range b {
-			body = bus.AppendLP(body, f)
-		}
-		if _, err := pub.PublishBatch(ctx, "test", "adsb", "rx1", body, len(b), recv[i], ""); err != nil {
+	for _, b := range batches {
+		if _, err := pub.PublishBatch(ctx, "test", string(b.proto), "rx1", lp(b), len(b.frames), b.recv, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	viaFeed := newStore()
 	fed := &collector{}
-	startFeed(t, ctx, s.JS, fed)
+	startFeedWith(t, ctx, s.JS, fed, newDecoders(t))
 	waitFor(t, "the feed", func() bool { return fed.len() == total })
 	fed.mu.Lock()
 	viaFeed.ApplyBatch(fed.obs)
 	fed.mu.Unlock()
 
-	go func() {
-		_ = NewWorker(s.JetStream(), &ADSB{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil))).Run(ctx)
-	}()
+	for _, d := range newDecoders(t) {
+		go func() { _ = NewWorker(s.JetStream(), d, nil, slog.New(slog.NewTextHandler(io.Discard, nil))).Run(ctx) }()
+	}
 	viaObs := newStore()
 	var mu sync.Mutex
 	n := 0
@@ -277,8 +345,8 @@ func TestFeedTracksMatchTheObservationPath(t *testing.T) {
 	waitFor(t, "CUAS_OBS", func() bool { mu.Lock(); defer mu.Unlock(); return n == total })
 
 	want := trackSummary(ref)
-	if len(want) < 10 {
-		t.Fatalf("only %d tracks from the capture", len(want))
+	if len(want) < minTracks {
+		t.Fatalf("only %d tracks, want at least %d", len(want), minTracks)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -295,5 +363,5 @@ func TestFeedTracksMatchTheObservationPath(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d frames, %d observations, %d tracks agree three ways", len(batches)*100, total, len(want))
+	t.Logf("%d frames, %d observations, %d tracks agree three ways", frames, total, len(want))
 }
