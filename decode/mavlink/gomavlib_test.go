@@ -14,6 +14,7 @@ import (
 
 	"github.com/bluenviron/gomavlib/v3/pkg/dialect"
 	"github.com/bluenviron/gomavlib/v3/pkg/dialects/ardupilotmega"
+	"github.com/bluenviron/gomavlib/v3/pkg/dialects/common"
 	gmframe "github.com/bluenviron/gomavlib/v3/pkg/frame"
 	"github.com/bluenviron/gomavlib/v3/pkg/message"
 	"github.com/bluenviron/gomavlib/v3/pkg/x25"
@@ -244,4 +245,40 @@ func TestParserReadsGomavlibFrames(t *testing.T) {
 		t.Errorf("%d of %d frames; stats %+v", n, len(want), st)
 	}
 	t.Logf("%d frames (%d bytes) written by gomavlib parsed back", n, stream.Len())
+}
+
+// GPS_RAW_INT's h_acc and v_acc (MAVLink 2 extensions, mm) are the stated
+// accuracy of the observation, in a frame written by gomavlib; without them
+// (0) the accuracy is unknown, whatever the DOPs in eph and epv say.
+func TestObserveGPSAccuracyFromGomavlib(t *testing.T) {
+	for _, tc := range []struct {
+		hAcc, vAcc uint32
+		wantH      float64
+		wantV      float64
+	}{{2500, 4000, 2.5, 4}, {0, 0, 0, 0}} {
+		var stream bytes.Buffer
+		w := &gmframe.Writer{ByteWriter: &stream, DialectRW: gomavlibRW(t), OutVersion: gmframe.V2, OutSystemID: 1, OutComponentID: 1}
+		if err := w.Initialize(); err != nil {
+			t.Fatal(err)
+		}
+		msg := &common.MessageGpsRawInt{FixType: common.GPS_FIX_TYPE_3D_FIX, Lat: 473977418, Lon: 85455939, Alt: 488120,
+			Eph: 121, Epv: 187, Vel: 1530, Cog: 27012, HAcc: tc.hAcc, VAcc: tc.vAcc}
+		if err := w.WriteMessage(msg); err != nil {
+			t.Fatal(err)
+		}
+		var p Parser
+		p.Reset(stream.Bytes())
+		f, ok := p.Next()
+		var m Message
+		if !ok || !m.Decode(&f) {
+			t.Fatal("no frame")
+		}
+		o, ok := Observe(&f, &m, "rx1", 1)
+		if !ok || !o.HasPosition || !o.HasAltitude {
+			t.Fatalf("observation %+v", o)
+		}
+		if o.HAccuracyM != tc.wantH || o.VAccuracyM != tc.wantV {
+			t.Errorf("h_acc %d v_acc %d mm: accuracy %v m, %v m; want %v, %v", tc.hAcc, tc.vAcc, o.HAccuracyM, o.VAccuracyM, tc.wantH, tc.wantV)
+		}
+	}
 }

@@ -146,6 +146,16 @@ func observeGPSRaw(o *decode.Observation, m *Message) {
 	if fix >= 3 && o.HasPosition {
 		setAltitude(o, num(m, "alt")/1000, "msl")
 	}
+	// h_acc and v_acc (mm; MAVLink 2 extensions, 0 = unknown) are the
+	// receiver's stated uncertainty. eph and epv are dilutions of precision,
+	// not distances: turning them into metres would take an assumed ranging
+	// error, so they are not used.
+	if h := num(m, "h_acc"); h > 0 && o.HasPosition {
+		o.HAccuracyM = h / 1000
+	}
+	if v := num(m, "v_acc"); v > 0 && o.HasAltitude {
+		o.VAccuracyM = v / 1000
+	}
 	if vel := num(m, "vel"); fix >= 2 && vel != math.MaxUint16 {
 		heading := math.NaN()
 		if cog := num(m, "cog"); cog != math.MaxUint16 {
@@ -170,12 +180,18 @@ func observeHeartbeat(o *decode.Observation, m *Message) {
 // 63 m/s vertical, 361° direction.
 func observeODIDLocation(o *decode.Observation, m *Message) {
 	setPosition(o, num(m, "latitude"), num(m, "longitude"), "mavlink_open_drone_id")
+	// The accuracy enums are Remote ID's (MAV_ODID_HOR_ACC = F3411's codes).
+	acc := remoteid.Location{HorizAcc: uint8(num(m, "horizontal_accuracy")),
+		VertAcc: uint8(num(m, "vertical_accuracy")), BaroAcc: uint8(num(m, "barometer_accuracy"))}
 	if o.HasPosition {
 		if alt := num(m, "altitude_geodetic"); alt > -1000 {
 			setAltitude(o, alt, "geo")
+			o.VAccuracyM = acc.StatedVertAccuracyM()
 		} else if alt := num(m, "altitude_barometric"); alt > -1000 {
 			setAltitude(o, alt, "baro")
+			o.VAccuracyM = acc.StatedBaroAccuracyM()
 		}
+		o.HAccuracyM = acc.StatedHorizAccuracyM()
 	}
 	if sp := num(m, "speed_horizontal"); sp < 25500 {
 		heading := math.NaN()

@@ -46,6 +46,7 @@ func TestObserve(t *testing.T) {
 		category, emergency   string
 		uasID                 string
 		opLat, opLon          float64
+		hAcc, vAcc            float64 // stated accuracy, metres; 0 unknown
 	}{
 		{vector: "GLOBAL_POSITION_INT_v1", pos: true, lat: 47.3977418, lon: 8.5455939, method: "mavlink_global_position_int",
 			alt: 488.12, altKind: "msl", speed: math.Hypot(5.23, -1.18), heading: 270.12, vrate: -0.12},
@@ -60,7 +61,8 @@ func TestObserve(t *testing.T) {
 		{vector: "BATTERY_STATUS_v1", alt: nan, speed: nan},
 		{vector: "OPEN_DRONE_ID_BASIC_ID_v2", alt: nan, speed: nan, category: "helicopter_or_multirotor", uasID: "1596F350457170000001"},
 		{vector: "OPEN_DRONE_ID_LOCATION_v2", pos: true, lat: 47.3977418, lon: 8.5455939, method: "mavlink_open_drone_id",
-			alt: 530, altKind: "geo", speed: 12.5, heading: 90, vrate: -0.5},
+			alt: 530, altKind: "geo", speed: 12.5, heading: 90, vrate: -0.5,
+			hAcc: 3, vAcc: 3}, // horizontal_accuracy 11 "< 3 m", vertical_accuracy 5 "< 3 m" (F3411 / MAV_ODID_*_ACC)
 		{vector: "OPEN_DRONE_ID_SYSTEM_v2", alt: nan, speed: nan, opLat: 47.397, opLon: 8.545},
 	}
 	for _, tc := range tests {
@@ -88,6 +90,9 @@ func TestObserve(t *testing.T) {
 			}
 			if hasOp := tc.opLat != 0; o.HasOperatorPosition != hasOp || hasOp && (!near(o.OperatorLat, tc.opLat) || !near(o.OperatorLon, tc.opLon)) {
 				t.Errorf("operator %v %v,%v", o.HasOperatorPosition, o.OperatorLat, o.OperatorLon)
+			}
+			if o.HAccuracyM != tc.hAcc || o.VAccuracyM != tc.vAcc {
+				t.Errorf("accuracy %v m, %v m; want %v, %v", o.HAccuracyM, o.VAccuracyM, tc.hAcc, tc.vAcc)
 			}
 			if len(o.Warnings) != 0 {
 				t.Errorf("warnings %v", o.Warnings)

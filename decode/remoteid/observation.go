@@ -182,8 +182,13 @@ func (s *uasState) location(o *decode.Observation) {
 	}
 	if alt, ok := l.AltitudeGeo(); ok {
 		o.AltM, o.AltKind, o.HasAltitude = alt, "geo", true
+		o.VAccuracyM = l.StatedVertAccuracyM()
 	} else if alt, ok := l.AltitudeBaro(); ok {
 		o.AltM, o.AltKind, o.HasAltitude = alt, "baro", true
+		o.VAccuracyM = l.StatedBaroAccuracyM()
+	}
+	if o.HasPosition {
+		o.HAccuracyM = l.StatedHorizAccuracyM()
 	}
 	spd, okS := l.SpeedHorizontal()
 	dir, okD := l.Direction()

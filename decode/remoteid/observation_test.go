@@ -1,6 +1,7 @@
 package remoteid
 
 import (
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -100,4 +101,57 @@ func TestObservationOperatorFar(t *testing.T) {
 	if len(o.Warnings) != 1 || !strings.HasPrefix(o.Warnings[0], "operator_far_from_aircraft: operator position is 111") {
 		t.Errorf("warnings %v", o.Warnings)
 	}
+}
+
+// The stated accuracy of every valid Location vector reaches the
+// observation (the CoT ce/le and the track's h_accuracy_m come from it): the
+// bound opendroneid-core-c decodes, for the altitude the observation took;
+// code 0 is unknown, not the table's worst bound.
+func TestObservationAccuracyFromVectors(t *testing.T) {
+	n := 0
+	for _, v := range loadVectors(t).Vectors {
+		if !v.Valid || v.Kind != "location" {
+			continue
+		}
+		var m Message
+		if err := Decode(mustHex(t, v.Hex), &m); err != nil {
+			t.Fatalf("%s: %v", v.ID, err)
+		}
+		var exp map[string]float64
+		_ = json.Unmarshal(v.Expect, &exp) // non-numeric fields are left out
+		want := func(code, metres string) float64 {
+			if exp[code] == 0 {
+				return 0
+			}
+			if exp[metres] == 7808 { // the library's typo for 4 NM (see values.go)
+				return 7408
+			}
+			return exp[metres]
+		}
+		s := &uasState{loc: m.Location, hasLoc: true}
+		var o decode.Observation
+		s.location(&o)
+		if o.HasPosition {
+			if w := want("horiz_accuracy", "horiz_accuracy_m"); o.HAccuracyM != w {
+				t.Errorf("%s: h accuracy %v, want %v", v.ID, o.HAccuracyM, w)
+			}
+		} else if o.HAccuracyM != 0 {
+			t.Errorf("%s: h accuracy %v without a position", v.ID, o.HAccuracyM)
+		}
+		wantV := 0.0
+		switch o.AltKind {
+		case "geo":
+			wantV = want("vert_accuracy", "vert_accuracy_m")
+		case "baro":
+			wantV = want("baro_accuracy", "baro_accuracy_m")
+		}
+		if o.VAccuracyM != wantV {
+			t.Errorf("%s: v accuracy %v (%s altitude), want %v", v.ID, o.VAccuracyM, o.AltKind, wantV)
+		}
+		n++
+	}
+	if n < 5 {
+		t.Fatalf("only %d location vectors", n)
+	}
+	t.Logf("%d location vectors", n)
 }

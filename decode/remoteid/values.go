@@ -104,6 +104,25 @@ func (l *Location) TSAccuracyS() (float64, bool) {
 	return float64(l.TSAcc) / 10, l.TSAcc != 0
 }
 
+// StatedHorizAccuracyM, StatedVertAccuracyM and StatedBaroAccuracyM are the
+// bounds the transmitter stated, in metres, or 0 when it did not: code 0
+// ("unknown"), which the methods above report as the table's worst bound,
+// and the reserved codes. An observation's accuracy comes from these.
+func (l *Location) StatedHorizAccuracyM() float64 { return stated(horizAccM[:], l.HorizAcc) }
+
+// StatedVertAccuracyM: see StatedHorizAccuracyM.
+func (l *Location) StatedVertAccuracyM() float64 { return stated(vertAccM[:], l.VertAcc) }
+
+// StatedBaroAccuracyM: see StatedHorizAccuracyM.
+func (l *Location) StatedBaroAccuracyM() float64 { return stated(vertAccM[:], l.BaroAcc) }
+
+func stated(t []float64, code uint8) float64 {
+	if m, ok := lookup(t, code); ok && code != 0 {
+		return m
+	}
+	return 0
+}
+
 func lookup(t []float64, i uint8) (float64, bool) {
 	if int(i) < len(t) {
 		return t[i], true
