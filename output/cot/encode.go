@@ -35,6 +35,10 @@ type Encoder struct {
 	// Compact shortens the remarks (decision, Λ, zone, caveat only): for
 	// UDP, where one event must fit one small datagram.
 	Compact bool
+	// RotaryByReference says which drone-database records are rotary wing
+	// (RotaryAirframes): the airframe of a drone whose broadcast does not
+	// say but whose product claim matched a record. nil: not used.
+	RotaryByReference map[string]bool
 }
 
 // UID is the CoT uid of a track: stable per track and unique per cuasd
@@ -73,7 +77,7 @@ func (e *Encoder) AppendTrack(dst []byte, ev *events.TrackEvent) ([]byte, bool) 
 	dst = append(dst, `<event version="2.0" uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, "")
 	dst = append(dst, `" type="`...)
-	dst = appendType(dst, t, a)
+	dst = e.appendType(dst, t, a)
 	dst = append(dst, `" how="m-g"`...)
 	dst = appendTimes(dst, ev.Time, lost, TrackStale)
 	dst = append(dst, `><point`...)
@@ -110,7 +114,7 @@ func (e *Encoder) AppendOperator(dst []byte, ev *events.TrackEvent) ([]byte, boo
 	dst = append(dst, `"/><link uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, "")
 	dst = append(dst, `" type="`...)
-	dst = appendType(dst, t, ev.Assessment)
+	dst = e.appendType(dst, t, ev.Assessment)
 	dst = append(dst, `" relation="p-p"/><remarks>`...)
 	dst = append(dst, "Operator / pilot location broadcast by the drone "...)
 	dst = appendEscaped(dst, t.TrackID, false)
