@@ -269,7 +269,7 @@ func checkDrone(t *testing.T, g, op cottest.Parsed) {
 	if !near(g.CE, 10/2.4477, 0.05) || !near(g.LE, 3/1.96, 0.05) {
 		t.Errorf("drone ce/le %v %v", g.CE, g.LE)
 	}
-	for _, want := range []string{"ALERT Λ 0.62", "Proximity 0.91", "Schiphol (demo), 850 m", "receipt #17", "GNSS height above the WGS-84 ellipsoid", "wifi1, ble2", "UNAUTHENTICATED"} {
+	for _, want := range []string{"ALERT Λ 0.62", "Proximity 0.91", "protocols remoteid", "Schiphol (demo), 850 m", "receipt #17", "GNSS height above the WGS-84 ellipsoid", "wifi1, ble2", "UNAUTHENTICATED"} {
 		if !strings.Contains(g.Remarks, want) {
 			t.Errorf("drone remarks lack %q: %q", want, g.Remarks)
 		}

@@ -147,3 +147,30 @@ func TestTLSFailureLoggedOncePerStateChange(t *testing.T) {
 		t.Errorf("logged %d connections that never happened", c)
 	}
 }
+
+// TestOversizeIsDroppedAndCounted: an event that does not fit a safe
+// datagram even with short remarks (here a 3,000-character callsign) is
+// not sent, and counted as oversize; the next event goes out.
+func TestOversizeIsDroppedAndCounted(t *testing.T) {
+	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	m := NewMetrics(prometheus.NewRegistry())
+	s, err := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, _ := runSink(t, s)
+	huge := airliner()
+	huge.Track.TrackID, huge.Track.Callsign = "adsb:HUGE01", strings.Repeat("W", 3000)
+	publishTrack(t, nc, huge)
+	publishTrack(t, nc, airliner())
+	if d := readDatagrams(t, l, 1)[0]; uidOf(d) != "cuasd.site1.adsb-4CA1FA" {
+		t.Fatalf("first datagram %.200s…", d)
+	}
+	if got := testutil.ToFloat64(m.events.WithLabelValues(s.Name(), ResultOversize)); got != 1 {
+		t.Fatalf("oversize counted %v, want 1", got)
+	}
+}
