@@ -223,28 +223,52 @@ func (p *protoEvent) detail(d *xml.Decoder, doc []byte) error {
 		case xml.EndElement:
 			return nil
 		case xml.StartElement:
-			p.detailElement(t)
+			typed := p.detailElement(t)
 			if err := d.Skip(); err != nil {
 				return err
 			}
-			if t.Name.Local != "contact" && t.Name.Local != "track" {
+			if !typed {
 				p.xmlDetail = append(p.xmlDetail, doc[off:d.InputOffset()]...)
 			}
 		}
 	}
 }
 
-func (p *protoEvent) detailElement(se xml.StartElement) {
-	for _, a := range se.Attr {
-		switch {
-		case se.Name.Local == "contact" && a.Name.Local == "callsign":
-			p.callsign, p.hasContact = []byte(a.Value), true
-		case se.Name.Local == "track" && a.Name.Local == "speed":
-			p.speed, _ = strconv.ParseFloat(a.Value, 64)
-			p.hasTrack = true
-		case se.Name.Local == "track" && a.Name.Local == "course":
-			p.course, _ = strconv.ParseFloat(a.Value, 64)
-			p.hasTrack = true
+// detailElement moves <contact callsign> and <track speed course> into
+// their typed fields and reports whether it did. As TAK Server does
+// (StreamingProtoBufHelper), only an element with exactly those
+// attributes is typed: a <track> with a course but no speed stays XML,
+// so that its speed reads as unknown, not as 0 m/s.
+func (p *protoEvent) detailElement(se xml.StartElement) bool {
+	switch se.Name.Local {
+	case "contact":
+		if len(se.Attr) != 1 || se.Attr[0].Name.Local != "callsign" {
+			return false
 		}
+		p.callsign, p.hasContact = []byte(se.Attr[0].Value), true
+		return true
+	case "track":
+		if len(se.Attr) != 2 {
+			return false
+		}
+		var speed, course float64
+		var seen int
+		for _, a := range se.Attr {
+			v, err := strconv.ParseFloat(a.Value, 64)
+			switch {
+			case err != nil:
+				return false
+			case a.Name.Local == "speed":
+				speed, seen = v, seen|1
+			case a.Name.Local == "course":
+				course, seen = v, seen|2
+			}
+		}
+		if seen != 3 {
+			return false
+		}
+		p.speed, p.course, p.hasTrack = speed, course, true
+		return true
 	}
+	return false
 }

@@ -15,6 +15,11 @@ import (
 func TestMeshNodeCoT(t *testing.T) {
 	docs := encodeAll(t)
 	docs = docs[:len(docs)-2] // the delete event and the hostile twin add nothing here
+	// A course without a speed stays XML (its speed unknown, not 0).
+	noSpeed := airliner()
+	noSpeed.Track.SpeedMps = nil
+	b, _ := (&Encoder{}).AppendTrack(nil, noSpeed)
+	docs = append(docs, b)
 	var msgs [][]byte
 	for _, d := range docs {
 		m, err := AppendMesh(nil, d, "cuasd")
