@@ -59,6 +59,25 @@ func AppendMesh(dst, doc []byte, contactUID string) ([]byte, error) {
 	return protowire.AppendBytes(dst, ev.cotEvent()), nil
 }
 
+// streamMagic starts every TAK Protocol version 1 stream frame.
+const streamMagic = 0xbf
+
+// AppendStream appends the TAK Protocol version 1 stream frame of one CoT
+// XML event: 0xbf, the length of the TakMessage as a varint, and the
+// TakMessage (the event only: on a stream the version was agreed for the
+// whole connection, so no TakControl is sent). The XML is parsed as by
+// AppendMesh.
+func AppendStream(dst, doc []byte) ([]byte, error) {
+	var ev protoEvent
+	if err := ev.parse(doc); err != nil {
+		return dst, &Error{Flag: "TAK protocol 1", Err: err}
+	}
+	msg := appendString(nil, 2, ev.cotEvent())
+	dst = append(dst, streamMagic)
+	dst = protowire.AppendVarint(dst, uint64(len(msg)))
+	return append(dst, msg...), nil
+}
+
 func appendString(dst []byte, num protowire.Number, s []byte) []byte {
 	dst = protowire.AppendTag(dst, num, protowire.BytesType)
 	return protowire.AppendBytes(dst, s)

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/output/cot/cottest"
 )
@@ -85,6 +87,17 @@ func FuzzMesh(f *testing.F) {
 		m, err := AppendMesh(nil, doc, "cuasd")
 		if err == nil && !bytes.HasPrefix(m, meshHeader) {
 			t.Fatalf("no header: % x", m)
+		}
+		// The stream frame carries the same event; its length is exact.
+		st, serr := AppendStream(nil, doc)
+		if (serr == nil) != (err == nil) {
+			t.Fatalf("mesh %v, stream %v", err, serr)
+		}
+		if serr == nil {
+			n, k := protowire.ConsumeVarint(st[1:])
+			if st[0] != 0xbf || k < 0 || int(n) != len(st)-1-k {
+				t.Fatalf("stream frame % x", st)
+			}
 		}
 	})
 }
