@@ -73,7 +73,7 @@ func (e *Encoder) AppendTrack(dst []byte, ev *events.TrackEvent) ([]byte, bool) 
 		return dst, false
 	}
 	lost := ev.Type == events.TypeTrackLost
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?>`...)
+	dst = append(dst, xmlHeader...)
 	dst = append(dst, `<event version="2.0" uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, "")
 	dst = append(dst, `" type="`...)
@@ -98,7 +98,7 @@ func (e *Encoder) AppendOperator(dst []byte, ev *events.TrackEvent) ([]byte, boo
 		return dst, false
 	}
 	lost := ev.Type == events.TypeTrackLost
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?>`...)
+	dst = append(dst, xmlHeader...)
 	dst = append(dst, `<event version="2.0" uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, operatorSuffix)
 	dst = append(dst, `" type="a-`...)

@@ -134,7 +134,7 @@ func readXMLEvent(r *bufio.Reader) ([]byte, error) {
 // appendTakRequest appends the t-x-takp-q event asking for version 1 under
 // the uid of the server's offer.
 func appendTakRequest(dst []byte, protoUID string, now time.Time) []byte {
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?><event version="2.0" uid="`...)
+	dst = append(dst, xmlHeader+`<event version="2.0" uid="`...)
 	dst = appendEscaped(dst, protoUID, true)
 	dst = append(dst, `" type="t-x-takp-q" how="m-g"`...)
 	dst = appendTimes(dst, now, false, time.Minute)
