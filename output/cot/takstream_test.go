@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"encoding/xml"
 	"errors"
@@ -216,5 +217,38 @@ func TestTAKServerProtocol1Unanswered(t *testing.T) {
 	st := waitStatus(t, s, "gave up waiting", func(st output.SinkStatus) bool { return st.LastError != "" })
 	if st.Connected || !strings.Contains(st.LastError, "did not answer") {
 		t.Fatalf("status %+v, want the unanswered request", st)
+	}
+}
+
+// TestTAKServerProtocol1OverTLS: on a mutual-TLS stream the negotiation
+// runs inside TLS; a server that offers nothing gets XML on the same
+// connection after the wait for the offer timed out (a read timeout
+// leaves a TLS connection usable).
+func TestTAKServerProtocol1OverTLS(t *testing.T) {
+	pki := newPKI(t)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", pki.serverConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	s, err := NewServer("ssl://"+ln.Addr().String()+"?protocol=1", pki.clientFiles(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tr.(*streamTransport).waits.offer = 300 * time.Millisecond
+	got := make(chan string, 1)
+	go func() {
+		srv := acceptTAK(t, ln)
+		if srv == nil {
+			got <- ""
+			return
+		}
+		defer srv.c.Close()
+		got <- srv.xmlEvent()
+	}()
+	nc, _ := runSink(t, s)
+	publishTrack(t, nc, airliner())
+	if ev := <-got; uidOf([]byte(ev)) != "cuasd.site1.adsb-4CA1FA" {
+		t.Fatalf("the TLS server received %q, want the airliner as XML", ev)
 	}
 }
