@@ -471,7 +471,7 @@ func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.CoTTTL, "cot-ttl", 1, "multicast `TTL` of --cot-udp (1 keeps it on the local network)")
 	fs.StringVar(&c.CoTInterface, "cot-interface", "", "network `INTERFACE` for --cot-udp multicast (default: the OS's choice)")
 	fs.IntVar(&c.CoTQueue, "cot-queue", cot.DefaultQueue, "`N` events each CoT sink holds while it is slow or down (then it drops, counted)")
-	fs.Var(&c.TAKServer, "tak-server", "stream CoT to a TAK Server at `URL`: tcp://HOST:8087 or ssl://HOST:8089 (mutual TLS); repeatable")
+	fs.Var(&c.TAKServer, "tak-server", "stream CoT to a TAK Server at `URL`: tcp://HOST:8087 or ssl://HOST:8089 (mutual TLS); ?protocol=1 asks the server for TAK Protocol version 1 (XML if it does not agree); repeatable")
 	fs.StringVar(&c.TAKCert, "tak-cert", "", "client certificate `FILE` (PEM) for ssl:// TAK Servers")
 	fs.StringVar(&c.TAKKey, "tak-key", "", "private key `FILE` (PEM) of --tak-cert")
 	fs.StringVar(&c.TAKCA, "tak-ca", "", "CA certificate `FILE` (PEM) that signed the TAK Server's certificate (default: system roots)")

@@ -108,7 +108,8 @@ type cotOutputs struct {
 // cotSinks returns the CoT sinks as outputs (outputList's one line).
 func (s *service) cotSinks() []output.Output {
 	s.cot.once.Do(func() {
-		sinks, err := s.cfg.cotSinks(cot.Options{Queue: s.cfg.CoTQueue, Metrics: cot.NewMetrics(s.reg), Log: s.log})
+		sinks, err := s.cfg.cotSinks(cot.Options{Queue: s.cfg.CoTQueue, Metrics: cot.NewMetrics(s.reg), Log: s.log,
+			RotaryByReference: cot.RotaryAirframes(s.drones)})
 		if err != nil { // validated at start; only a file changed since could fail
 			s.log.Error("CoT outputs", "err", err)
 		}

@@ -159,7 +159,7 @@ func checkDemoEvent(t *testing.T, g cottest.Parsed, before, after picture, uid s
 	if len(g.Type) < 3 || g.Type[2] != wantAffiliation(th) {
 		t.Errorf("%s type %s for decision %s (side %q, allow-listed %v)", uid, g.Type, th.Decision, th.Identity.Side, th.Identity.AllowListed)
 	}
-	drone := strings.HasPrefix(th.TrackID, "rid:") || strings.HasPrefix(th.TrackID, "mav:")
+	drone := strings.HasPrefix(th.TrackID, "rid:") || strings.HasPrefix(th.TrackID, "mav:") || strings.HasPrefix(th.TrackID, "dji:")
 	if drone != strings.HasSuffix(g.Type, "-Q") || !g.Airborne {
 		t.Errorf("%s (%s) has type %s", uid, th.TrackID, g.Type)
 	}

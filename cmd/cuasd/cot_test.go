@@ -40,6 +40,7 @@ func TestCoTConfigErrorsNameTheFlag(t *testing.T) {
 	}{
 		{[]string{"--tak-server", "https://tak:8443"}, "--tak-server"},
 		{[]string{"--tak-server", "ssl://tak"}, "--tak-server"},
+		{[]string{"--tak-server", "tcp://tak:8087?protocol=9"}, "--tak-server"},
 		{[]string{"--cot-udp", "nowhere"}, "--cot-udp"},
 		{[]string{"--cot-udp", "udp://127.0.0.1:6969?protocol=7"}, "--cot-udp"},
 		{[]string{"--cot-ttl", "0"}, "--cot-ttl"},

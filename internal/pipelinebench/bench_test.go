@@ -36,6 +36,7 @@ type rig struct {
 	store *fusion.Store
 	pub   *ingest.Publisher
 	stop  func()
+	cot   *cotBench // CUAS_BENCH_COT=1 (issue 18)
 }
 
 // startBus starts an embedded JetStream (file storage, sync interval 1 s)
@@ -72,9 +73,10 @@ func newRig(t *testing.T) *rig {
 	var wg sync.WaitGroup
 	startOutputs(ctx, t, b)                          // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
 	waitEvents := startEvents(ctx, t, b, store, reg) // CUAS_BENCH_EVENTS=1, CUAS_BENCH_HISTORY=1 (issue 20)
+	cotSink := startCoT(ctx, t, b, reg)              // CUAS_BENCH_COT=1 (issue 18)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
-	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), stop: func() {
+	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), cot: cotSink, stop: func() {
 		cancel()
 		wg.Wait()
 		waitEvents()

@@ -26,7 +26,7 @@ import (
 // them from NATS instead, as it does in a process of its own.
 func benchEvents() (events, hist bool) {
 	hist = os.Getenv("CUAS_BENCH_HISTORY") == "1"
-	return hist || os.Getenv("CUAS_BENCH_EVENTS") == "1" || gateOnly(), hist
+	return hist || cotOn() || os.Getenv("CUAS_BENCH_EVENTS") == "1" || gateOnly(), hist
 }
 
 // startEvents starts the gate (board sweeps every 500 ms, announcing
@@ -41,7 +41,7 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 		return func() {}
 	}
 	cfg := board.Config{Store: store, Events: b.Conn, Instance: "bench", Log: nopLog()}
-	if gateOnly() && !histOn {
+	if gateOnly() && !histOn && !cotOn() {
 		cfg.Events = nil // the sweeps, nothing announced
 	}
 	g := board.New(cfg, reg)
@@ -80,6 +80,7 @@ func (r *rig) logEvents(t *testing.T, label string) {
 		r.counterWith("cuasd_history_points_total", "result", "stored"),
 		r.counterWith("cuasd_history_points_total", "result", "dropped"),
 		r.counterWith("cuasd_history_points_total", "result", "failed"))
+	r.cot.log(t, r, label) // CUAS_BENCH_COT=1 (issue 18)
 }
 
 // counterWith sums the series of counter name whose labels include every

@@ -30,6 +30,19 @@ func BenchmarkAppendTrack(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 }
 
+// BenchmarkAppendStream is what a TAK Server stream that agreed to TAK
+// Protocol version 1 does per event on its writer goroutine: transcode the
+// XML of a drone event into a stream frame.
+func BenchmarkAppendStream(b *testing.B) {
+	doc, _ := (&Encoder{}).AppendTrack(nil, droneAlert())
+	var frame []byte
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		frame, _ = AppendStream(frame[:0], doc)
+	}
+}
+
 // BenchmarkSinkEvent is what a sink does per track message: decode the
 // JSON event, encode the track and operator point, and queue copies.
 func BenchmarkSinkEvent(b *testing.B) {

@@ -37,11 +37,16 @@ type Server struct {
 	Addr string
 	// Host is the name the server's certificate must carry.
 	Host string
+	// Protocol is ProtocolXML, or ProtocolV1 (?protocol=1): ask the server
+	// for TAK Protocol version 1, keeping XML if it does not agree.
+	Protocol int
 }
 
 // ParseServer parses "tcp://HOST:PORT" or "ssl://HOST:PORT" ("tls://" is
-// accepted for ssl://). The port is required: TAK Servers listen on
-// several, and guessing one sends data where the operator did not say.
+// accepted for ssl://), optionally with "?protocol=1" (TAK Protocol
+// version 1, negotiated) or "?protocol=0" (XML, the default). The port is
+// required: TAK Servers listen on several, and guessing one sends data
+// where the operator did not say.
 func ParseServer(s string) (Server, error) {
 	u, err := url.Parse(s)
 	if err != nil {
@@ -55,8 +60,15 @@ func ParseServer(s string) (Server, error) {
 	default:
 		return Server{}, flagErr("--tak-server", "%q: scheme must be tcp or ssl, got %q", s, u.Scheme)
 	}
-	if u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return Server{}, flagErr("--tak-server", "%q: only scheme://HOST:PORT is allowed (no user, path or query)", s)
+	if u.User != nil || (u.Path != "" && u.Path != "/") || u.Fragment != "" {
+		return Server{}, flagErr("--tak-server", "%q: only scheme://HOST:PORT[?protocol=1] is allowed (no user or path)", s)
+	}
+	switch u.RawQuery {
+	case "", "protocol=0":
+	case "protocol=1":
+		srv.Protocol = ProtocolV1
+	default:
+		return Server{}, flagErr("--tak-server", "%q: the only option is ?protocol=0 (XML, the default) or ?protocol=1 (TAK Protocol version 1)", s)
 	}
 	host, port := u.Hostname(), u.Port()
 	if p, err := strconv.Atoi(port); host == "" || err != nil || p < 1 || p > 65535 {

@@ -14,21 +14,24 @@ import (
 
 func TestParseServer(t *testing.T) {
 	for _, c := range []struct {
-		in   string
-		tls  bool
-		addr string
+		in    string
+		tls   bool
+		addr  string
+		proto int
 	}{
-		{"tcp://tak.example:8087", false, "tak.example:8087"},
-		{"ssl://10.0.0.5:8089", true, "10.0.0.5:8089"},
-		{"tls://[::1]:8089", true, "[::1]:8089"},
+		{"tcp://tak.example:8087", false, "tak.example:8087", ProtocolXML},
+		{"ssl://10.0.0.5:8089", true, "10.0.0.5:8089", ProtocolXML},
+		{"tls://[::1]:8089", true, "[::1]:8089", ProtocolXML},
+		{"ssl://tak.example:8089?protocol=1", true, "tak.example:8089", ProtocolV1},
+		{"tcp://tak.example:8087?protocol=0", false, "tak.example:8087", ProtocolXML},
 	} {
 		s, err := ParseServer(c.in)
-		if err != nil || s.TLS != c.tls || s.Addr != c.addr {
+		if err != nil || s.TLS != c.tls || s.Addr != c.addr || s.Protocol != c.proto {
 			t.Errorf("ParseServer(%q) = %+v, %v", c.in, s, err)
 		}
 	}
 	for _, bad := range []string{"", "tak.example:8089", "http://tak:8080", "ssl://tak", "ssl://tak:0", "ssl://tak:99999",
-		"ssl://user:pw@tak:8089", "tcp://tak:8087/path", "ssl://:8089", "%zz"} {
+		"ssl://user:pw@tak:8089", "tcp://tak:8087/path", "ssl://tak:8089?protocol=2", "ssl://tak:8089?x=1", "ssl://:8089", "%zz"} {
 		_, err := ParseServer(bad)
 		var e *Error
 		if !errors.As(err, &e) || e.Flag != "--tak-server" {

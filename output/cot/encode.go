@@ -35,6 +35,10 @@ type Encoder struct {
 	// Compact shortens the remarks (decision, Λ, zone, caveat only): for
 	// UDP, where one event must fit one small datagram.
 	Compact bool
+	// RotaryByReference says which drone-database records are rotary wing
+	// (RotaryAirframes): the airframe of a drone whose broadcast does not
+	// say but whose product claim matched a record. nil: not used.
+	RotaryByReference map[string]bool
 }
 
 // UID is the CoT uid of a track: stable per track and unique per cuasd
@@ -69,11 +73,11 @@ func (e *Encoder) AppendTrack(dst []byte, ev *events.TrackEvent) ([]byte, bool) 
 		return dst, false
 	}
 	lost := ev.Type == events.TypeTrackLost
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?>`...)
+	dst = append(dst, xmlHeader...)
 	dst = append(dst, `<event version="2.0" uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, "")
 	dst = append(dst, `" type="`...)
-	dst = appendType(dst, t, a)
+	dst = e.appendType(dst, t, a)
 	dst = append(dst, `" how="m-g"`...)
 	dst = appendTimes(dst, ev.Time, lost, TrackStale)
 	dst = append(dst, `><point`...)
@@ -94,7 +98,7 @@ func (e *Encoder) AppendOperator(dst []byte, ev *events.TrackEvent) ([]byte, boo
 		return dst, false
 	}
 	lost := ev.Type == events.TypeTrackLost
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?>`...)
+	dst = append(dst, xmlHeader...)
 	dst = append(dst, `<event version="2.0" uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, operatorSuffix)
 	dst = append(dst, `" type="a-`...)
@@ -110,7 +114,7 @@ func (e *Encoder) AppendOperator(dst []byte, ev *events.TrackEvent) ([]byte, boo
 	dst = append(dst, `"/><link uid="`...)
 	dst = appendEscapedUID(dst, ev.Instance, t.TrackID, "")
 	dst = append(dst, `" type="`...)
-	dst = appendType(dst, t, ev.Assessment)
+	dst = e.appendType(dst, t, ev.Assessment)
 	dst = append(dst, `" relation="p-p"/><remarks>`...)
 	dst = append(dst, "Operator / pilot location broadcast by the drone "...)
 	dst = appendEscaped(dst, t.TrackID, false)

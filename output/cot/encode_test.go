@@ -12,6 +12,7 @@ import (
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/output/cot/cottest"
+	"github.com/cuasd/cuasd/reference"
 )
 
 var t0 = time.Date(2026, 11, 26, 6, 0, 0, 0, time.UTC)
@@ -75,6 +76,45 @@ func TestTypes(t *testing.T) {
 		if got := Type(&c.tr, c.a); got != c.want {
 			t.Errorf("%s: type %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// TestAirframeFromProductClaim: a drone whose broadcast does not state its
+// airframe (Remote ID UA type "none", DJI DroneID) takes the one of the
+// drone-database record its product claim matched; a stated airframe wins.
+func TestAirframeFromProductClaim(t *testing.T) {
+	db, err := reference.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := Encoder{RotaryByReference: RotaryAirframes(db)}
+	mavic := &events.Product{Claim: "M30", MatchedBy: "dji_product_type", ReferenceID: "dji-matrice-30"}
+	raven := &events.Product{Claim: "RQ-11 Raven", MatchedBy: "model_name", ReferenceID: "aerovironment-rq-11-raven"}
+	unknown := &events.Product{Claim: "Homebuilt", MatchedBy: "unknown"}
+	mon := &events.Assessment{Decision: "monitor"}
+	for _, c := range []struct {
+		name string
+		tr   events.Track
+		want string
+	}{
+		{"DJI DroneID, product in the database", events.Track{Protocols: []string{"dji"}, Product: mavic}, "a-u-A-M-H-Q"},
+		{"DJI DroneID, product unknown", events.Track{Protocols: []string{"dji"}, Product: unknown}, "a-u-A-M-F-Q"},
+		{"Remote ID UA type none, rotary product", events.Track{Protocols: []string{"remoteid"}, Category: "none", Product: mavic}, "a-u-A-M-H-Q"},
+		{"Remote ID UA type none, fixed-wing product", events.Track{Protocols: []string{"remoteid"}, Category: "none", Product: raven}, "a-u-A-M-F-Q"},
+		{"stated aeroplane beats a rotary product", events.Track{Protocols: []string{"remoteid"}, Category: "aeroplane", Product: mavic}, "a-u-A-M-F-Q"},
+		{"stated MAV_TYPE quad beats a fixed-wing product", events.Track{Protocols: []string{"mavlink"}, Category: "MAV_TYPE_QUADROTOR", Product: raven}, "a-u-A-M-H-Q"},
+		{"MAV_TYPE_GENERIC, rotary product", events.Track{Protocols: []string{"mavlink"}, Category: "MAV_TYPE_GENERIC", Product: mavic}, "a-u-A-M-H-Q"},
+	} {
+		if got := string(e.appendType(nil, &c.tr, mon)); got != c.want {
+			t.Errorf("%s: type %s, want %s", c.name, got, c.want)
+		}
+	}
+	// Without the database the product says nothing.
+	if got := Type(&events.Track{Protocols: []string{"dji"}, Product: mavic}, mon); got != "a-u-A-M-F-Q" {
+		t.Errorf("without the database: %s", got)
+	}
+	if r, ok := e.RotaryByReference["dji-aeroscope"]; ok {
+		t.Errorf("a ground system has an airframe: %v", r)
 	}
 }
 
@@ -229,7 +269,7 @@ func checkDrone(t *testing.T, g, op cottest.Parsed) {
 	if !near(g.CE, 10/2.4477, 0.05) || !near(g.LE, 3/1.96, 0.05) {
 		t.Errorf("drone ce/le %v %v", g.CE, g.LE)
 	}
-	for _, want := range []string{"ALERT Λ 0.62", "Proximity 0.91", "Schiphol (demo), 850 m", "receipt #17", "GNSS height above the WGS-84 ellipsoid", "wifi1, ble2", "UNAUTHENTICATED"} {
+	for _, want := range []string{"ALERT Λ 0.62", "Proximity 0.91", "protocols remoteid", "Schiphol (demo), 850 m", "receipt #17", "GNSS height above the WGS-84 ellipsoid", "wifi1, ble2", "UNAUTHENTICATED"} {
 		if !strings.Contains(g.Remarks, want) {
 			t.Errorf("drone remarks lack %q: %q", want, g.Remarks)
 		}

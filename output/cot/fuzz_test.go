@@ -63,7 +63,7 @@ func FuzzZoneEvent(f *testing.F) {
 // FuzzParseServer: any --tak-server value parses to a host:port with a
 // port, or fails naming the flag; it never panics.
 func FuzzParseServer(f *testing.F) {
-	for _, s := range []string{"ssl://tak:8089", "tcp://[::1]:8087", "ssl://u@h:1", "tls://h:65536", "ssl://h:8089/x?y"} {
+	for _, s := range []string{"ssl://tak:8089", "tcp://[::1]:8087", "ssl://u@h:1", "tls://h:65536", "ssl://h:8089/x?y", "ssl://h:8089?protocol=1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -59,6 +59,25 @@ func AppendMesh(dst, doc []byte, contactUID string) ([]byte, error) {
 	return protowire.AppendBytes(dst, ev.cotEvent()), nil
 }
 
+// streamMagic starts every TAK Protocol version 1 stream frame.
+const streamMagic = 0xbf
+
+// AppendStream appends the TAK Protocol version 1 stream frame of one CoT
+// XML event: 0xbf, the length of the TakMessage as a varint, and the
+// TakMessage (the event only: on a stream the version was agreed for the
+// whole connection, so no TakControl is sent). The XML is parsed as by
+// AppendMesh.
+func AppendStream(dst, doc []byte) ([]byte, error) {
+	var ev protoEvent
+	if err := ev.parse(doc); err != nil {
+		return dst, &Error{Flag: "TAK protocol 1", Err: err}
+	}
+	msg := appendString(nil, 2, ev.cotEvent())
+	dst = append(dst, streamMagic)
+	dst = protowire.AppendVarint(dst, uint64(len(msg)))
+	return append(dst, msg...), nil
+}
+
 func appendString(dst []byte, num protowire.Number, s []byte) []byte {
 	dst = protowire.AppendTag(dst, num, protowire.BytesType)
 	return protowire.AppendBytes(dst, s)
@@ -223,28 +242,52 @@ func (p *protoEvent) detail(d *xml.Decoder, doc []byte) error {
 		case xml.EndElement:
 			return nil
 		case xml.StartElement:
-			p.detailElement(t)
+			typed := p.detailElement(t)
 			if err := d.Skip(); err != nil {
 				return err
 			}
-			if t.Name.Local != "contact" && t.Name.Local != "track" {
+			if !typed {
 				p.xmlDetail = append(p.xmlDetail, doc[off:d.InputOffset()]...)
 			}
 		}
 	}
 }
 
-func (p *protoEvent) detailElement(se xml.StartElement) {
-	for _, a := range se.Attr {
-		switch {
-		case se.Name.Local == "contact" && a.Name.Local == "callsign":
-			p.callsign, p.hasContact = []byte(a.Value), true
-		case se.Name.Local == "track" && a.Name.Local == "speed":
-			p.speed, _ = strconv.ParseFloat(a.Value, 64)
-			p.hasTrack = true
-		case se.Name.Local == "track" && a.Name.Local == "course":
-			p.course, _ = strconv.ParseFloat(a.Value, 64)
-			p.hasTrack = true
+// detailElement moves <contact callsign> and <track speed course> into
+// their typed fields and reports whether it did. As TAK Server does
+// (StreamingProtoBufHelper), only an element with exactly those
+// attributes is typed: a <track> with a course but no speed stays XML,
+// so that its speed reads as unknown, not as 0 m/s.
+func (p *protoEvent) detailElement(se xml.StartElement) bool {
+	switch se.Name.Local {
+	case "contact":
+		if len(se.Attr) != 1 || se.Attr[0].Name.Local != "callsign" {
+			return false
 		}
+		p.callsign, p.hasContact = []byte(se.Attr[0].Value), true
+		return true
+	case "track":
+		if len(se.Attr) != 2 {
+			return false
+		}
+		var speed, course float64
+		var seen int
+		for _, a := range se.Attr {
+			v, err := strconv.ParseFloat(a.Value, 64)
+			switch {
+			case err != nil:
+				return false
+			case a.Name.Local == "speed":
+				speed, seen = v, seen|1
+			case a.Name.Local == "course":
+				course, seen = v, seen|2
+			}
+		}
+		if seen != 3 {
+			return false
+		}
+		p.speed, p.course, p.hasTrack = speed, course, true
+		return true
 	}
+	return false
 }

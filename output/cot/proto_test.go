@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/output/cot/cottest"
 )
@@ -15,6 +17,11 @@ import (
 func TestMeshNodeCoT(t *testing.T) {
 	docs := encodeAll(t)
 	docs = docs[:len(docs)-2] // the delete event and the hostile twin add nothing here
+	// A course without a speed stays XML (its speed unknown, not 0).
+	noSpeed := airliner()
+	noSpeed.Track.SpeedMps = nil
+	b, _ := (&Encoder{}).AppendTrack(nil, noSpeed)
+	docs = append(docs, b)
 	var msgs [][]byte
 	for _, d := range docs {
 		m, err := AppendMesh(nil, d, "cuasd")
@@ -80,6 +87,17 @@ func FuzzMesh(f *testing.F) {
 		m, err := AppendMesh(nil, doc, "cuasd")
 		if err == nil && !bytes.HasPrefix(m, meshHeader) {
 			t.Fatalf("no header: % x", m)
+		}
+		// The stream frame carries the same event; its length is exact.
+		st, serr := AppendStream(nil, doc)
+		if (serr == nil) != (err == nil) {
+			t.Fatalf("mesh %v, stream %v", err, serr)
+		}
+		if serr == nil {
+			n, k := protowire.ConsumeVarint(st[1:])
+			if st[0] != 0xbf || k < 0 || int(n) != len(st)-1-k {
+				t.Fatalf("stream frame % x", st)
+			}
 		}
 	})
 }

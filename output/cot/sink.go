@@ -37,6 +37,10 @@ type Options struct {
 	Queue   int
 	Metrics *Metrics
 	Log     *slog.Logger
+	// RotaryByReference (RotaryAirframes of the drone database) gives a
+	// drone whose broadcast does not state its airframe the one of the
+	// record its product claim matched; nil: not used.
+	RotaryByReference map[string]bool
 }
 
 // transport is how a sink reaches its peer.
@@ -95,7 +99,7 @@ func newSink(kind, target string, tr transport, o Options) *Sink {
 		n = DefaultQueue
 	}
 	return &Sink{name: name, kind: kind, target: target, tr: tr, q: output.NewQueue[[]byte](n),
-		m: o.Metrics.sink(name), log: o.Log.With("output", name)}
+		m: o.Metrics.sink(name), log: o.Log.With("output", name), enc: Encoder{RotaryByReference: o.RotaryByReference}}
 }
 
 // Name is "cot-udp HOST:PORT" or "tak-server URL".

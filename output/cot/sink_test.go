@@ -212,6 +212,13 @@ func TestTAKServerTCP(t *testing.T) {
 	evs := readEvents(t, c, 2)
 	for _, e := range evs {
 		wellFormed(t, e)
+		// The stream framing TAK Servers expect: the declaration, a
+		// newline, the event, and the next declaration right after
+		// </event> (readEvents splits there, so anything between would
+		// start the next one).
+		if !bytes.HasPrefix(e, []byte(`<?xml version="1.0" encoding="UTF-8"?>`+"\n<event ")) {
+			t.Errorf("event framed as %.60q", e)
+		}
 	}
 	// Tracks and zones arrive on two subscriptions: their order is free.
 	if u := map[string]bool{uidOf(evs[0]): true, uidOf(evs[1]): true}; !u["cuasd.site1.adsb-4CA1FA"] || !u["cuasd.site1.zone-prison"] {

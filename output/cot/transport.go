@@ -1,6 +1,7 @@
 package cot
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -31,7 +32,7 @@ func (s *Sink) deliver(ctx context.Context, rep lifecycle.Reporter) {
 			}
 			continue
 		}
-		s.up(rep)
+		s.up(rep, c)
 		start := time.Now()
 		err = s.pump(ctx, c)
 		_ = c.close()
@@ -86,9 +87,13 @@ func (s *Sink) pump(ctx context.Context, c conn) error {
 	}
 }
 
-func (s *Sink) up(rep lifecycle.Reporter) {
+func (s *Sink) up(rep lifecycle.Reporter, c conn) {
 	if !s.connected.Swap(true) {
-		s.log.Info("CoT sink connected")
+		format := "CoT XML"
+		if p, ok := c.(interface{ protocol() int }); ok && p.protocol() == ProtocolV1 {
+			format = "TAK Protocol version 1"
+		}
+		s.log.Info("CoT sink connected", "format", format)
 	}
 	s.m.up.Set(1)
 	rep.Up()
@@ -166,10 +171,13 @@ func (u udpConn) write(b []byte) error  { _, err := u.c.Write(b); return err }
 func (u udpConn) done() <-chan struct{} { return nil }
 func (u udpConn) close() error          { return u.c.Close() }
 
-// streamTransport streams XML to a TAK Server over TCP or TLS.
+// streamTransport streams to a TAK Server over TCP or TLS: XML, or with
+// proto ProtocolV1 TAK Protocol version 1 where the server agrees to it.
 type streamTransport struct {
-	addr string
-	tls  *tls.Config // nil: plain TCP
+	addr  string
+	tls   *tls.Config // nil: plain TCP
+	proto int
+	waits negotiationWaits
 }
 
 func (t *streamTransport) datagram() bool { return false }
@@ -187,11 +195,24 @@ func (t *streamTransport) dial(ctx context.Context) (conn, error) {
 		return nil, err
 	}
 	sc := &streamConn{c: c, closed: make(chan struct{})}
+	r := bufio.NewReader(c)
+	if t.proto == ProtocolV1 {
+		stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
+		sc.v1, err = negotiate(c, r, t.waits)
+		stop()
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			_ = c.Close()
+			return nil, fmt.Errorf("negotiating TAK Protocol version 1: %w", err)
+		}
+	}
 	// A TAK Server sends other clients' events (and pings) down the same
 	// stream: read and discard them, so its send buffer never fills, and
 	// learn at once when it hangs up.
 	go func() {
-		_, _ = io.Copy(io.Discard, c)
+		_, _ = io.Copy(io.Discard, r)
 		sc.once.Do(func() { close(sc.closed) })
 	}()
 	return sc, nil
@@ -201,15 +222,34 @@ type streamConn struct {
 	c      net.Conn
 	closed chan struct{}
 	once   sync.Once
+	// v1: the server agreed to TAK Protocol version 1; every event is
+	// transcoded into a stream frame (in frame, reused) on its way out.
+	v1    bool
+	frame []byte
 }
 
 func (s *streamConn) write(b []byte) error {
+	if s.v1 {
+		f, err := AppendStream(s.frame[:0], b)
+		if err != nil {
+			return err // not for the encoder's own XML (FuzzMesh)
+		}
+		s.frame, b = f, f
+	}
 	_ = s.c.SetWriteDeadline(time.Now().Add(writeTimeout))
 	_, err := s.c.Write(b)
 	return err
 }
 func (s *streamConn) done() <-chan struct{} { return s.closed }
 func (s *streamConn) close() error          { return s.c.Close() }
+
+// protocol is the wire format agreed on the connection.
+func (s *streamConn) protocol() int {
+	if s.v1 {
+		return ProtocolV1
+	}
+	return ProtocolXML
+}
 
 // UDPOptions are the --cot-udp settings.
 type UDPOptions struct {
@@ -270,14 +310,15 @@ func splitUDP(s string) (string, int, error) {
 }
 
 // NewServer returns a sink streaming to a TAK Server URL (tcp:// or
-// ssl://); files are the client credentials, loaded now so that a bad
-// file stops the start with an error naming its flag.
+// ssl://, with ?protocol=1 to ask the server for TAK Protocol version 1);
+// files are the client credentials, loaded now so that a bad file stops
+// the start with an error naming its flag.
 func NewServer(rawURL string, files TLSFiles, o Options) (*Sink, error) {
 	srv, err := ParseServer(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	tr := &streamTransport{addr: srv.Addr}
+	tr := &streamTransport{addr: srv.Addr, proto: srv.Protocol, waits: defaultWaits}
 	if srv.TLS {
 		if tr.tls, err = files.Config(srv.Host); err != nil {
 			return nil, err

@@ -10,6 +10,12 @@ import (
 // Unknown is the value CoT uses for a hae, ce or le nobody knows.
 const Unknown = 9999999.0
 
+// xmlHeader starts every event. The TAK protocol description
+// (commoncommo protocol.txt, "Protocol Version 0") asks a stream sender for
+// the XML declaration, a newline, then the <event>, and nothing between
+// one event's </event> and the next declaration.
+const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+
 // timeLayout is the CoT time format: UTC, milliseconds, a literal Z.
 const timeLayout = "2006-01-02T15:04:05.000Z"
 

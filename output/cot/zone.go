@@ -48,7 +48,7 @@ func (e *Encoder) AppendZone(dst []byte, ev *events.ZoneEvent) ([]byte, bool) {
 	if !ok {
 		return dst, false
 	}
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?><event version="2.0" uid="`...)
+	dst = append(dst, xmlHeader+`<event version="2.0" uid="`...)
 	dst = appendZoneUID(dst, ev.Instance, z.ID, "")
 	if z.IsCircle() {
 		dst = append(dst, `" type="u-d-c-c"`...)
@@ -76,7 +76,7 @@ func appendZoneUID(dst []byte, instance, id, suffix string) []byte {
 
 // appendZoneDelete appends the delete event of a zone's drawing.
 func appendZoneDelete(dst []byte, ev *events.ZoneEvent) []byte {
-	dst = append(dst, `<?xml version="1.0" encoding="UTF-8"?><event version="2.0" uid="`...)
+	dst = append(dst, xmlHeader+`<event version="2.0" uid="`...)
 	dst = appendZoneUID(dst, ev.Instance, ev.Zone.ID, ".delete")
 	dst = append(dst, `" type="t-x-d-d" how="h-e"`...)
 	dst = appendTimes(dst, ev.Time, false, 20*time.Second)
