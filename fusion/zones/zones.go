@@ -286,6 +286,7 @@ func (s *Store) apply(key string, rev uint64, del bool, value []byte) {
 			delete(s.fences, id)
 			break
 		}
+		g.Prepare() // once per zone version: sweeps then cost log n per edge scan (issue 23)
 		s.fences[id] = g
 	default:
 		s.log.Warn("zones: ignoring an unknown key", "key", key)

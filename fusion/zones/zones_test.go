@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -340,5 +341,27 @@ func TestRecreateAfterBucketDeleted(t *testing.T) {
 	}
 	if got, _, _ := s.Geofence(ctx, "egll"); got.RadiusM != 300 {
 		t.Errorf("a write after the recreation did not apply: radius %g, want 300", got.RadiusM)
+	}
+}
+
+// TestStoredPolygonsArePrepared: every zone version the store serves
+// carries its polygon index (issue 23), so a sweep does not scan every
+// edge of a large zone for every track sample.
+func TestStoredPolygonsArePrepared(t *testing.T) {
+	c := gate.Point{Lat: 51.5, Lon: -0.2}
+	var ring [][]float64
+	for k := range 99 {
+		p := gate.Destination(c, 1000, float64(k)*360/99)
+		ring = append(ring, []float64{p.Lon, p.Lat})
+	}
+	big := gate.Geofence{ID: "big", Class: gate.ClassPrison,
+		Polygon: &gate.Polygon{Type: "Polygon", Coordinates: [][][]float64{append(ring, ring[0])}}}
+	s := open(t, connect(t, startServer(t)), Config{Geofences: []gate.Geofence{big}})
+	g, ok, _ := s.Geofence(context.Background(), "big")
+	if !ok || !g.Prepared() {
+		t.Fatalf("stored zone found %v, prepared %v", ok, g.Prepared())
+	}
+	if d := g.SignedDistance(c); math.Abs(d+1000) > 1 {
+		t.Fatalf("centre is %v m from the edge, want about -1000", d)
 	}
 }
