@@ -171,3 +171,43 @@ func TestPinnedTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestExternalClusterPermissionsDocumented: the authorization block that
+// docs/OPERATIONS.md gives for an external cluster grants receivers and
+// event consumers exactly what Permissions grants them on the embedded
+// server (issue 23, item 1). It had left out the single-frame intake
+// (cuas.in.>): receivers could not use it, and viewers could read it.
+func TestExternalClusterPermissionsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "OPERATIONS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	block := func(from, to string) string {
+		i := strings.Index(doc, from)
+		if i < 0 {
+			t.Fatalf("OPERATIONS.md has no %q", from)
+		}
+		j := strings.Index(doc[i:], to)
+		if j < 0 {
+			t.Fatalf("OPERATIONS.md: no %q after %q", to, from)
+		}
+		return strings.Join(strings.Fields(doc[i:i+j]), " ")
+	}
+	list := func(s []string) string { return `["` + strings.Join(s, `", "`) + `"]` }
+	sensor, reader := Permissions(RoleSensor), Permissions(RoleReader)
+	rx := block("{user: rx1,", "{user: viewer")
+	for _, want := range []string{"publish: {allow: " + list(sensor.Publish.Allow) + "}",
+		"subscribe: {allow: " + list(sensor.Subscribe.Allow) + "}"} {
+		if !strings.Contains(rx, want) {
+			t.Errorf("receiver permissions %q lack %q", rx, want)
+		}
+	}
+	viewer := block("{user: viewer,", "]\n  }")
+	for _, want := range []string{"publish: {deny: " + list(reader.Publish.Deny) + "}",
+		"subscribe: {allow: " + list(reader.Subscribe.Allow) + ", deny: " + list(reader.Subscribe.Deny) + "}"} {
+		if !strings.Contains(viewer, want) {
+			t.Errorf("viewer permissions %q lack %q", viewer, want)
+		}
+	}
+}
