@@ -164,25 +164,28 @@ func fuzzRing(c Point, data []byte) [][]float64 {
 	return append(ring, ring[0])
 }
 
-// BenchmarkSignedDistance1000 measures a point near a 1,000-position
-// polygon, plainly and through the index.
-func BenchmarkSignedDistance1000(b *testing.B) {
+// BenchmarkSignedDistance measures points out to 3 km from polygons of
+// 100, 1,000 and 10,000 positions 2 km across, plainly and through the
+// index: the plain cost grows with n, the indexed one about with log n.
+func BenchmarkSignedDistance(b *testing.B) {
 	rng := rand.New(rand.NewPCG(23, 3))
 	c := Point{Lat: 51, Lon: 0}
-	g := polyFromRings(starRing(rng, c, 999, 990, 1000, 0))
 	ps := probes(rng, c, 3000, nil)
-	for _, prepared := range []bool{false, true} {
-		h := linear(g)
-		if prepared {
-			h.Prepare()
-		}
-		b.Run(fmt.Sprintf("prepared=%v", prepared), func(b *testing.B) {
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				h.SignedDistance(ps[i%len(ps)])
-				i++
+	for _, n := range []int{100, 1000, 10_000} {
+		g := polyFromRings(starRing(rng, c, n-1, 990, 1000, 0))
+		for _, prepared := range []bool{false, true} {
+			h := linear(g)
+			if prepared {
+				h.Prepare()
 			}
-		})
+			b.Run(fmt.Sprintf("n=%d/prepared=%v", n, prepared), func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					h.SignedDistance(ps[i%len(ps)])
+					i++
+				}
+			})
+		}
 	}
 }
