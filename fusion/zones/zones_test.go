@@ -365,3 +365,54 @@ func TestStoredPolygonsArePrepared(t *testing.T) {
 		t.Fatalf("centre is %v m from the edge, want about -1000", d)
 	}
 }
+
+// TestVersionsOutliveTheBucket: a zone's earlier version, named by
+// receipts, lived only in the bucket, so a bucket deleted behind cuasd's
+// back came back with the current versions alone (issue 23: a receipt
+// must stay verifiable). With VersionDir each store keeps every version it
+// sees, its own and those another instance stored, and a recreation
+// writes them back.
+func TestVersionsOutliveTheBucket(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	js := connect(t, ns)
+	a := open(t, js, Config{VersionDir: t.TempDir()})
+	b := open(t, connect(t, ns), Config{VersionDir: t.TempDir()})
+	old := airport()
+	if _, err := a.PutGeofence(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	now := airport()
+	now.RadiusM = 8000
+	if _, err := a.PutGeofence(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if g, ok := b.Snapshot().Geofence(now.ID); ok && g.RadiusM == now.RadiusM {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance never saw the change")
+		}
+	}
+	if err := js.DeleteKeyValue(ctx, bus.BucketZones); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok, err := b.Version(ctx, old.Digest()); err != nil || !ok || g.RadiusM != old.RadiusM {
+		t.Errorf("with the bucket gone, the old version from disk: %+v %v %v", g, ok, err)
+	}
+	if err := b.Recreate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bus.BucketZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, versionPrefix+old.Digest()); err != nil {
+		t.Errorf("the old version was not written back: %v", err)
+	}
+	plain := open(t, js, Config{})
+	if g, ok, err := plain.Version(ctx, old.Digest()); err != nil || !ok || g.RadiusM != old.RadiusM {
+		t.Errorf("the old version from the recreated bucket: %+v %v %v", g, ok, err)
+	}
+}
