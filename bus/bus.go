@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -57,8 +58,18 @@ type Options struct {
 	// MonitorAddr, when set, serves nats-server's HTTP monitoring endpoints
 	// (for nats-surveyor and the Prometheus NATS exporter) on this address.
 	MonitorAddr string
-	Logger      *slog.Logger
+	// MaxConns bounds the client connections of the embedded listener
+	// (DefaultMaxConns when 0); nats-server's own default is 65,536.
+	MaxConns int
+	Logger   *slog.Logger
 }
+
+// DefaultMaxConns is the embedded NATS listener's connection limit (issue
+// 23): receivers and event consumers of one site are tens, and a local
+// process opening idle connections by the thousand is refused past it
+// ("maximum connections exceeded") instead of holding memory and
+// goroutines for each. Like ingest.DefaultMaxConns, one limit a listener.
+const DefaultMaxConns = 1024
 
 // Bus is a live connection to NATS with JetStream, and the embedded server
 // when there is one.
@@ -152,6 +163,7 @@ func startEmbedded(o *Options) (*server.Server, []nats.Option, error) {
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: 8 << 20,
+		MaxConn:    cmp.Or(o.MaxConns, DefaultMaxConns),
 	}
 	if so.ServerName == "" {
 		so.ServerName = "cuasd"

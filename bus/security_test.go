@@ -1,9 +1,11 @@
 package bus
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,6 +170,115 @@ func TestPinnedTLS(t *testing.T) {
 	for _, raw := range [][][]byte{nil, {[]byte("another certificate")}} {
 		if err := cfg.VerifyPeerCertificate(raw, nil); err == nil {
 			t.Errorf("certificate %q accepted", raw)
+		}
+	}
+}
+
+// TestExternalClusterPermissionsDocumented: the authorization block that
+// docs/OPERATIONS.md gives for an external cluster grants receivers and
+// event consumers exactly what Permissions grants them on the embedded
+// server (issue 23, item 1). It had left out the single-frame intake
+// (cuas.in.>): receivers could not use it, and viewers could read it.
+func TestExternalClusterPermissionsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "docs", "OPERATIONS.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	block := func(from, to string) string {
+		i := strings.Index(doc, from)
+		if i < 0 {
+			t.Fatalf("OPERATIONS.md has no %q", from)
+		}
+		j := strings.Index(doc[i:], to)
+		if j < 0 {
+			t.Fatalf("OPERATIONS.md: no %q after %q", to, from)
+		}
+		return strings.Join(strings.Fields(doc[i:i+j]), " ")
+	}
+	list := func(s []string) string { return `["` + strings.Join(s, `", "`) + `"]` }
+	sensor, reader := Permissions(RoleSensor), Permissions(RoleReader)
+	rx := block("{user: rx1,", "{user: viewer")
+	for _, want := range []string{"publish: {allow: " + list(sensor.Publish.Allow) + "}",
+		"subscribe: {allow: " + list(sensor.Subscribe.Allow) + "}"} {
+		if !strings.Contains(rx, want) {
+			t.Errorf("receiver permissions %q lack %q", rx, want)
+		}
+	}
+	viewer := block("{user: viewer,", "]\n  }")
+	for _, want := range []string{"publish: {deny: " + list(reader.Publish.Deny) + "}",
+		"subscribe: {allow: " + list(reader.Subscribe.Allow) + ", deny: " + list(reader.Subscribe.Deny) + "}"} {
+		if !strings.Contains(viewer, want) {
+			t.Errorf("viewer permissions %q lack %q", viewer, want)
+		}
+	}
+}
+
+// TestEmbeddedListenerBoundsConnections opens a thousand idle client
+// connections to a listener limited to 100: nats-server refuses those past
+// the limit ("maximum connections exceeded") instead of keeping every
+// one, and a client is served again once they go (issue 23). Without a
+// limit of its own the embedded server took 65,536.
+func TestEmbeddedListenerBoundsConnections(t *testing.T) {
+	b, err := Start(context.Background(), Options{DataDir: t.TempDir(), Listen: "127.0.0.1:0", MaxConns: 100,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	addr := strings.TrimPrefix(b.ClientURL(), "nats://")
+	served, refused := 0, 0
+	var conns []net.Conn
+	for range 1000 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		switch line := natsGreeting(t, c); {
+		case strings.HasPrefix(line, "PONG"):
+			served++
+		case strings.Contains(line, "maximum connections exceeded"):
+			refused++
+		default:
+			t.Fatalf("connection %d: %q", len(conns), line)
+		}
+	}
+	if served > 100 || served < 90 || served+refused != 1000 {
+		t.Errorf("%d served, %d refused; want at most 100 served", served, refused)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	nc, err := nats.Connect(b.ClientURL(), nats.RetryOnFailedConnect(true), nats.MaxReconnects(100), nats.ReconnectWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := nc.Publish(RawPrefix+".adsb.test", []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Errorf("a client after the idle ones left: %v", err)
+	}
+}
+
+// natsGreeting reads the server's INFO, sends CONNECT and PING and returns
+// the line that answers them: PONG, or the -ERR of a refused connection.
+func natsGreeting(t *testing.T, c net.Conn) string {
+	t.Helper()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(c)
+	if _, err := c.Write([]byte("CONNECT {\"verbose\":false}\r\nPING\r\n")); err != nil {
+		return "-ERR write: " + err.Error()
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return "-ERR read: " + err.Error()
+		}
+		if !strings.HasPrefix(line, "INFO") {
+			return line
 		}
 	}
 }

@@ -135,7 +135,7 @@ func geometry(r *Result, zone *Geofence, p Point) (c Point, scale float64) {
 	} else {
 		cv := zone.centroid()
 		c = Point{Lat: math.Atan2(cv.z, math.Hypot(cv.x, cv.y)) * rad, Lon: math.Atan2(cv.y, cv.x) * rad}
-		scale = zone.scaleFrom(cv)
+		scale = zone.ScaleM()
 		r.DistanceM = Distance(c, p)
 		r.DistanceToBoundaryM = snap(zone.polygonSignedDistance(p))
 	}

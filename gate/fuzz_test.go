@@ -8,7 +8,7 @@ import (
 
 // FuzzGeofence feeds arbitrary JSON to the geofence decoder and validator;
 // whatever validation accepts must evaluate to finite, consistent numbers
-// without panicking.
+// without panicking, and the same prepared (Geofence.Prepare) as plain.
 func FuzzGeofence(f *testing.F) {
 	f.Add([]byte(`{"center":[51.47,-0.45],"radius_m":5000,"class":"airport"}`), 51.5, -0.4, 100.0)
 	f.Add([]byte(`{"polygon":{"type":"Polygon","coordinates":[[[0,0],[0.01,0],[0.01,0.01],[0,0]]]}}`), 0.005, 0.002, 0.0)
@@ -37,6 +37,11 @@ func FuzzGeofence(f *testing.F) {
 		}
 		if _, err := json.Marshal(r); err != nil {
 			t.Fatal(err)
+		}
+		prepared := g
+		prepared.Prepare()
+		if a, b := prepared.SignedDistance(in.Position()), g.SignedDistance(in.Position()); math.Float64bits(a) != math.Float64bits(b) {
+			t.Fatalf("prepared %v, plain %v", a, b)
 		}
 	})
 }

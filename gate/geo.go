@@ -173,19 +173,15 @@ func ringScan(ring [][]float64, p vec, east, north vec) (inside bool, minAngle f
 			minAngle = math.Min(minAngle, segAngle(p, prev, v))
 		}
 		prev = v
-		c := p.dot(v)
+		c, x, y := project(v, p, east, north)
 		if c <= 0 {
 			projectable = false
 		}
 		if !projectable {
 			continue
 		}
-		x, y := v.dot(east)/c, v.dot(north)/c
-		if i > 0 && (py > 0) != (y > 0) {
-			// Where the edge crosses the x axis; the ray runs along +x.
-			if px+(0-py)*(x-px)/(y-py) > 0 {
-				inside = !inside
-			}
+		if i > 0 && crossesRay(px, py, x, y) {
+			inside = !inside
 		}
 		px, py = x, y
 	}

@@ -84,6 +84,9 @@ type Geofence struct {
 	// same datum as the tracks' alt_m. Nil means unbounded.
 	FloorM   *float64 `json:"floor_m,omitempty" yaml:"floor_m,omitempty"`
 	CeilingM *float64 `json:"ceiling_m,omitempty" yaml:"ceiling_m,omitempty"`
+
+	// shape is the polygon's index, set by Prepare.
+	shape *polyShape
 }
 
 // Polygon is a GeoJSON Polygon geometry object.
@@ -307,6 +310,9 @@ func (g *Geofence) Centre() Point {
 
 // centroid is the polygon's centroid as a unit vector.
 func (g *Geofence) centroid() vec {
+	if ps := g.prepared(); ps != nil {
+		return ps.centroid
+	}
 	var s vec
 	if len(g.Polygon.Coordinates) == 0 {
 		return vec{1, 0, 0}
@@ -329,6 +335,9 @@ func (g *Geofence) centroid() vec {
 func (g *Geofence) ScaleM() float64 {
 	if g.IsCircle() {
 		return g.RadiusM
+	}
+	if ps := g.prepared(); ps != nil {
+		return ps.scale
 	}
 	return g.scaleFrom(g.centroid())
 }
@@ -374,10 +383,17 @@ func (g *Geofence) polygonSignedDistance(p Point) float64 {
 	}
 	pv := toVec(p.Lat, p.Lon)
 	east, north := tangentBasis(p.Lat, p.Lon)
+	ps := g.prepared()
 	inside, best := false, math.Inf(1)
 	for i, ring := range rings {
-		in, a := ringScan(ring, pv, east, north)
-		best = math.Min(best, a)
+		var in bool
+		if x := ps.ring(i); x != nil && x.reaches(pv) {
+			in, best = x.crossings(pv, east, north), x.nearest(pv, best)
+		} else {
+			var a float64
+			in, a = ringScan(ring, pv, east, north)
+			best = math.Min(best, a)
+		}
 		switch {
 		case i == 0:
 			inside = in

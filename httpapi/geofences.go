@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -155,6 +156,47 @@ func handleGeofenceGet(d Deps) http.HandlerFunc {
 		}
 	}
 }
+
+// ZoneVersions is implemented by a ZoneStore that keeps every version of
+// every geofence it stored under its digest (fusion/zones does).
+type ZoneVersions interface {
+	// Version returns the geofence version whose digest (gate.Geofence.Digest)
+	// is digest, and whether it is stored.
+	Version(ctx context.Context, digest string) (gate.Geofence, bool, error)
+}
+
+// handleGeofenceVersion serves GET /v1/geofences/versions/{sha256}: the
+// exact zone a decision record names by digest (issue 23), also after the
+// zone was changed or deleted, so the decision can be checked again.
+func handleGeofenceVersion(d Deps) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		vs, ok := d.Zones.(ZoneVersions)
+		if !ok {
+			unavailable(w, r, "the geofence version store")
+			return
+		}
+		digest, ok := pathParam(w, r, "sha256")
+		if !ok {
+			return
+		}
+		if !digestPattern.MatchString(digest) {
+			writeProblem(w, r, http.StatusBadRequest, "sha256 must be 64 lower-case hex digits",
+				FieldError{Field: "sha256", Message: "must be the hex SHA-256 a decision record names"})
+			return
+		}
+		g, ok, err := vs.Version(r.Context(), digest)
+		switch {
+		case err != nil:
+			zoneStoreProblem(w, r, d, err, "")
+		case !ok:
+			writeProblem(w, r, http.StatusNotFound, fmt.Sprintf("no geofence version %s", digest))
+		default:
+			writeJSON(w, http.StatusOK, g)
+		}
+	}
+}
+
+var digestPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // handleGeofencePut serves PUT /v1/geofences/{id}: create (201) or replace
 // (200) the geofence; the body's id may be omitted but must match the path.

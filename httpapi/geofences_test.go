@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cuasd/cuasd/fusion/zones"
@@ -152,4 +153,37 @@ func gateRealZones(t *testing.T) ZoneStore {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	return s
+}
+
+// TestGeofenceVersions: a decision record names its zone by digest; GET
+// /v1/geofences/versions/{sha256} answers that exact version after the
+// zone was replaced and after it was deleted (issue 23, item 4: kept, but
+// nothing served it).
+func TestGeofenceVersions(t *testing.T) {
+	h := newTestServer(t, Deps{Zones: gateRealZones(t)})
+	first := gate.Geofence{ID: "egll", Center: []float64{51.47, -0.4543}, RadiusM: 5000}
+	if rec := do(t, h, "PUT", gateFencePath+"/egll", first); rec.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(t, h, "PUT", gateFencePath+"/egll", gate.Geofence{ID: "egll", Center: []float64{51.47, -0.4543}, RadiusM: 8000}); rec.Code != http.StatusOK {
+		t.Fatalf("replace: %d %s", rec.Code, rec.Body)
+	}
+	if rec := do(t, h, "DELETE", gateFencePath+"/egll", nil); rec.Code != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", rec.Code, rec.Body)
+	}
+	rec := do(t, h, "GET", gateFencePath+"/versions/"+first.Digest(), nil)
+	var g gate.Geofence
+	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil || rec.Code != 200 || g.RadiusM != 5000 || g.Digest() != first.Digest() {
+		t.Fatalf("first version: %d %s", rec.Code, rec.Body)
+	}
+	for path, code := range map[string]int{
+		"/versions/" + strings.Repeat("0", 64): http.StatusNotFound,
+		"/versions/" + strings.Repeat("A", 64): http.StatusBadRequest,
+		"/versions/abc":                        http.StatusBadRequest,
+	} {
+		rec := do(t, h, "GET", gateFencePath+path, nil)
+		assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), code)
+	}
+	rec = do(t, newTestServer(t, Deps{}), "GET", gateFencePath+"/versions/"+first.Digest(), nil)
+	assertProblem(t, rec.Header().Get("Content-Type"), rec.Body.Bytes(), http.StatusServiceUnavailable)
 }

@@ -99,6 +99,7 @@ func v1Routes(r chi.Router, d Deps, role roles) {
 	r.Get("/threats/stream", reader(handleThreatsStream(d)))
 	r.Get("/geofences", reader(handleGeofencesList(d)))
 	r.Get("/geofences/{id}", reader(handleGeofenceGet(d)))
+	r.Get("/geofences/versions/{sha256}", reader(handleGeofenceVersion(d))) // issue 23
 	r.Put("/geofences/{id}", operator(handleGeofencePut(d)))
 	r.Delete("/geofences/{id}", operator(handleGeofenceDelete(d)))
 	r.Get("/allowlist", reader(handleAllowlistGet(d)))

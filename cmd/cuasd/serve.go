@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -184,7 +185,8 @@ func (s *service) openZones(ctx context.Context) error {
 	if s.cfg.Demo && len(seed) == 0 {
 		seed = demoGeofences()
 	}
-	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log}
+	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log,
+		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions")} // issue 23: versions outlive the bucket
 	kv, err := s.bus.JetStream().KeyValue(ctx, zones.BucketConfig(zcfg))
 	if err != nil {
 		return fmt.Errorf("zones: bucket: %w", err)

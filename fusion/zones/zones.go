@@ -41,6 +41,14 @@ type Config struct {
 	// Logger receives warnings about unreadable entries (default
 	// slog.Default()).
 	Logger *slog.Logger
+	// VersionDir, when set, is a directory (created when first needed) in
+	// which every geofence version this store sees — stored by it or
+	// delivered by its watch from another instance — is also kept, as
+	// <sha256>.json (issue 23). The versions then outlive the bucket:
+	// Version falls back to the directory, and Recreate writes every one
+	// back, so receipts naming an old zone version stay checkable after
+	// the bucket was deleted. cuasd serve uses <data-dir>/zone-versions.
+	VersionDir string
 	// OnChange, when not nil, is called from the watch goroutine (one call
 	// at a time) with the current snapshot: once when the initial values
 	// are loaded, then after every change the watch delivers, whichever
@@ -246,6 +254,9 @@ func (s *Store) watch(w *bus.KVWatcher, loaded chan struct{}) {
 			}
 			continue
 		}
+		if strings.HasPrefix(e.Key, versionPrefix) && !e.Deleted {
+			s.keepFile(e.Value)
+		}
 		s.apply(e.Key, e.Revision, e.Deleted, e.Value)
 		if loaded == nil && s.cfg.OnChange != nil {
 			s.cfg.OnChange(s.Snapshot())
@@ -286,6 +297,7 @@ func (s *Store) apply(key string, rev uint64, del bool, value []byte) {
 			delete(s.fences, id)
 			break
 		}
+		g.Prepare() // once per zone version: sweeps then cost log n per edge scan (issue 23)
 		s.fences[id] = g
 	default:
 		s.log.Warn("zones: ignoring an unknown key", "key", key)
@@ -373,6 +385,9 @@ func (s *Store) Recreate(ctx context.Context) error {
 	s.mu.Lock()
 	s.revs, s.top = map[string]uint64{}, 0
 	s.mu.Unlock()
+	if err := s.restoreVersions(ctx); err != nil {
+		return err
+	}
 	snap := s.Snapshot()
 	for _, g := range snap.Geofences {
 		if err := s.keepVersion(ctx, &g); err != nil {
@@ -395,6 +410,7 @@ func (s *Store) keepVersion(ctx context.Context, g *gate.Geofence) error {
 	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, bus.ErrKeyExists) {
 		return &Error{Op: "keep version", Key: key, Err: err}
 	}
+	s.keepFile(b)
 	return nil
 }
 
@@ -405,17 +421,23 @@ func (s *Store) Version(ctx context.Context, digest string) (gate.Geofence, bool
 	if len(digest) != 64 || strings.Trim(digest, "0123456789abcdef") != "" {
 		return gate.Geofence{}, false, nil
 	}
+	// The bucket first; the version directory when the bucket has not got
+	// it or cannot answer (deleted, NATS down).
+	var value []byte
 	e, err := s.kv.Get(ctx, versionPrefix+digest)
-	if errors.Is(err, bus.ErrKeyNotFound) {
-		return gate.Geofence{}, false, nil
-	} else if err != nil {
+	if err == nil {
+		value = e.Value
+	} else if value = s.readFile(digest); value == nil {
+		if errors.Is(err, bus.ErrKeyNotFound) {
+			return gate.Geofence{}, false, nil
+		}
 		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: err}
 	}
 	var g gate.Geofence
-	if err := decode(e.Value, &g); err != nil {
+	if err := decode(value, &g); err != nil {
 		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: err}
 	}
-	if gate.DigestOf(e.Value) != digest {
+	if gate.DigestOf(value) != digest {
 		return gate.Geofence{}, false, &Error{Op: "version", Key: digest, Err: errors.New("stored content does not match its digest")}
 	}
 	return g, true, nil

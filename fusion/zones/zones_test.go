@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -340,5 +341,78 @@ func TestRecreateAfterBucketDeleted(t *testing.T) {
 	}
 	if got, _, _ := s.Geofence(ctx, "egll"); got.RadiusM != 300 {
 		t.Errorf("a write after the recreation did not apply: radius %g, want 300", got.RadiusM)
+	}
+}
+
+// TestStoredPolygonsArePrepared: every zone version the store serves
+// carries its polygon index (issue 23), so a sweep does not scan every
+// edge of a large zone for every track sample.
+func TestStoredPolygonsArePrepared(t *testing.T) {
+	c := gate.Point{Lat: 51.5, Lon: -0.2}
+	var ring [][]float64
+	for k := range 99 {
+		p := gate.Destination(c, 1000, float64(k)*360/99)
+		ring = append(ring, []float64{p.Lon, p.Lat})
+	}
+	big := gate.Geofence{ID: "big", Class: gate.ClassPrison,
+		Polygon: &gate.Polygon{Type: "Polygon", Coordinates: [][][]float64{append(ring, ring[0])}}}
+	s := open(t, connect(t, startServer(t)), Config{Geofences: []gate.Geofence{big}})
+	g, ok, _ := s.Geofence(context.Background(), "big")
+	if !ok || !g.Prepared() {
+		t.Fatalf("stored zone found %v, prepared %v", ok, g.Prepared())
+	}
+	if d := g.SignedDistance(c); math.Abs(d+1000) > 1 {
+		t.Fatalf("centre is %v m from the edge, want about -1000", d)
+	}
+}
+
+// TestVersionsOutliveTheBucket: a zone's earlier version, named by
+// receipts, lived only in the bucket, so a bucket deleted behind cuasd's
+// back came back with the current versions alone (issue 23: a receipt
+// must stay verifiable). With VersionDir each store keeps every version it
+// sees, its own and those another instance stored, and a recreation
+// writes them back.
+func TestVersionsOutliveTheBucket(t *testing.T) {
+	ns := startServer(t)
+	ctx := context.Background()
+	js := connect(t, ns)
+	a := open(t, js, Config{VersionDir: t.TempDir()})
+	b := open(t, connect(t, ns), Config{VersionDir: t.TempDir()})
+	old := airport()
+	if _, err := a.PutGeofence(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	now := airport()
+	now.RadiusM = 8000
+	if _, err := a.PutGeofence(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if g, ok := b.Snapshot().Geofence(now.ID); ok && g.RadiusM == now.RadiusM {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other instance never saw the change")
+		}
+	}
+	if err := js.DeleteKeyValue(ctx, bus.BucketZones); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok, err := b.Version(ctx, old.Digest()); err != nil || !ok || g.RadiusM != old.RadiusM {
+		t.Errorf("with the bucket gone, the old version from disk: %+v %v %v", g, ok, err)
+	}
+	if err := b.Recreate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, bus.BucketZones)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Get(ctx, versionPrefix+old.Digest()); err != nil {
+		t.Errorf("the old version was not written back: %v", err)
+	}
+	plain := open(t, js, Config{})
+	if g, ok, err := plain.Version(ctx, old.Digest()); err != nil || !ok || g.RadiusM != old.RadiusM {
+		t.Errorf("the old version from the recreated bucket: %+v %v %v", g, ok, err)
 	}
 }

@@ -12,8 +12,9 @@ import (
 )
 
 // benchZones are n polygon zones of the given positions, 2 km across,
-// scattered over a 2° × 3° area.
-func benchZones(n, positions int) []gate.Geofence {
+// scattered over a 2° × 3° area; prepared, they carry their index as the
+// zone store's do.
+func benchZones(n, positions int, prepared bool) []gate.Geofence {
 	rng := rand.New(rand.NewPCG(5, 6))
 	out := make([]gate.Geofence, n)
 	for i := range out {
@@ -26,6 +27,9 @@ func benchZones(n, positions int) []gate.Geofence {
 		ring = append(ring, ring[0])
 		out[i] = gate.Geofence{ID: fmt.Sprintf("z%03d", i), Class: gate.ClassPrison,
 			Polygon: &gate.Polygon{Type: "Polygon", Coordinates: [][][]float64{ring}}}
+		if prepared {
+			out[i].Prepare() // as the zone store does for every version it keeps
+		}
 	}
 	return out
 }
@@ -45,10 +49,14 @@ func BenchmarkSweepLargeZones(b *testing.B) {
 		}
 	}
 	c.t = c.t.Add(32 * time.Second)
-	snap := &zones.Snapshot{Geofences: benchZones(200, 1000), Allow: gate.NewAllowIndex(gate.AllowList{})}
-	g := New(Config{Store: s, Zones: func() *zones.Snapshot { return snap }, Now: c.now}, nil)
-	b.ReportAllocs()
-	for b.Loop() {
-		g.Sweep(context.Background())
+	for _, prepared := range []bool{false, true} {
+		snap := &zones.Snapshot{Geofences: benchZones(200, 1000, prepared), Allow: gate.NewAllowIndex(gate.AllowList{})}
+		g := New(Config{Store: s, Zones: func() *zones.Snapshot { return snap }, Now: c.now}, nil)
+		b.Run(fmt.Sprintf("prepared=%v", prepared), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				g.Sweep(context.Background())
+			}
+		})
 	}
 }
