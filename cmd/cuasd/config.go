@@ -114,6 +114,7 @@ type config struct {
 	EvalInterval    duration `yaml:"eval-interval"`
 	AuthTokens      string   `yaml:"auth-tokens"`
 	RateLimit       float64  `yaml:"rate-limit"`
+	HTTPMaxConns    int      `yaml:"http-max-conns"`
 	InsecureOpen    bool     `yaml:"insecure-open"`
 	MetricsToken    string   `yaml:"metrics-token"`
 	TLSCert         string   `yaml:"tls-cert"`
@@ -158,6 +159,7 @@ type config struct {
 func defaultConfig() config {
 	return config{
 		HTTPAddr:     "127.0.0.1:8080",
+		HTTPMaxConns: 1024,
 		BasePath:     "/api/cuas",
 		DataDir:      "./data",
 		LogFormat:    "text",
@@ -220,6 +222,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution `TEXT` the --tile-url provider requires")
 	fs.Var(&c.EvalInterval, "eval-interval", "how often (`DURATION`) the continuous gate evaluates every live track")
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
+	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", c.HTTPMaxConns, "at most `N` HTTP connections at once (more wait to be accepted); idle ones close after 2 minutes, silent ones after 5 s")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
 	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer `TOKEN` required by /metrics (default: open for probes)")
@@ -409,6 +412,9 @@ func (c *config) validateHTTP(errs []error) []error {
 	}
 	if c.RateLimit < 0 {
 		errs = append(errs, errors.New("--rate-limit must not be negative"))
+	}
+	if c.HTTPMaxConns < 1 {
+		errs = append(errs, errors.New("--http-max-conns must be at least 1"))
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together"))

@@ -12,6 +12,7 @@ import (
 	"github.com/cuasd/cuasd/ingest/mavudp"
 	"github.com/cuasd/cuasd/ingest/sensors/jsonudp"
 	"github.com/cuasd/cuasd/sim"
+	"golang.org/x/net/netutil"
 )
 
 // bindListeners binds every socket the configuration asks for, before
@@ -31,7 +32,10 @@ func (s *service) bindListeners(context.Context) error {
 	if err != nil {
 		return listenError("--http-addr", s.cfg.HTTPAddr, err)
 	}
-	s.httpLn = ln
+	// A cap on connections, like every other listener's: a thousand idle
+	// or slow clients wait in the accept queue instead of each holding a
+	// goroutine and buffers (the timeouts in startHTTP close them).
+	s.httpLn = netutil.LimitListener(ln, s.cfg.HTTPMaxConns)
 	if s.cfg.NATSURL == "" && bus.Listens(s.cfg.NATSListen) {
 		if err := probeFree("--nats-listen", s.cfg.NATSListen); err != nil {
 			return err
