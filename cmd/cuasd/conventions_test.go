@@ -318,6 +318,9 @@ func TestServePortInUse(t *testing.T) {
 		{"--beast-listen", busyTCP},
 		{"--avr-listen", busyTCP},
 		{"--mavlink-udp", busyUDP},
+		{"--sbs-listen", busyTCP},       // issue 21
+		{"--beast-out-listen", busyTCP}, // issue 21
+		{"--json-udp", busyUDP},         // issue 25
 	} {
 		t.Run(c.flag, func(t *testing.T) {
 			args := []string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",
