@@ -157,6 +157,31 @@ func TestVerifyReadsStdin(t *testing.T) {
 	}
 }
 
+// Every file input of `cuasd verify`, not only the bundle, may be - for
+// standard input, one at a time (issue 24, item 4).
+func TestVerifyFileFlagsReadStdin(t *testing.T) {
+	f := newVerifyFixture(t)
+	full := []string{f.bundle, "--pubkey", f.pub, "--checkpoint", f.cpLater, "--consistency", f.cons}
+	for _, at := range []int{0, 2, 4, 6} { // the bundle, then each flag's value
+		args := append([]string{"verify"}, full...)
+		b, err := os.ReadFile(args[at+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[at+1] = "-"
+		setStdin(t, b)
+		var out bytes.Buffer
+		if err := run(context.Background(), args, os.Getenv, &out, &out); err != nil || !strings.Contains(out.String(), "verified: entry 2") {
+			t.Errorf("%v: %v\n%s", args, err, out.String())
+		}
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"verify", "-", "--pubkey", "-"}, os.Getenv, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "only one input can be standard input") {
+		t.Errorf("two inputs on standard input: %v", err)
+	}
+}
+
 func setStdin(t *testing.T, b []byte) {
 	t.Helper()
 	old := stdin
