@@ -182,6 +182,39 @@ func TestVerifyFileFlagsReadStdin(t *testing.T) {
 	}
 }
 
+// cuasd serve reads --config - and --alerts - from standard input, one of
+// them at a time (issue 24, item 4).
+func TestServeConfigAndAlertsFromStdin(t *testing.T) {
+	setStdin(t, []byte("http-addr: 127.0.0.1:18080\ntrack-ttl: 42s\n"))
+	c, err := parseConfig([]string{"--config", "-"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "127.0.0.1:18080" || time.Duration(c.TrackTTL) != 42*time.Second {
+		t.Errorf("--config - gave http-addr %q, track-ttl %v", c.HTTPAddr, time.Duration(c.TrackTTL))
+	}
+
+	setStdin(t, []byte("sinks:\n  - name: hook\n    webhook: https://example.org/cuas\nrules:\n  - name: any\n    sinks: [hook]\n"))
+	c, err = parseConfig([]string{"--alerts", "-"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.rules == nil || len(c.rules.Rules) != 1 || c.rules.Rules[0].Name != "any" {
+		t.Errorf("--alerts - gave rules %+v", c.rules)
+	}
+
+	setStdin(t, []byte("cooldown: [\n")) // a bad rule file is named as standard input
+	if _, err = parseConfig([]string{"--alerts", "-"}, func(string) string { return "" }, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "standard input") {
+		t.Errorf("bad --alerts -: %v", err)
+	}
+	setStdin(t, nil)
+	_, err = parseConfig([]string{"--config", "-", "--alerts", "-"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "only one input can be standard input") {
+		t.Errorf("--config - --alerts -: %v", err)
+	}
+}
+
 func setStdin(t *testing.T, b []byte) {
 	t.Helper()
 	old := stdin
