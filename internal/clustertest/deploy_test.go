@@ -638,6 +638,51 @@ func TestDeployAlertRules(t *testing.T) {
 	}
 }
 
+// Every shipped alert rule has a promtool case in alerts_test.yml that
+// fires it, and a rule firing on any increase() of a counter (a failure,
+// drop or reject; not a traffic guard with an offset) has one that fires
+// on a single event: a series going from 0 to 1 (issue 24, item 2).
+// promtool itself runs the cases in TestDeployAlertRules.
+func TestDeployAlertRulesAllTested(t *testing.T) {
+	var f struct {
+		Tests []struct {
+			InputSeries []struct {
+				Values string `yaml:"values"`
+			} `yaml:"input_series"`
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(readDeploy(t, "prometheus/alerts_test.yml"), &f); err != nil {
+		t.Fatal(err)
+	}
+	fires, firesOnFirst := map[string]bool{}, map[string]bool{}
+	single := regexp.MustCompile(`^(0 )+(1 ?)+$`)
+	onIncrease := regexp.MustCompile(`increase\(cuasd_\w+(\{[^}]*\})?\[\w+\]\)\)\s*>\s*0`)
+	for _, c := range f.Tests {
+		first := false
+		for _, s := range c.InputSeries {
+			first = first || single.MatchString(strings.TrimSpace(s.Values))
+		}
+		for _, a := range c.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+				firesOnFirst[a.Alertname] = firesOnFirst[a.Alertname] || first
+			}
+		}
+	}
+	for _, r := range alertRules(t) {
+		switch {
+		case !fires[r.Alert]:
+			t.Errorf("alert %s: no case in alerts_test.yml fires it", r.Alert)
+		case onIncrease.MatchString(r.Expr) && !firesOnFirst[r.Alert]:
+			t.Errorf("alert %s counts increases, and no case fires it on a single event (values 0 ... 0 1 ... 1)", r.Alert)
+		}
+	}
+}
+
 // metricRE finds metric names in PromQL; label names never start with
 // these prefixes.
 var (
