@@ -164,3 +164,40 @@ func TestOpenAPITrackIsTrackID(t *testing.T) {
 		}
 	}
 }
+
+// One name per concept in the query and path parameters of the whole
+// document: where a concept has had two names, every parameter but the
+// chosen one is deprecated (issue 24, item 10).
+func TestOpenAPIOneParameterNamePerConcept(t *testing.T) {
+	doc, err := openAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chosen := map[string]string{ // other name → the one name
+		"zone": "geofence", "geofence_id": "geofence", "track": "track_id",
+	}
+	n := 0
+	for path, item := range doc["paths"].(map[string]any) {
+		for method, op := range item.(map[string]any) {
+			o, ok := op.(map[string]any)
+			if !ok {
+				continue
+			}
+			params, _ := o["parameters"].([]any)
+			for _, p := range params {
+				pm := p.(map[string]any)
+				if ref, ok := pm["$ref"].(string); ok {
+					pm = doc["components"].(map[string]any)["parameters"].(map[string]any)[strings.TrimPrefix(ref, "#/components/parameters/")].(map[string]any)
+				}
+				n++
+				name, _ := pm["name"].(string)
+				if want, ok := chosen[name]; ok && pm["deprecated"] != true {
+					t.Errorf("%s %s: parameter %s is %s elsewhere; name it %s (keeping %s as a deprecated alias)", method, path, name, want, want, name)
+				}
+			}
+		}
+	}
+	if n < 30 {
+		t.Fatalf("found only %d parameters", n)
+	}
+}
