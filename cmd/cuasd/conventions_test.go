@@ -23,7 +23,41 @@ import (
 // helpCommands is every command and subcommand of cuasd.
 var helpCommands = [][]string{
 	{"serve"}, {"decode"}, {"decode", "adsb"}, {"decode", "remoteid"}, {"decode", "mavlink"},
-	{"replay"}, {"simulate"}, {"verify"}, {"token"}, {"token", "new"},
+	{"replay"}, {"simulate"}, {"verify"}, {"token"}, {"token", "new"}, {"version"},
+}
+
+// helpCommands holds every command the top-level usage lists (so a new
+// command cannot miss the help test), and `cuasd help COMMAND` prints the
+// same usage as `cuasd COMMAND --help` (issue 24, item 5).
+func TestHelpCommandsAreEveryCommand(t *testing.T) {
+	listed := map[string]bool{}
+	for _, c := range helpCommands {
+		listed[strings.Join(c, " ")] = true
+	}
+	re := regexp.MustCompile(`(?m)^  cuasd ([a-z]+)(?: ([a-z]+)\b)?`)
+	n := 0
+	for _, m := range re.FindAllStringSubmatch(usage, -1) {
+		n++
+		name := m[1]
+		if m[2] != "" && (m[1] == "decode" || m[1] == "token") {
+			name += " " + m[2]
+		}
+		if !listed[name] {
+			t.Errorf("usage lists cuasd %s, which helpCommands lacks", name)
+		}
+	}
+	if n < 8 {
+		t.Fatalf("found %d commands in the usage", n)
+	}
+	for _, c := range helpCommands {
+		var viaFlag, viaHelp bytes.Buffer
+		errFlag := run(context.Background(), append(c[:len(c):len(c)], "--help"), os.Getenv, &viaFlag, io.Discard)
+		errHelp := run(context.Background(), append([]string{"help"}, c...), os.Getenv, &viaHelp, io.Discard)
+		if errFlag != nil || errHelp != nil || viaHelp.String() != viaFlag.String() {
+			t.Errorf("cuasd help %s (%v) differs from cuasd %s --help (%v):\n%s", strings.Join(c, " "), errHelp,
+				strings.Join(c, " "), errFlag, viaHelp.String())
+		}
+	}
 }
 
 var (
