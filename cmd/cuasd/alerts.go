@@ -206,6 +206,7 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 	}
 	s.alerts.p.Store(store)
 	d := alert.Deliverer{JS: s.bus.JetStream(), Store: store, Metrics: m, Logger: s.log}
+	s.countDrops(eng) // what its bounded queue dropped, at 0 from the start (issue 24)
 	outs := []output.Output{eng}
 	var mqttSinks []alert.SinkConfig
 	for _, sc := range rules.Sinks {
@@ -226,6 +227,7 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	return outs, nil
