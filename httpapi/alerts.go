@@ -18,12 +18,13 @@ type AlertStore interface {
 }
 
 // handleAlertsList is GET /v1/alerts: newest first, filtered by state,
-// rule and zone.
+// rule and geofence. The geofence is `geofence` as in /v1/threats/active;
+// `zone` is its deprecated alias (issue 24, item 10).
 func handleAlertsList(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q := newQuery(r, "state", "rule", "zone", "limit")
+		q := newQuery(r, "state", "rule", "geofence", "zone", "limit")
 		f := alert.Filter{State: q.str("state", alert.StateOpen, alert.StateUpdate, alert.StateResolved),
-			Rule: q.str("rule"), Zone: q.str("zone"), Limit: q.intIn("limit", 100, 1, 1000)}
+			Rule: q.str("rule"), Zone: q.alias("geofence", "zone"), Limit: q.intIn("limit", 100, 1, 1000)}
 		if q.failed(w) {
 			return
 		}

@@ -75,3 +75,21 @@ func TestAlertsEndpoints(t *testing.T) {
 		t.Errorf("not configured: %d %s", r.Code, r.Body)
 	}
 }
+
+// The alert list filters by geofence like /v1/threats/active; zone, its
+// old name, stays as a deprecated alias (issue 24, item 10).
+func TestAlertsGeofenceParameter(t *testing.T) {
+	fa := &fakeAlerts{}
+	h := newTestServer(t, Deps{Alerts: fa})
+	for _, path := range []string{"/v1/alerts?geofence=demo-site", "/v1/alerts?zone=demo-site", "/v1/alerts?geofence=demo-site&zone=demo-site"} {
+		fa.got = alert.Filter{}
+		if r := do(t, h, "GET", testBase+path, nil); r.Code != 200 || fa.got.Zone != "demo-site" {
+			t.Errorf("%s: %d, filter %+v", path, r.Code, fa.got)
+		}
+	}
+	r := do(t, h, "GET", testBase+"/v1/alerts?geofence=demo-site&zone=other", nil)
+	if r.Code != 400 {
+		t.Fatalf("geofence and a different zone: %d %s", r.Code, r.Body)
+	}
+	assertProblem(t, r.Header().Get("Content-Type"), r.Body.Bytes(), 400)
+}

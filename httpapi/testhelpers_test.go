@@ -3,11 +3,15 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -65,6 +69,7 @@ var (
 	oaDoc      map[string]any
 	oaErr      error
 	oaCache    sync.Map // schema location → *jsonschema.Schema
+	oaChecked  sync.Map // "method /path" whose success answer was checked → true
 )
 
 const oaURL = "file:///openapi.json"
@@ -124,6 +129,9 @@ func checkOpenAPI(t testing.TB, req *http.Request, rec *httptest.ResponseRecorde
 		return
 	}
 	ops := oaDoc["paths"].(map[string]any)[tmpl].(map[string]any)
+	if rec.Code < 300 {
+		oaChecked.Store(strings.ToLower(req.Method)+" "+tmpl, true)
+	}
 	op, ok := ops[strings.ToLower(req.Method)].(map[string]any)
 	if !ok {
 		if rec.Code == http.StatusMethodNotAllowed {
@@ -252,4 +260,44 @@ func truncate(s string) string {
 		return s[:600] + "…"
 	}
 	return s
+}
+
+// TestMain runs the tests and then, when the whole package ran (no -run
+// filter) and passed, checks that every documented operation had a
+// success answer validated against its schema by checkOpenAPI (issue 24,
+// item 1): an endpoint added without such a test fails the package.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if f := flag.Lookup("test.run"); code == 0 && f != nil && f.Value.String() == "" && !testing.Short() {
+		if missing := unvalidatedOperations(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "OpenAPI: no test validated a success answer of:\n  %s\n", strings.Join(missing, "\n  "))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// sseOperations answer text/event-stream, which checkOpenAPI does not
+// read (threats_test.go reads the stream over a real connection).
+var sseOperations = map[string]bool{"get /v1/threats/stream": true}
+
+func unvalidatedOperations() []string {
+	oaOnce.Do(loadOA)
+	if oaErr != nil {
+		return []string{oaErr.Error()}
+	}
+	var missing []string
+	for path, item := range oaDoc["paths"].(map[string]any) {
+		for method := range item.(map[string]any) {
+			key := method + " " + path
+			if method == "parameters" || sseOperations[key] {
+				continue
+			}
+			if _, ok := oaChecked.Load(key); !ok {
+				missing = append(missing, key)
+			}
+		}
+	}
+	sort.Strings(missing)
+	return missing
 }

@@ -47,6 +47,19 @@ func newQuery(r *http.Request, allowed ...string) *queryChecker {
 	return q
 }
 
+// alias is the value of parameter name, or of its deprecated alias old
+// when only that is given; both given with different values is an error.
+func (q *queryChecker) alias(name, old string) string {
+	v, o := q.vals.Get(name), q.vals.Get(old)
+	if v != "" && o != "" && v != o {
+		q.errs = append(q.errs, FieldError{Field: old, Message: fmt.Sprintf("deprecated alias of %s, which says %q; give only %s", name, clip(v), name)})
+	}
+	if v == "" {
+		return o
+	}
+	return v
+}
+
 func (q *queryChecker) str(name string, enum ...string) string {
 	v := q.vals.Get(name)
 	if v == "" || len(enum) == 0 {

@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -61,7 +60,7 @@ func (a *alertsSource) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (c *alertConfig) flags(fs *flag.FlagSet) {
-	fs.Var(&c.Alerts, "alerts", "alert rule `FILE` (YAML: sinks and rules; see docs/ALERTS.md); also inline under alerts: in --config")
+	fs.Var(&c.Alerts, "alerts", "alert rule `FILE` (YAML: sinks and rules; see docs/ALERTS.md; - for standard input); also inline under alerts: in --config")
 	fs.StringVar(&c.AlertsPublicURL, "alerts-public-url", "", "public base `URL` of this cuasd (e.g. https://cuas.example.org) for the receipt links in alerts; default: relative links")
 	fs.StringVar(&c.MQTTURL, "mqtt-url", "", "MQTT broker `URL` for alerts and Home Assistant (mqtt://host:1883 or mqtts://host:8883)")
 	fs.StringVar(&c.MQTTPrefix, "mqtt-prefix", "cuas", "`PREFIX` of cuasd's MQTT topics")
@@ -117,12 +116,16 @@ func (a *alertConfig) parseRules(configFile string) (*alert.Config, string, erro
 		r, err := alert.ParseNode(name, a.Alerts.Node)
 		return r, name, err
 	}
-	b, err := os.ReadFile(a.Alerts.File)
-	if err != nil {
-		return nil, a.Alerts.File, &alert.Error{File: a.Alerts.File, Err: err}
+	name := inputName(a.Alerts.File)
+	if err := oneStdin(map[string]string{"--config": configFile, "--alerts": a.Alerts.File}); err != nil {
+		return nil, name, err
 	}
-	r, err := alert.Parse(a.Alerts.File, b)
-	return r, a.Alerts.File, err
+	b, err := readInput(a.Alerts.File) // - is standard input (issue 24)
+	if err != nil {
+		return nil, name, &alert.Error{File: name, Err: err}
+	}
+	r, err := alert.Parse(name, b)
+	return r, name, err
 }
 
 // seededZones are the zone ids the configuration seeds (nil when it seeds
@@ -192,16 +195,18 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 		ids, mz = append(ids, z.ID), append(mz, mqtt.Zone{ID: z.ID, Name: z.Name})
 	}
 	// Zones the configuration does not seed come from the replicated store.
-	if err := rules.CheckZones(s.cfg.Alerts.File, ids); err != nil {
+	if err := rules.CheckZones(inputName(s.cfg.Alerts.File), ids); err != nil {
 		return nil, err
 	}
 	m := alert.NewMetrics(s.reg)
+	m.Declare(rules) // every rule and sink at 0 before the first alert (issue 24)
 	eng, store, err := alert.Open(ctx, s.bus.JetStream(), rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas})
 	if err != nil {
 		return nil, err
 	}
 	s.alerts.p.Store(store)
 	d := alert.Deliverer{JS: s.bus.JetStream(), Store: store, Metrics: m, Logger: s.log}
+	s.countDrops(eng) // what its bounded queue dropped, at 0 from the start (issue 24)
 	outs := []output.Output{eng}
 	var mqttSinks []alert.SinkConfig
 	for _, sc := range rules.Sinks {
@@ -222,6 +227,7 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	return outs, nil

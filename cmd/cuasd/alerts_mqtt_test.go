@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -67,8 +68,17 @@ func TestServeDemoMQTT(t *testing.T) {
 	if err := os.WriteFile(rules, []byte("sinks: [{name: broker, mqtt: true}]\nrules: [{name: demo, zones: [demo-site], sinks: [broker]}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, stop := startServe(t, "--demo", "--alerts", rules, "--mqtt-url", "mqtt://"+broker, "--instance", "site1")
+	base, stop := startServe(t, "--demo", "--alerts", rules, "--mqtt-url", "mqtt://"+broker, "--instance", "site1")
 	w.wait(t, "cuas/status", payload("online"))
+	// What the MQTT output's queue drops, and the sink's failures, are
+	// series from the start (issue 24).
+	_, metrics := get(t, strings.TrimSuffix(base, "/api/cuas")+"/metrics")
+	for _, want := range []string{`cuasd_output_dropped_total{output="mqtt ` + broker + `"} 0`,
+		`cuasd_alert_deliveries_total{result="failed",sink="broker"} 0`} {
+		if !strings.Contains(string(metrics), want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	cfg := w.wait(t, "homeassistant/binary_sensor/site1/breach_demo-site/config", func([]byte) bool { return true })
 	var c map[string]any
 	if err := json.Unmarshal(cfg, &c); err != nil || c["state_topic"] != "cuas/zone/demo-site/breach" || c["name"] != "Drone in Schiphol (demo)" {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -187,7 +186,7 @@ func defaultConfig() config {
 
 // flags binds every config field to a flag of fs.
 func (c *config) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration `FILE` (keys are the flag names)")
+	fs.StringVar(&c.ConfigFile, "config", "", "YAML configuration `FILE` (keys are the flag names; - for standard input)")
 	fs.StringVar(&c.HTTPAddr, "http-addr", c.HTTPAddr, "HTTP listen address `HOST:PORT`")
 	fs.StringVar(&c.BasePath, "base-path", c.BasePath, "`PATH` prefix of the API and the map")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "`DIR` for JetStream data and keys")
@@ -311,14 +310,14 @@ func configFileArg(args []string, def string) string {
 
 // load applies the YAML file, refusing keys that are not flags.
 func (c *config) load(file string) error {
-	b, err := os.ReadFile(file)
+	b, err := readInput(file) // - is standard input (issue 24)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	dec := yaml.NewDecoder(strings.NewReader(string(b)))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config %s: %w", file, err)
+		return fmt.Errorf("config %s: %w", inputName(file), err)
 	}
 	return nil
 }

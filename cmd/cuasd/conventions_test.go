@@ -23,7 +23,41 @@ import (
 // helpCommands is every command and subcommand of cuasd.
 var helpCommands = [][]string{
 	{"serve"}, {"decode"}, {"decode", "adsb"}, {"decode", "remoteid"}, {"decode", "mavlink"},
-	{"replay"}, {"simulate"}, {"verify"}, {"token"}, {"token", "new"},
+	{"replay"}, {"simulate"}, {"verify"}, {"token"}, {"token", "new"}, {"version"},
+}
+
+// helpCommands holds every command the top-level usage lists (so a new
+// command cannot miss the help test), and `cuasd help COMMAND` prints the
+// same usage as `cuasd COMMAND --help` (issue 24, item 5).
+func TestHelpCommandsAreEveryCommand(t *testing.T) {
+	listed := map[string]bool{}
+	for _, c := range helpCommands {
+		listed[strings.Join(c, " ")] = true
+	}
+	re := regexp.MustCompile(`(?m)^  cuasd ([a-z]+)(?: ([a-z]+)\b)?`)
+	n := 0
+	for _, m := range re.FindAllStringSubmatch(usage, -1) {
+		n++
+		name := m[1]
+		if m[2] != "" && (m[1] == "decode" || m[1] == "token") {
+			name += " " + m[2]
+		}
+		if !listed[name] {
+			t.Errorf("usage lists cuasd %s, which helpCommands lacks", name)
+		}
+	}
+	if n < 8 {
+		t.Fatalf("found %d commands in the usage", n)
+	}
+	for _, c := range helpCommands {
+		var viaFlag, viaHelp bytes.Buffer
+		errFlag := run(context.Background(), append(c[:len(c):len(c)], "--help"), os.Getenv, &viaFlag, io.Discard)
+		errHelp := run(context.Background(), append([]string{"help"}, c...), os.Getenv, &viaHelp, io.Discard)
+		if errFlag != nil || errHelp != nil || viaHelp.String() != viaFlag.String() {
+			t.Errorf("cuasd help %s (%v) differs from cuasd %s --help (%v):\n%s", strings.Join(c, " "), errHelp,
+				strings.Join(c, " "), errFlag, viaHelp.String())
+		}
+	}
 }
 
 var (
@@ -154,6 +188,64 @@ func TestVerifyReadsStdin(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "verified: entry 2") {
 		t.Errorf("stdout:\n%s", out.String())
+	}
+}
+
+// Every file input of `cuasd verify`, not only the bundle, may be - for
+// standard input, one at a time (issue 24, item 4).
+func TestVerifyFileFlagsReadStdin(t *testing.T) {
+	f := newVerifyFixture(t)
+	full := []string{f.bundle, "--pubkey", f.pub, "--checkpoint", f.cpLater, "--consistency", f.cons}
+	for _, at := range []int{0, 2, 4, 6} { // the bundle, then each flag's value
+		args := append([]string{"verify"}, full...)
+		b, err := os.ReadFile(args[at+1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[at+1] = "-"
+		setStdin(t, b)
+		var out bytes.Buffer
+		if err := run(context.Background(), args, os.Getenv, &out, &out); err != nil || !strings.Contains(out.String(), "verified: entry 2") {
+			t.Errorf("%v: %v\n%s", args, err, out.String())
+		}
+	}
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"verify", "-", "--pubkey", "-"}, os.Getenv, &out, &out)
+	if err == nil || !strings.Contains(err.Error(), "only one input can be standard input") {
+		t.Errorf("two inputs on standard input: %v", err)
+	}
+}
+
+// cuasd serve reads --config - and --alerts - from standard input, one of
+// them at a time (issue 24, item 4).
+func TestServeConfigAndAlertsFromStdin(t *testing.T) {
+	setStdin(t, []byte("http-addr: 127.0.0.1:18080\ntrack-ttl: 42s\n"))
+	c, err := parseConfig([]string{"--config", "-"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTPAddr != "127.0.0.1:18080" || time.Duration(c.TrackTTL) != 42*time.Second {
+		t.Errorf("--config - gave http-addr %q, track-ttl %v", c.HTTPAddr, time.Duration(c.TrackTTL))
+	}
+
+	setStdin(t, []byte("sinks:\n  - name: hook\n    webhook: https://example.org/cuas\nrules:\n  - name: any\n    sinks: [hook]\n"))
+	c, err = parseConfig([]string{"--alerts", "-"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.rules == nil || len(c.rules.Rules) != 1 || c.rules.Rules[0].Name != "any" {
+		t.Errorf("--alerts - gave rules %+v", c.rules)
+	}
+
+	setStdin(t, []byte("cooldown: [\n")) // a bad rule file is named as standard input
+	if _, err = parseConfig([]string{"--alerts", "-"}, func(string) string { return "" }, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "standard input") {
+		t.Errorf("bad --alerts -: %v", err)
+	}
+	setStdin(t, nil)
+	_, err = parseConfig([]string{"--config", "-", "--alerts", "-"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "only one input can be standard input") {
+		t.Errorf("--config - --alerts -: %v", err)
 	}
 }
 
@@ -318,6 +410,9 @@ func TestServePortInUse(t *testing.T) {
 		{"--beast-listen", busyTCP},
 		{"--avr-listen", busyTCP},
 		{"--mavlink-udp", busyUDP},
+		{"--sbs-listen", busyTCP},       // issue 21
+		{"--beast-out-listen", busyTCP}, // issue 21
+		{"--json-udp", busyUDP},         // issue 25
 	} {
 		t.Run(c.flag, func(t *testing.T) {
 			args := []string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0",

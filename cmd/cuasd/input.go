@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -18,6 +20,22 @@ func readInput(path string) ([]byte, error) {
 		return io.ReadAll(stdin)
 	}
 	return os.ReadFile(path)
+}
+
+// oneStdin refuses more than one of the named inputs reading standard
+// input ("-"): there is only one.
+func oneStdin(inputs map[string]string) error {
+	var dash []string
+	for name, path := range inputs {
+		if path == "-" {
+			dash = append(dash, name)
+		}
+	}
+	if len(dash) > 1 {
+		sort.Strings(dash)
+		return fmt.Errorf("only one input can be standard input (-); %s all are", strings.Join(dash, ", "))
+	}
+	return nil
 }
 
 // inputName names path in messages.

@@ -65,8 +65,23 @@ func newIntegrity(s *service) *integrity {
 			in.protocols = append(in.protocols, string(d.Protocol()))
 		}
 	}
+	in.declare()
 	s.reg.MustRegister(in.recreated, in.ledgerIntact)
 	return in
+}
+
+// declare creates the recreation counter of every resource repair can
+// recreate at 0, so that /metrics shows them before the first loss
+// (issue 24).
+func (in *integrity) declare() {
+	for _, c := range bus.StreamConfigs(bus.Limits{}) {
+		in.recreated.WithLabelValues("stream " + c.Name)
+	}
+	for _, p := range in.protocols {
+		in.recreated.WithLabelValues("consumer " + worker.ConsumerName(p))
+	}
+	in.recreated.WithLabelValues("bucket " + bus.BucketZones)
+	in.recreated.WithLabelValues("bucket " + fusion.OwnersBucket)
 }
 
 // integrityStage is the watcher as a pipeline stage of serve.

@@ -58,8 +58,9 @@ Usage:
   cuasd version                    print the version
 
 A FILE or BUNDLE argument may be - for standard input. Run
-"cuasd COMMAND --help" for a command's flags. Every flag of serve is also an
-environment variable CUAS_<FLAG> and a key of the --config YAML file.
+"cuasd COMMAND --help" or "cuasd help COMMAND" for a command's flags. Every
+flag of serve is also an environment variable CUAS_<FLAG> and a key of the
+--config YAML file.
 `
 
 // run is the whole program, callable from tests: args exclude the program
@@ -93,15 +94,28 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	case "verify":
 		return runVerify(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-version":
+		if wantsHelp(args[1:]) {
+			return printHelp(stdout, versionUsage)
+		}
 		fmt.Fprintln(stdout, "cuasd", version())
 		return nil
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[0] == "help" && !wantsHelp(args[1:]) {
+			// `cuasd help COMMAND...` is `cuasd COMMAND... --help`.
+			return dispatch(ctx, append(args[1:len(args):len(args)], "--help"), getenv, stdout, stderr)
+		}
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
 }
+
+const versionUsage = `Usage:
+  cuasd version
+
+Prints the version of cuasd (a VCS tag or pseudo-version, or "dev").
+`
 
 const decodeUsage = `Usage:
   cuasd decode adsb HEX...         decode Mode S / ADS-B frames to JSON

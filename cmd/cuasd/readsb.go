@@ -55,15 +55,16 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 	return outs, nil
 }
 
-// countDrops exposes what a streaming output dropped for slow or absent
-// clients as cuasd_output_dropped_total{output}.
+// countDrops exposes what an output dropped from its bounded queue (a
+// streaming output for slow or absent clients, the alert rules and the
+// MQTT output when they fall behind) as cuasd_output_dropped_total{output}.
 func (s *service) countDrops(o interface {
 	Name() string
 	Dropped() uint64
 }) {
 	c := prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name:        "cuasd_output_dropped_total",
-		Help:        "Chunks (raw messages' Beast records, SBS lines of a track event) a streaming output dropped for slow or absent clients.",
+		Help:        "Items an output dropped from its bounded queue: Beast records and SBS lines for slow or absent clients, events the alert rules or the MQTT output could not keep up with.",
 		ConstLabels: prometheus.Labels{"output": o.Name()},
 	}, func() float64 { return float64(o.Dropped()) })
 	if err := s.reg.Register(c); err != nil {

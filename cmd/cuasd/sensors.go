@@ -42,7 +42,7 @@ func sensorSources(cfg config, s *service) ([]ingest.Source, error) {
 	for _, spec := range cfg.JSONUDP.vals {
 		src, err := jsonudp.Listen(spec, reg, s.log)
 		if err != nil {
-			return fail(fmt.Errorf("--json-udp %s: %w", spec, err))
+			return fail(listenError("--json-udp", spec, err)) // names an address in use (issue 24)
 		}
 		if addr := src.Addr().String(); !isLoopback(addr) {
 			s.log.Warn("--json-udp listens beyond loopback: UDP JSON is unauthenticated, anyone who can reach "+

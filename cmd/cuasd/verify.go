@@ -36,15 +36,18 @@ exact bytes the statement's subject digest covers), the inputs of
   cosign verify-blob-attestation --key KEY.pem --signature ENVELOPE \
     --type <predicateType> --insecure-ignore-tlog=true RECORD
 
+Any one of BUNDLE, --pubkey, --checkpoint and --consistency may be - for
+standard input.
+
 Exit status 0 when every check passes, 1 otherwise, with the reasons.
 `
 
 // runVerify implements `cuasd verify`.
 func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("cuasd verify", verifyUsage, args, stdout, stderr)
-	pubPath := fs.String("pubkey", "", "Ed25519 public key `FILE` (PKIX PEM) of the ledger")
-	cpPath := fs.String("checkpoint", "", "a trusted checkpoint `FILE` (signed note or GET /v1/receipt/checkpoint JSON)")
-	consPath := fs.String("consistency", "", "consistency proof JSON `FILE` from the bundle's tree size to the checkpoint's")
+	pubPath := fs.String("pubkey", "", "Ed25519 public key `FILE` (PKIX PEM) of the ledger (- for standard input)")
+	cpPath := fs.String("checkpoint", "", "a trusted checkpoint `FILE` (signed note or GET /v1/receipt/checkpoint JSON; - for standard input)")
+	consPath := fs.String("consistency", "", "consistency proof JSON `FILE` from the bundle's tree size to the checkpoint's (- for standard input)")
 	envOut := fs.String("envelope-out", "", "write the DSSE envelope JSON to `FILE` (cosign --signature)")
 	recOut := fs.String("record-out", "", "write the record, the statement's predicate bytes, to `FILE` (cosign's blob)")
 
@@ -59,6 +62,10 @@ func runVerify(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(pos) != 1 {
 		fs.Usage()
 		return fmt.Errorf("verify: give exactly one bundle file (got %d)", len(pos))
+	}
+	if err := oneStdin(map[string]string{"the bundle": pos[0], "--pubkey": *pubPath,
+		"--checkpoint": *cpPath, "--consistency": *consPath}); err != nil {
+		return fmt.Errorf("verify: %w", err)
 	}
 
 	r, err := readBundle(pos[0])
@@ -84,12 +91,12 @@ func verifyOptions(pubPath, cpPath, consPath string, treeSize uint64) (ledger.Ve
 	var opts ledger.VerifyOptions
 	var err error
 	if pubPath != "" {
-		b, err := os.ReadFile(pubPath)
+		b, err := readInput(pubPath)
 		if err != nil {
 			return opts, fmt.Errorf("verify: --pubkey: %w", err)
 		}
 		if opts.PublicKey, err = ledger.ParsePublicKeyPEM(b); err != nil {
-			return opts, fmt.Errorf("verify: --pubkey %s: %w", pubPath, err)
+			return opts, fmt.Errorf("verify: --pubkey %s: %w", inputName(pubPath), err)
 		}
 	}
 	if cpPath != "" {
@@ -158,10 +165,11 @@ func readBundle(path string) (*ledger.Receipt, error) {
 // readCheckpoint reads a signed note, or the JSON answer of
 // GET /v1/receipt/checkpoint.
 func readCheckpoint(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("verify: --checkpoint: %w", err)
 	}
+	path = inputName(path)
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '{' {
 		var a struct {
 			Checkpoint string `json:"checkpoint"`
@@ -177,10 +185,11 @@ func readCheckpoint(path string) ([]byte, error) {
 // readConsistency reads the JSON answer of GET /v1/receipt/proof/consistency
 // and checks that it spans the bundle's tree and the trusted checkpoint's.
 func readConsistency(path string, from uint64, cp []byte) ([][]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readInput(path)
 	if err != nil {
 		return nil, fmt.Errorf("verify: --consistency: %w", err)
 	}
+	path = inputName(path)
 	var a struct {
 		First  *uint64  `json:"first"`
 		Second *uint64  `json:"second"`

@@ -73,6 +73,21 @@ func (in *Intake) Handle(ctx context.Context, sink ingest.Sink, sensor string, m
 	return err
 }
 
+// Counters are the label values of the input's frame counters: the
+// protocols it may publish and a "rejected_<reason>" drop reason for every
+// reason a message can be refused for, so that every series exists at 0
+// before the first message (issue 24).
+func (in *Intake) Counters() ingest.Counters {
+	c := ingest.Counters{Adapter: in.Adapter, Protocols: []string{ProtocolRemoteID, ProtocolDJI}}
+	if in.Hint == droneclaim.KindDJI {
+		c.Protocols = []string{ProtocolDJI}
+	}
+	for _, r := range droneclaim.Reasons {
+		c.DropReasons = append(c.DropReasons, "rejected_"+r)
+	}
+	return c
+}
+
 // IsPublishError tells an error of Handle that is a failed publish (worth
 // a warning: the bus is unavailable or full) from a refused message
 // (already counted and logged).

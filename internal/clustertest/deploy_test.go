@@ -638,6 +638,51 @@ func TestDeployAlertRules(t *testing.T) {
 	}
 }
 
+// Every shipped alert rule has a promtool case in alerts_test.yml that
+// fires it, and a rule firing on any increase() of a counter (a failure,
+// drop or reject; not a traffic guard with an offset) has one that fires
+// on a single event: a series going from 0 to 1 (issue 24, item 2).
+// promtool itself runs the cases in TestDeployAlertRules.
+func TestDeployAlertRulesAllTested(t *testing.T) {
+	var f struct {
+		Tests []struct {
+			InputSeries []struct {
+				Values string `yaml:"values"`
+			} `yaml:"input_series"`
+			AlertRuleTest []struct {
+				Alertname string `yaml:"alertname"`
+				ExpAlerts []any  `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+		} `yaml:"tests"`
+	}
+	if err := yaml.Unmarshal(readDeploy(t, "prometheus/alerts_test.yml"), &f); err != nil {
+		t.Fatal(err)
+	}
+	fires, firesOnFirst := map[string]bool{}, map[string]bool{}
+	single := regexp.MustCompile(`^(0 )+(1 ?)+$`)
+	onIncrease := regexp.MustCompile(`increase\(cuasd_\w+(\{[^}]*\})?\[\w+\]\)\)\s*>\s*0`)
+	for _, c := range f.Tests {
+		first := false
+		for _, s := range c.InputSeries {
+			first = first || single.MatchString(strings.TrimSpace(s.Values))
+		}
+		for _, a := range c.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+				firesOnFirst[a.Alertname] = firesOnFirst[a.Alertname] || first
+			}
+		}
+	}
+	for _, r := range alertRules(t) {
+		switch {
+		case !fires[r.Alert]:
+			t.Errorf("alert %s: no case in alerts_test.yml fires it", r.Alert)
+		case onIncrease.MatchString(r.Expr) && !firesOnFirst[r.Alert]:
+			t.Errorf("alert %s counts increases, and no case fires it on a single event (values 0 ... 0 1 ... 1)", r.Alert)
+		}
+	}
+}
+
 // metricRE finds metric names in PromQL; label names never start with
 // these prefixes.
 var (
@@ -751,8 +796,15 @@ func TestDeployMetricNames(t *testing.T) {
 	dir := t.TempDir()
 	// --demo feeds the pipeline, the gate and the ledger; a small CUAS_RAW
 	// fills up so that publishing fails (cuasd_frames_dropped_total).
+	// A rule file gives the alert metrics (a webhook nobody answers),
+	// --history the history recorder's.
+	rules := filepath.Join(dir, "alerts.yaml")
+	if err := os.WriteFile(rules, []byte("sinks:\n  - name: hook\n    webhook: http://127.0.0.1:9/hook\n"+
+		"rules:\n  - name: any\n    sinks: [hook]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	_, base := startCuasd(ctx, t, dir, "cuasd-metrics", "--demo", "--http-addr", "127.0.0.1:0",
-		"--nats-listen", "off", "--data-dir", filepath.Join(dir, "data"), "--raw-max-bytes", "256KiB")
+		"--nats-listen", "off", "--data-dir", filepath.Join(dir, "data"), "--raw-max-bytes", "256KiB", "--alerts", rules, "--history")
 	root := strings.TrimSuffix(base, "/api/cuas")
 	for _, p := range []string{livenessPath, readinessPath} {
 		if err := waitReady(ctx, root+p); err != nil {

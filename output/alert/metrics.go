@@ -36,6 +36,22 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// Declare creates the counters of every rule (each state) and every sink
+// (each delivery result) of c at 0, so that /metrics shows them before the
+// first alert and an increase() sees the first failed delivery (issue 24).
+func (m *Metrics) Declare(c *Config) {
+	for _, r := range c.Rules {
+		for _, st := range []string{StateOpen, StateUpdate, StateResolved} {
+			m.alerts.WithLabelValues(r.Name, st)
+		}
+	}
+	for _, s := range c.Sinks {
+		for _, res := range []string{Delivered, "retry", Failed} {
+			m.deliveries.WithLabelValues(s.Name, res)
+		}
+	}
+}
+
 func (m *Metrics) setPending(sink string, n uint64) {
 	m.mu.Lock()
 	m.pending[sink] = n

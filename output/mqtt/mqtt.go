@@ -164,6 +164,10 @@ func (o *Output) Name() string {
 	return "mqtt " + u.Host
 }
 
+// Dropped is how many events the output's bounded queue dropped while it
+// fell behind.
+func (o *Output) Dropped() uint64 { return o.q.Dropped() }
+
 // Run implements output.Output: it connects (and reconnects), announces
 // itself and the discovery configs, keeps the sensors current from the
 // events and sends the sinks' alerts, until ctx ends; then it publishes

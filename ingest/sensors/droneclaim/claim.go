@@ -145,6 +145,11 @@ func (e *Error) Error() string {
 	return s
 }
 
+// Reasons are every Reason an Error of this package carries, and the
+// "invalid" of ReasonOf: the label values an input's reject counter is
+// created with at 0 (issue 24).
+var Reasons = []string{"empty", "invalid", "invalid_json", "no_identity", "oversized", "range", "shape", "type"}
+
 // ReasonOf returns the metrics label of a Parse error ("invalid" for an
 // error of another kind).
 func ReasonOf(err error) string {

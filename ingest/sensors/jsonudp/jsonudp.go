@@ -66,6 +66,9 @@ func Listen(spec string, reg *sensors.Registry, log *slog.Logger) (*Listener, er
 // Name implements ingest.Source.
 func (l *Listener) Name() string { return "json-udp " + l.pc.LocalAddr().String() }
 
+// Counters implements ingest.Counted.
+func (l *Listener) Counters() ingest.Counters { return l.intake.Counters() }
+
 // Addr is the bound address.
 func (l *Listener) Addr() net.Addr { return l.pc.LocalAddr() }
 

@@ -88,6 +88,9 @@ func isDigits(s string) bool {
 // Name implements ingest.Source.
 func (s *Source) Name() string { return "serial " + s.Path }
 
+// Counters implements ingest.Counted.
+func (s *Source) Counters() ingest.Counters { return s.Intake.Counters() }
+
 // Run implements ingest.Source: it reads the device, reopening it, until
 // ctx ends.
 func (s *Source) Run(ctx context.Context, sink ingest.Sink, rep lifecycle.Reporter) error {

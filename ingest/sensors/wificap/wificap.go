@@ -58,6 +58,12 @@ type packetSocket interface {
 // Name implements ingest.Source.
 func (s *Source) Name() string { return "wifi-capture " + s.Iface }
 
+// Counters implements ingest.Counted: Remote ID frames, dropped only for
+// the publisher's reasons.
+func (s *Source) Counters() ingest.Counters {
+	return ingest.Counters{Adapter: Adapter, Protocols: []string{sensors.ProtocolRemoteID}}
+}
+
 // Close releases the socket without running it.
 func (s *Source) Close() error { return s.sock.Close() }
 

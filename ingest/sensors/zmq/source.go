@@ -66,6 +66,9 @@ func Parse(spec string, reg *sensors.Registry, log *slog.Logger) (*Source, error
 // Name implements ingest.Source.
 func (s *Source) Name() string { return "zmq-connect " + s.Addr }
 
+// Counters implements ingest.Counted.
+func (s *Source) Counters() ingest.Counters { return s.Intake.Counters() }
+
 // Run implements ingest.Source: it reads the publisher, reconnecting,
 // until ctx ends.
 func (s *Source) Run(ctx context.Context, sink ingest.Sink, rep lifecycle.Reporter) error {
