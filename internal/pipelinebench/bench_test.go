@@ -71,9 +71,9 @@ func newRig(t *testing.T) *rig {
 		Apply:    store.ApplyBatch, Replay: 10 * time.Minute, Metrics: worker.NewMetrics(reg), Log: nopLog(),
 	}, reg)
 	var wg sync.WaitGroup
-	startOutputs(ctx, t, b)                          // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
-	waitEvents := startEvents(ctx, t, b, store, reg) // CUAS_BENCH_EVENTS=1, CUAS_BENCH_HISTORY=1 (issue 20)
-	cotSink := startCoT(ctx, t, b, reg)              // CUAS_BENCH_COT=1 (issue 18)
+	startOutputs(ctx, t, b)                                // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
+	gate, waitEvents := startEvents(ctx, t, b, store, reg) // CUAS_BENCH_EVENTS=1, CUAS_BENCH_HISTORY=1 (issue 20)
+	cotSink := startCoT(ctx, t, b, gate, reg)              // CUAS_BENCH_COT=1 (issue 18)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
 	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), cot: cotSink, stop: func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/cot"
 )
@@ -19,7 +20,10 @@ import (
 // the gate's track events (so it implies CUAS_BENCH_EVENTS=1), sending to
 // a local socket that reads and counts the datagrams. The pipeline
 // figures with and without it are the CoT output's cost (the counting
-// reader, in this process, is included: a few µs per datagram).
+// reader, in this process, is included: a few µs per datagram). The sink
+// takes the gate's typed events, as in cuasd serve;
+// CUAS_BENCH_COT_NATS=1 makes it decode their JSON from NATS instead, as
+// it does in a process of its own.
 func cotOn() bool { return os.Getenv("CUAS_BENCH_COT") == "1" }
 
 // cotBench is the CoT sink's receiving end.
@@ -30,7 +34,7 @@ type cotBench struct {
 }
 
 // startCoT starts the sink and its reader when cotOn; nil otherwise.
-func startCoT(ctx context.Context, t *testing.T, b *bus.Bus, reg *prometheus.Registry) *cotBench {
+func startCoT(ctx context.Context, t *testing.T, b *bus.Bus, g *board.Gate, reg *prometheus.Registry) *cotBench {
 	t.Helper()
 	if !cotOn() {
 		return nil
@@ -45,7 +49,11 @@ func startCoT(ctx context.Context, t *testing.T, b *bus.Bus, reg *prometheus.Reg
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = s.Run(ctx, output.Conn(b.Conn), nopReporter{}) }()
+	ev := output.InProcess(b.Conn, g) // as cuasd serve runs it: the gate's typed events
+	if os.Getenv("CUAS_BENCH_COT_NATS") == "1" {
+		ev = output.Conn(b.Conn) // as in another process: JSON from NATS
+	}
+	go func() { _ = s.Run(ctx, ev, nopReporter{}) }()
 	c := &cotBench{}
 	go func() {
 		buf := make([]byte, 65536)

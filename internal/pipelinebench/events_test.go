@@ -33,21 +33,22 @@ func benchEvents() (events, hist bool) {
 // cuas.track.* and cuas.threat.* events on core NATS, as cuasd serve does)
 // and, with CUAS_BENCH_HISTORY=1, the history recorder on a database in a
 // temporary directory, subscribed to those events. It returns the wait for
-// the recorder to commit what it holds once ctx ends.
-func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.Store, reg *prometheus.Registry) (wait func()) {
+// the recorder to commit what it holds once ctx ends, and the gate (nil
+// when no events are on).
+func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.Store, reg *prometheus.Registry) (g *board.Gate, wait func()) {
 	t.Helper()
 	evOn, histOn := benchEvents()
 	if !evOn {
-		return func() {}
+		return nil, func() {}
 	}
 	cfg := board.Config{Store: store, Events: b.Conn, Instance: "bench", Log: nopLog()}
 	if gateOnly() && !histOn && !cotOn() {
 		cfg.Events = nil // the sweeps, nothing announced
 	}
-	g := board.New(cfg, reg)
+	g = board.New(cfg, reg)
 	go func() { _ = g.Run(ctx) }()
 	if !histOn {
-		return func() {}
+		return g, func() {}
 	}
 	rec := history.New(history.Config{Path: filepath.Join(t.TempDir(), "history.db"), Logger: nopLog(), Registry: reg})
 	done := make(chan struct{})
@@ -61,7 +62,7 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 			t.Errorf("history recorder: %v", err)
 		}
 	}()
-	return func() { <-done }
+	return g, func() { <-done }
 }
 
 // gateOnly is CUAS_BENCH_EVENTS=gate: the gate sweeps, announcing nothing.

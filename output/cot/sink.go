@@ -82,11 +82,17 @@ type Sink struct {
 	// (re)connects.
 	picture picture
 
-	// Scratch state of the two subscription goroutines (one each).
+	// Scratch state of the two subscription goroutines (one each; the
+	// gate's goroutine in place of the track subscription's when fed in
+	// process).
 	trackEv  events.TrackEvent
 	trackBuf []byte
 	zoneEv   events.ZoneEvent
 	zoneBuf  []byte
+	// lastSent is when each track's last update was queued: the in-process
+	// feed also hands over fast tracks' positions between two events
+	// (for the history), which TAK clients need no more than once a second.
+	lastSent map[string]time.Time
 }
 
 func newSink(kind, target string, tr transport, o Options) *Sink {
@@ -108,7 +114,7 @@ func (s *Sink) Name() string { return s.name }
 // Run subscribes to the track and zone events and sends them until ctx
 // ends, reconnecting a stream with back-off and jitter.
 func (s *Sink) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
-	unTrack, err := ev.Subscribe(bus.TrackPrefix+".>", s.onTrack)
+	unTrack, err := s.subscribeTracks(ev)
 	if err != nil {
 		return &Error{Flag: s.name, Err: err}
 	}
@@ -122,7 +128,19 @@ func (s *Sink) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter
 	return nil
 }
 
-// onTrack encodes a track event (and its operator point) into the queue.
+// subscribeTracks hears the track events typed from the gate when the
+// sink runs inside cuasd serve (output.TrackFeed), else from cuas.track.>
+// on NATS. Decoding each event's JSON again cost a sink ~40 µs of its
+// ~50 µs an event (BENCHMARKS.md, TAK).
+func (s *Sink) subscribeTracks(ev output.Events) (stop func(), err error) {
+	if f, ok := ev.(output.TrackFeed); ok {
+		s.lastSent = map[string]time.Time{}
+		return f.FeedTracks(s.onFedTrack)
+	}
+	return ev.Subscribe(bus.TrackPrefix+".>", s.onTrack)
+}
+
+// onTrack encodes a track event from NATS.
 func (s *Sink) onTrack(m *nats.Msg) { s.onTrackData(m.Data) }
 
 func (s *Sink) onTrackData(data []byte) {
@@ -131,6 +149,34 @@ func (s *Sink) onTrackData(data []byte) {
 	if json.Unmarshal(data, ev) != nil || ev.V != events.Version {
 		return // not an event this build reads; the schema tests guard the producer
 	}
+	s.onTrackEvent(ev)
+}
+
+// onFedTrack encodes a track event of the gate's feed, at most one update
+// a second per track (the gate announces no more often; the extra ones
+// carry fast tracks' positions to the history). It runs on the gate's
+// goroutine: encoding and queueing never block.
+func (s *Sink) onFedTrack(_ string, ev *events.TrackEvent) {
+	id := ev.Track.TrackID
+	if ev.Type == events.TypeTrackLost {
+		delete(s.lastSent, id)
+	} else if last, ok := s.lastSent[id]; ok && ev.Time.Sub(last) < minTrackInterval {
+		return
+	} else {
+		s.lastSent[id] = ev.Time
+	}
+	s.onTrackEvent(ev)
+}
+
+// minTrackInterval is the shortest time between two updates of a track
+// from the in-process feed (the gate's own minimum is 1 s; its sweeps are
+// every 500 ms, so a little less than a second lets every regular event
+// through).
+const minTrackInterval = 900 * time.Millisecond
+
+// onTrackEvent encodes a track event (and its operator point) into the
+// queue.
+func (s *Sink) onTrackEvent(ev *events.TrackEvent) {
 	stale := ev.Time.Add(TrackStale)
 	if ev.Type == events.TypeTrackLost {
 		stale = ev.Time

@@ -458,3 +458,74 @@ func TestStreamReplaysPictureOnReconnect(t *testing.T) {
 		t.Fatalf("after the picture came %s", next)
 	}
 }
+
+// feedEvents is the Events of a sink inside cuasd serve: NATS, and the
+// gate's typed track events (here handed over by the test through fn).
+type feedEvents struct {
+	output.Events
+	mu sync.Mutex
+	fn func(string, *events.TrackEvent)
+}
+
+func (f *feedEvents) FeedTracks(fn func(string, *events.TrackEvent)) (func(), error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fn = fn
+	return func() {}, nil
+}
+
+func (f *feedEvents) feed(ev *events.TrackEvent) {
+	f.mu.Lock()
+	fn := f.fn
+	f.mu.Unlock()
+	fn("", ev)
+}
+
+// Inside cuasd serve the sink takes the gate's typed events (no JSON), and
+// of a track's updates at most one a second: the feed also hands over the
+// positions of fast tracks between two events, for the history.
+func TestFedTracksAtMostOncePerSecond(t *testing.T) {
+	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s, err := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := natstest.Start(t)
+	fe := &feedEvents{Events: output.Conn(srv.Conn)}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep := newUpReporter()
+	go func() { _ = s.Run(ctx, fe, rep) }()
+	<-rep.up
+	at := func(ms int, typ string) *events.TrackEvent {
+		ev := airliner()
+		ev.Type, ev.Time = typ, t0.Add(time.Duration(ms)*time.Millisecond)
+		return ev
+	}
+	for _, ev := range []*events.TrackEvent{
+		at(0, events.TypeTrackUpdate),    // sent
+		at(500, events.TypeTrackUpdate),  // a fast track's positions: not sent
+		at(1000, events.TypeTrackUpdate), // sent
+		at(1200, events.TypeTrackLost),   // sent, stale = time
+		at(1300, events.TypeTrackUpdate), // seen again: sent
+		droneAlert(),                     // the end marker (track and operator)
+	} {
+		fe.feed(ev)
+	}
+	var times []string
+	for _, d := range readDatagrams(t, l, 6) {
+		if uidOf(d) == "cuasd.site1.adsb-4CA1FA" {
+			_, rest, _ := strings.Cut(string(d), `time="`)
+			tm, _, _ := strings.Cut(rest, `"`)
+			times = append(times, tm)
+		}
+	}
+	want := []string{"2026-11-26T06:00:00.000Z", "2026-11-26T06:00:01.000Z", "2026-11-26T06:00:01.200Z", "2026-11-26T06:00:01.300Z"}
+	if strings.Join(times, " ") != strings.Join(want, " ") {
+		t.Errorf("airliner events at %v, want %v", times, want)
+	}
+}
