@@ -2,7 +2,6 @@ package cot
 
 import (
 	"context"
-	"crypto/tls"
 	"log/slog"
 	"net"
 	"strings"
@@ -101,22 +100,7 @@ func (r *countingReporter) state() (int, error) {
 // reported down each time, and logs it once.
 func TestTLSFailureLoggedOncePerStateChange(t *testing.T) {
 	pki := newPKI(t)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", pki.serverConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.(*tls.Conn).Handshake()
-			_ = c.Close()
-		}
-	}()
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	port := handshakeOnly(t, pki)
 	logs := &logCounter{n: map[string]int{}}
 	// The certificate names 127.0.0.1 and tak.test, not localhost.
 	s, err := NewServer("ssl://localhost:"+port, pki.clientFiles(), Options{Log: slog.New(logs)})

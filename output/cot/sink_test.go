@@ -87,16 +87,23 @@ func uidOf(b []byte) string {
 	return uid
 }
 
-func TestUDPUnicastOneEventPerDatagram(t *testing.T) {
+// udpSink is a unicast sink to a UDP listener on loopback.
+func udpSink(t *testing.T) (*net.UDPConn, *Sink) {
+	t.Helper()
 	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	s, err := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l, s
+}
+
+func TestUDPUnicastOneEventPerDatagram(t *testing.T) {
+	l, s := udpSink(t)
 	nc, _ := runSink(t, s)
 	publishTrack(t, nc, airliner())
 	publishTrack(t, nc, droneAlert())
@@ -357,13 +364,15 @@ func TestTAKServerMutualTLSReconnects(t *testing.T) {
 	waitStatus(t, s, "reconnected", func(st output.SinkStatus) bool { return st.Connected && st.LastError != "" })
 }
 
-func TestTAKServerNameIsVerified(t *testing.T) {
-	pki := newPKI(t)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", pki.serverConfig())
+// handshakeOnly runs a TLS listener with p's server certificate that
+// completes each handshake and hangs up, and returns its port.
+func handshakeOnly(t *testing.T, p *pki) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", p.serverConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -374,8 +383,14 @@ func TestTAKServerNameIsVerified(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	// The certificate names 127.0.0.1 and "tak.test", not "localhost".
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	return port
+}
+
+func TestTAKServerNameIsVerified(t *testing.T) {
+	pki := newPKI(t)
+	// The certificate names 127.0.0.1 and "tak.test", not "localhost".
+	port := handshakeOnly(t, pki)
 	s, err := NewServer("ssl://localhost:"+port, pki.clientFiles(), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -485,15 +500,7 @@ func (f *feedEvents) feed(ev *events.TrackEvent) {
 // of a track's updates at most one a second: the feed also hands over the
 // positions of fast tracks between two events, for the history.
 func TestFedTracksAtMostOncePerSecond(t *testing.T) {
-	l, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	s, err := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, s := udpSink(t)
 	srv := natstest.Start(t)
 	fe := &feedEvents{Events: output.Conn(srv.Conn)}
 	ctx, cancel := context.WithCancel(context.Background())
