@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,7 +21,27 @@ var mdRefRE = regexp.MustCompile(`[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.md\b`)
 // shared test data beside the repository), are outside it on purpose.
 func TestMarkdownReferencesExist(t *testing.T) {
 	root := filepath.Join("..", "..")
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := walkRepo(root, []string{".go", ".md", ".yaml", ".yml", ".mjs", ".js", ".html"}, func(path, rel string, b []byte) {
+		for _, ref := range mdRefRE.FindAllString(string(b), -1) {
+			if rel == filepath.Join("docs", "INTERFACE.md") && ref == "SPEC"+".md" { // (split: this file is scanned too)
+				continue // the contract's original file name, which this document replaces
+			}
+			if !mdExists(root, filepath.Dir(path), ref) {
+				t.Errorf("%s names %s, which is not in the repository", rel, ref)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// walkRepo calls fn with the path, the path relative to root and the
+// content of every file under root whose extension is one of exts, past
+// the directories that hold no source (.git, node_modules, build output,
+// data).
+func walkRepo(root string, exts []string, fn func(path, rel string, b []byte)) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -31,9 +52,7 @@ func TestMarkdownReferencesExist(t *testing.T) {
 			}
 			return nil
 		}
-		switch filepath.Ext(path) {
-		case ".go", ".md", ".yaml", ".yml", ".mjs", ".js", ".html":
-		default:
+		if !slices.Contains(exts, filepath.Ext(path)) {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -41,31 +60,16 @@ func TestMarkdownReferencesExist(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		for _, ref := range mdRefRE.FindAllString(string(b), -1) {
-			if rel == filepath.Join("docs", "INTERFACE.md") && ref == "SPEC"+".md" { // (split: this file is scanned too)
-				continue // the contract's original file name, which this document replaces
-			}
-			if !mdExists(root, filepath.Dir(path), ref) {
-				t.Errorf("%s names %s, which is not in the repository", rel, ref)
-			}
-		}
+		fn(path, rel, b)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func mdExists(root, dir, ref string) bool {
 	if strings.Contains(ref, "shared/") || strings.HasPrefix(ref, "//") || filepath.Base(ref) == "SOURCES.md" {
 		return true
 	}
-	for _, base := range []string{dir, root, filepath.Join(root, "docs")} {
-		if _, err := os.Stat(filepath.Join(base, ref)); err == nil {
-			return true
-		}
-	}
-	return false
+	return existsUnder(ref, dir, root, filepath.Join(root, "docs"))
 }
 
 // goRefRE finds references to Go source files ("decode/worker/mavlink.go").
@@ -78,25 +82,7 @@ var goRefRE = regexp.MustCompile(`[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+\.go\b`)
 func TestGoFileReferencesInDocsExist(t *testing.T) {
 	root := filepath.Join("..", "..")
 	n := 0
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", "out", "bin", "data":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if filepath.Ext(path) != ".md" {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
+	err := walkRepo(root, []string{".md"}, func(path, rel string, b []byte) {
 		heading := ""
 		for i, line := range strings.Split(string(b), "\n") {
 			if strings.HasPrefix(line, "#") {
@@ -115,7 +101,6 @@ func TestGoFileReferencesInDocsExist(t *testing.T) {
 				}
 			}
 		}
-		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
