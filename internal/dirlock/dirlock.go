@@ -30,10 +30,10 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.HolderPID > 0 {
-		return fmt.Sprintf("data directory %s is in use by another cuasd (pid %d, lock %s): %v",
+		return fmt.Sprintf("%s is in use by another cuasd (pid %d, lock %s): %v",
 			e.Dir, e.HolderPID, filepath.Join(e.Dir, FileName), e.Err)
 	}
-	return fmt.Sprintf("data directory %s: %v", e.Dir, e.Err)
+	return fmt.Sprintf("%s: %v", e.Dir, e.Err)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
