@@ -260,7 +260,9 @@ Runs the service: HTTP API and map, the embedded NATS server with JetStream
 (unless --nats-url), the decoders, fusion, the continuous gate and the
 receipt ledger. Every flag is also an environment variable CUAS_<FLAG>
 (upper case, '-' as '_') and a key of the --config YAML file; flags win over
-the environment, which wins over the file.
+the environment, which wins over the file. One FILE flag may be - for
+standard input (a key or token file piped from a secret store stays in
+memory).
 `
 
 // parseConfig applies the file, the environment and the flags, in
@@ -289,6 +291,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	c.ConfigFile = file
 	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
+	if err := stdinFileFlags(fs, file); err != nil {   // - for any FILE flag (issue 24)
+		return c, err
+	}
 	return c, c.validate()
 }
 

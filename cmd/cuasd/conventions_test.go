@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -508,5 +509,45 @@ func TestByteSizeStringRoundTrips(t *testing.T) {
 	}
 	if b := byteSize(256 << 20); b.String() != "256MiB" {
 		t.Errorf("256 MiB prints %q", b.String())
+	}
+}
+
+// Every FILE flag of serve reads standard input with "-" (issue 24, item
+// 4), also those whose file a library or a reload opens by path: a token
+// file on standard input guards the API as the same file on disk does, and
+// two flags cannot both read it.
+func TestServeFileFlagsReadStdin(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"token", "new", "--name", "ops", "--role", "operator"},
+		func(string) string { return "" }, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(out.String(), "\n", 2)
+	secret := strings.TrimPrefix(lines[0], "token: ")
+	setStdin(t, []byte(lines[1]))
+	base, stop := startServe(t, "--auth-tokens", "-")
+	defer stop()
+	if resp, _ := get(t, base+"/v1/lambda"); resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", base+"/v1/lambda", nil)
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("with the token read from standard input: %d", resp.StatusCode)
+	}
+
+	setStdin(t, nil)
+	_, err = parseConfig([]string{"--signing-key", "-", "--auth-tokens", "-"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--auth-tokens, --signing-key all are") {
+		t.Errorf("--signing-key - --auth-tokens -: %v", err)
+	}
+	_, err = parseConfig([]string{"--tls-cert", "-", "--alerts", "-"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "only one input can be standard input") {
+		t.Errorf("--tls-cert - --alerts -: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,37 @@ func oneStdin(inputs map[string]string) error {
 		return fmt.Errorf("only one input can be standard input (-); %s all are", strings.Join(dash, ", "))
 	}
 	return nil
+}
+
+// stdinFileFlags lets every FILE flag of fs read standard input ("-"),
+// not only those whose code reads the input itself (--config and
+// --alerts, readInput): the bytes are kept in an in-memory file whose path
+// replaces "-", so every reader of the flag — a library that opens a path,
+// a reload — finds them. At most one input is standard input.
+func stdinFileFlags(fs *flag.FlagSet, configFile string) error {
+	inputs := map[string]string{"--config": configFile}
+	var dash *flag.Flag
+	fs.VisitAll(func(f *flag.Flag) {
+		if kind, _ := flag.UnquoteUsage(f); kind != "FILE" || f.Name == "config" {
+			return
+		}
+		v := f.Value.String()
+		inputs["--"+f.Name] = v
+		if v == "-" && f.Name != "alerts" {
+			dash = f
+		}
+	})
+	if err := oneStdin(inputs); err != nil || dash == nil {
+		return err
+	}
+	b, err := readInput("-")
+	if err == nil {
+		var path string
+		if path, err = memFile(dash.Name, b); err == nil {
+			return dash.Value.Set(path)
+		}
+	}
+	return fmt.Errorf("--%s -: %w", dash.Name, err)
 }
 
 // inputName names path in messages.
