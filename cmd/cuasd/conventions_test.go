@@ -8,7 +8,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -517,32 +516,14 @@ func TestByteSizeStringRoundTrips(t *testing.T) {
 // file on standard input guards the API as the same file on disk does, and
 // two flags cannot both read it.
 func TestServeFileFlagsReadStdin(t *testing.T) {
-	var out bytes.Buffer
-	if err := run(context.Background(), []string{"token", "new", "--name", "ops", "--role", "operator"},
-		func(string) string { return "" }, &out, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.SplitN(out.String(), "\n", 2)
-	secret := strings.TrimPrefix(lines[0], "token: ")
-	setStdin(t, []byte(lines[1]))
+	secret, entry := newOperatorToken(t)
+	setStdin(t, entry)
 	base, stop := startServe(t, "--auth-tokens", "-")
 	defer stop()
-	if resp, _ := get(t, base+"/v1/lambda"); resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("no token: %d", resp.StatusCode)
-	}
-	req, _ := http.NewRequest("GET", base+"/v1/lambda", nil)
-	req.Header.Set("Authorization", "Bearer "+secret)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("with the token read from standard input: %d", resp.StatusCode)
-	}
+	checkTokenGuards(t, base, secret)
 
 	setStdin(t, nil)
-	_, err = parseConfig([]string{"--signing-key", "-", "--auth-tokens", "-"}, func(string) string { return "" }, io.Discard)
+	_, err := parseConfig([]string{"--signing-key", "-", "--auth-tokens", "-"}, func(string) string { return "" }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--auth-tokens, --signing-key all are") {
 		t.Errorf("--signing-key - --auth-tokens -: %v", err)
 	}

@@ -28,20 +28,34 @@ func TestRefusesOpenNonLoopback(t *testing.T) {
 }
 
 func TestTokenNewAndAuth(t *testing.T) {
+	secret, entry := newOperatorToken(t)
+	file := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(file, entry, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, stop := startServe(t, "--auth-tokens", file)
+	defer stop()
+	checkTokenGuards(t, base, secret)
+}
+
+// newOperatorToken runs 'cuasd token new' and returns the printed secret
+// and the entry for a tokens file.
+func newOperatorToken(t *testing.T) (secret string, entry []byte) {
+	t.Helper()
 	var out bytes.Buffer
 	if err := run(context.Background(), []string{"token", "new", "--name", "ops", "--role", "operator"},
 		func(string) string { return "" }, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.SplitN(out.String(), "\n", 2)
-	secret := strings.TrimPrefix(lines[0], "token: ")
-	file := filepath.Join(t.TempDir(), "tokens.yaml")
-	if err := os.WriteFile(file, []byte(lines[1]), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	base, stop := startServe(t, "--auth-tokens", file)
-	defer stop()
-	if resp, _ := get(t, base+"/v1/lambda"); resp.StatusCode != 401 {
+	return strings.TrimPrefix(lines[0], "token: "), []byte(lines[1])
+}
+
+// checkTokenGuards checks that the API at base refuses a request without a
+// token (401) and serves one with secret (200).
+func checkTokenGuards(t *testing.T, base, secret string) {
+	t.Helper()
+	if resp, _ := get(t, base+"/v1/lambda"); resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no token: %d", resp.StatusCode)
 	}
 	req, _ := http.NewRequest("GET", base+"/v1/lambda", nil)
@@ -51,8 +65,8 @@ func TestTokenNewAndAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("with the printed token: %d", resp.StatusCode)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("with the token: %d", resp.StatusCode)
 	}
 }
 
