@@ -173,17 +173,7 @@ func TestTAKServerProtocol1FallsBackToXML(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ln, s := newV1Server(t)
 			s.tr.(*streamTransport).waits.offer = 300 * time.Millisecond
-			got := make(chan string, 1)
-			go func() {
-				srv := acceptTAK(t, ln)
-				if srv == nil {
-					got <- ""
-					return
-				}
-				defer srv.c.Close()
-				c.server(srv)
-				got <- srv.xmlEvent()
-			}()
+			got := firstXMLEvent(t, ln, c.server)
 			nc, _ := runSink(t, s)
 			publishTrack(t, nc, airliner())
 			ev := <-got
@@ -192,6 +182,24 @@ func TestTAKServerProtocol1FallsBackToXML(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firstXMLEvent accepts one connection on ln, plays the server's side of
+// the negotiation with serve, and delivers the first XML event the sink
+// then sends ("" when no connection came).
+func firstXMLEvent(t *testing.T, ln net.Listener, serve func(*takServer)) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		srv := acceptTAK(t, ln)
+		if srv == nil {
+			got <- ""
+			return
+		}
+		defer srv.c.Close()
+		serve(srv)
+		got <- srv.xmlEvent()
+	}()
+	return got
 }
 
 // TestTAKServerProtocol1Unanswered: a server that offers version 1 and
@@ -236,16 +244,7 @@ func TestTAKServerProtocol1OverTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.tr.(*streamTransport).waits.offer = 300 * time.Millisecond
-	got := make(chan string, 1)
-	go func() {
-		srv := acceptTAK(t, ln)
-		if srv == nil {
-			got <- ""
-			return
-		}
-		defer srv.c.Close()
-		got <- srv.xmlEvent()
-	}()
+	got := firstXMLEvent(t, ln, func(*takServer) {}) // offers nothing
 	nc, _ := runSink(t, s)
 	publishTrack(t, nc, airliner())
 	if ev := <-got; uidOf([]byte(ev)) != "cuasd.site1.adsb-4CA1FA" {
