@@ -250,6 +250,15 @@ func (w *jsonWriter) trackTail(t *Track) {
 		w.key("adsb")
 		w.adsb(t.ADSB)
 	}
+	w.strOmit("position_source", t.PositionSource)
+	if t.MLAT != nil {
+		w.key("mlat")
+		w.marshal(t.MLAT) // multilaterated aircraft only
+	}
+	if t.Verification != nil {
+		w.key("verification")
+		w.marshal(t.Verification) // checked ADS-B claims only
+	}
 }
 
 func (w *jsonWriter) points(ps []Point) {

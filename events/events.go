@@ -160,6 +160,41 @@ type Track struct {
 	// ADSB is an aircraft's address type, air/ground state, integrity and
 	// intent as its own messages stated them; absent for other tracks.
 	ADSB *ADSBInfo `json:"adsb,omitempty"`
+
+	// --- Issue 31: multilateration and claim verification. ---
+
+	// PositionSource says where the position comes from: "broadcast" (the
+	// transmitter's own claim) or "mlat" (located from the times its
+	// transmissions reached several sensors); absent without a position.
+	PositionSource string `json:"position_source,omitempty"`
+	// MLAT is the last multilaterated fix's quality (aircraft only).
+	MLAT *MLAT `json:"mlat,omitempty"`
+	// Verification is the verdict on the aircraft's last checked ADS-B
+	// position claim.
+	Verification *Verification `json:"verification,omitempty"`
+}
+
+// MLAT is a multilaterated fix's quality: how many sensors' times it used,
+// their RMS range residual and the 1-σ horizontal error estimate, metres.
+type MLAT struct {
+	Sensors   int     `json:"sensors"`
+	ResidualM float64 `json:"residual_m"`
+	ErrorM    float64 `json:"error_m"`
+}
+
+// Verification is the verdict on a position claim from the times of
+// arrival: "verified" (the times put the transmitter within 500 m of its
+// claim, and a claim further off would have been caught),
+// "contradicted" (they put it further, significantly) or "unverifiable".
+type Verification struct {
+	Status string `json:"status"`
+	// ResidualM is the RMS range residual of the times at the claim.
+	ResidualM float64 `json:"residual_m"`
+	// DistanceM is how far from the claim the times put the transmitter.
+	DistanceM float64 `json:"distance_m"`
+	Sensors   int     `json:"sensors"`
+	// Time is when the checked transmission was sent.
+	Time time.Time `json:"time"`
 }
 
 // ADSBInfo is what an aircraft's own Mode S and ADS-B messages said of its
