@@ -354,6 +354,10 @@ type Threat struct {
 	FirstSeen     time.Time    `json:"first_seen"`
 	LastSeen      time.Time    `json:"last_seen"`
 	ReceiptIndex  *int64       `json:"receipt_index,omitempty"`
+	// Verification is the status of the aircraft's last ADS-B position
+	// claim checked by multilateration (issue 31): verified,
+	// contradicted or unverifiable; absent when never checked.
+	Verification string `json:"verification,omitempty"`
 }
 
 // Identity is what a threat claims to be.

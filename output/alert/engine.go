@@ -167,6 +167,9 @@ func (e *Engine) matches(r *Rule, t *events.Threat, d gate.Decision) bool {
 	if r.SwarmMin > 0 && (t.SwarmID == "" || e.swarms[t.SwarmID] < r.SwarmMin) {
 		return false
 	}
+	if len(r.Verification) > 0 && !slices.Contains(r.Verification, t.Verification) {
+		return false
+	}
 	return true
 }
 

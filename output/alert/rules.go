@@ -71,6 +71,10 @@ type Rule struct {
 	SwarmMin int `yaml:"swarm_min"`
 	// Breach, when true, matches only while the track is inside the zone.
 	Breach bool `yaml:"breach"`
+	// Verification, when given, matches only a track whose last ADS-B
+	// position claim checked by multilateration had one of these
+	// statuses (verified, contradicted, unverifiable; issue 31).
+	Verification []string `yaml:"verification"`
 	// Cooldown: within it a track and rule never open a second alert
 	// (default 60s).
 	Cooldown string   `yaml:"cooldown"`
@@ -318,6 +322,11 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 	}
 	if r.SwarmMin < 0 {
 		v.fail(append(p, "swarm_min"), "swarm_min must not be negative")
+	}
+	for j, s := range r.Verification {
+		if s != "verified" && s != "contradicted" && s != "unverifiable" {
+			v.fail(append(p, "verification", j), "verification must be verified, contradicted or unverifiable, got %q", s)
+		}
 	}
 	r.CooldownD = v.duration(r.Cooldown, DefaultCooldown, append(p, "cooldown"))
 	if len(r.Sinks) == 0 {
