@@ -309,6 +309,15 @@ func (v *validator) rules(c *Config) {
 	}
 }
 
+// verification checks a rule's verification statuses (issue 31).
+func (v *validator) verification(r *Rule, p []any) {
+	for j, s := range r.Verification {
+		if s != "verified" && s != "contradicted" && s != "unverifiable" {
+			v.fail(append(p, "verification", j), "verification must be verified, contradicted or unverifiable, got %q", s)
+		}
+	}
+}
+
 func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 	r.Min = gate.Alert
 	if r.MinDecision != "" {
@@ -323,11 +332,7 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 	if r.SwarmMin < 0 {
 		v.fail(append(p, "swarm_min"), "swarm_min must not be negative")
 	}
-	for j, s := range r.Verification {
-		if s != "verified" && s != "contradicted" && s != "unverifiable" {
-			v.fail(append(p, "verification", j), "verification must be verified, contradicted or unverifiable, got %q", s)
-		}
-	}
+	v.verification(r, p)
 	r.CooldownD = v.duration(r.Cooldown, DefaultCooldown, append(p, "cooldown"))
 	if len(r.Sinks) == 0 {
 		v.fail(p, "rule %q has no sinks", r.Name)
