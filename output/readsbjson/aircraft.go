@@ -142,9 +142,12 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	b = append(b, `{"hex":`...)
 	b = appendString(b, Hex(t))
 	b = append(b, `,"type":`...)
+	mlat := adsb && t.PositionSource == "mlat"
 	switch {
 	case !adsb:
 		b = append(b, `"other"`...)
+	case mlat:
+		b = append(b, `"mlat"`...) // readsb's type of a multilaterated aircraft
 	case t.ADSB != nil && validType(t.ADSB.AddressType):
 		b = append(b, '"')
 		b = append(b, t.ADSB.AddressType...)
@@ -182,7 +185,12 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	}
 	b = appendPosition(b, t, now)
 	b = appendIntegrity(b, t.ADSB)
-	b = append(b, `,"mlat":[],"tisb":[],"messages":`...)
+	if mlat {
+		// readsb lists the fields multilateration gave.
+		b = append(b, `,"mlat":["lat","lon"],"tisb":[],"messages":`...)
+	} else {
+		b = append(b, `,"mlat":[],"tisb":[],"messages":`...)
+	}
 	if c != nil {
 		b = strconv.AppendUint(b, c.messages, 10)
 		if c.hasRSSI {
