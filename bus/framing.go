@@ -26,6 +26,12 @@ const (
 	// level, and the Mode A/C replies), so a Beast relay can forward
 	// frames unchanged (issue 21). Decoders see the Mode S data only.
 	FramingBeast = "beast"
+	// FramingLPT: lp with a time: each frame preceded by its length as a
+	// big-endian uint16 and the sensor's time of the frame as a big-endian
+	// int64 of nanoseconds (0: none) on the clock the message's Cuas-Clock
+	// names ("receiver" or "gps"). The single-frame intake batches frames
+	// that came with a Cuas-Sensor-Ns this way (issue 30).
+	FramingLPT = "lpt"
 )
 
 // Beast record types of FramingBeast (as on the wire).
@@ -90,22 +96,32 @@ var ErrFraming = errors.New("bus: malformed frame batch")
 // framing. For hexlines, scratch is reused for the decoded bytes; fn must
 // copy what it keeps. An error from fn stops the iteration and is returned.
 func EachFrame(framing string, body []byte, scratch []byte, fn func(i int, frame []byte) error) ([]byte, error) {
+	return EachFrameTS(framing, body, scratch, func(i int, _ uint64, frame []byte) error { return fn(i, frame) })
+}
+
+// EachFrameTS is EachFrame that also hands fn each frame's sensor
+// timestamp: a Beast record's 48-bit counter (its meaning is the
+// message's Cuas-Clock header), 0 for the other framings, whose frames
+// share the message's Cuas-Sensor-Ns header if it has one (issue 30).
+func EachFrameTS(framing string, body []byte, scratch []byte, fn func(i int, ts uint64, frame []byte) error) ([]byte, error) {
 	switch framing {
 	case "", FramingRaw:
-		return scratch, fn(0, body)
+		return scratch, fn(0, 0, body)
 	case FramingLP:
-		return scratch, eachLP(body, fn)
+		return scratch, eachLP(body, func(i int, frame []byte) error { return fn(i, 0, frame) })
+	case FramingLPT:
+		return scratch, eachLPT(body, fn)
 	case FramingBeast:
 		i := 0
-		return scratch, EachBeast(body, func(typ byte, _ uint64, _ byte, data []byte) error {
+		return scratch, EachBeast(body, func(typ byte, ts uint64, _ byte, data []byte) error {
 			if typ == BeastModeAC {
 				return nil // no address: nothing a decoder can use
 			}
 			i++
-			return fn(i-1, data)
+			return fn(i-1, ts, data)
 		})
 	case FramingHexLines:
-		return eachHexLine(body, scratch, fn)
+		return eachHexLine(body, scratch, func(i int, frame []byte) error { return fn(i, 0, frame) })
 	}
 	return scratch, fmt.Errorf("%w: unknown framing %q", ErrFraming, framing)
 }
@@ -129,6 +145,35 @@ func eachLP(body []byte, fn func(i int, frame []byte) error) error {
 		body = body[2+n:]
 	}
 	return nil
+}
+
+// eachLPT iterates over a length-prefixed batch with times.
+func eachLPT(body []byte, fn func(i int, ts uint64, frame []byte) error) error {
+	for i := 0; len(body) > 0; i++ {
+		if len(body) < 10 {
+			return fmt.Errorf("%w: %d trailing byte(s) after frame %d", ErrFraming, len(body), i)
+		}
+		n := int(binary.BigEndian.Uint16(body))
+		if n == 0 || n > len(body)-10 {
+			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-10)
+		}
+		if i >= MaxFramesPerMessage {
+			return fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
+		}
+		if err := fn(i, binary.BigEndian.Uint64(body[2:]), body[10:10+n]); err != nil {
+			return err
+		}
+		body = body[10+n:]
+	}
+	return nil
+}
+
+// AppendLPT appends frame, with its sensor time (ns, 0: none), to an lpt
+// batch.
+func AppendLPT(batch []byte, ns int64, frame []byte) []byte {
+	batch = binary.BigEndian.AppendUint16(batch, uint16(len(frame)))
+	batch = binary.BigEndian.AppendUint64(batch, uint64(ns))
+	return append(batch, frame...)
 }
 
 // eachHexLine iterates over hex lines, decoding each into scratch; a line

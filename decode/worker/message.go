@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // msgDecoder decodes the frames of one raw message with one protocol's
@@ -19,6 +20,16 @@ import (
 type msgDecoder struct {
 	dec     FrameDecoder
 	scratch []byte
+	// clocks models each sensor's clock (issue 30). Every instance reads
+	// the same raw stream in the same order, so every instance maps the
+	// same frames to the same times.
+	clocks sensorclock.Clocks
+	// cur is the sensor clock of the message being decoded; dups and
+	// resets count what it found in it.
+	cur *sensorclock.Model
+	// nsTimes: the message's per-frame times are nanoseconds (framing
+	// lpt), not Beast timestamps.
+	nsTimes bool
 	// obs and dead are the results of the last decodeMessage, valid until
 	// the next call.
 	obs  []decode.Observation
@@ -49,13 +60,18 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	// letter, kept with its reason, rather than decoded.
 	if bad := futureRecv(meta); bad != "" {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "recv_time", detail: bad})
+	} else if meta.ClockErr {
+		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"})
 	} else {
-		d.scratch, err = bus.EachFrame(framing, data, d.scratch, func(k int, frame []byte) error {
-			if d.decodeFrame(k, frame, meta) {
+		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
+		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
+		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
+			if d.decodeFrame(k, ts, frame, meta) {
 				decoded++
 			}
 			return nil
 		})
+		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
 	}
 	if err != nil {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: err.Error()})
@@ -87,13 +103,53 @@ func futureRecv(meta Meta) string {
 	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
 }
 
-// decodeFrame decodes frame k, appending to d.obs or d.dead; it reports
-// whether the frame decoded.
-func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
+// count adds a message's duplicates and clock resets to the metrics
+// (once per message: a labelled counter's look-up costs about a frame's
+// decoding).
+func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, dups, resets uint64) {
+	if dups > 0 {
+		m.duplicates.WithLabelValues(string(proto)).Add(float64(dups))
+	}
+	if resets > 0 {
+		m.clockResets.WithLabelValues(string(proto)).Add(float64(resets))
+	}
+}
+
+// frameTime is the time of a frame with sensor timestamp ts (0: none) of
+// a message with meta, by the sensor's clock model.
+func (d *msgDecoder) frameTime(ts uint64, meta Meta) sensorclock.Time {
+	switch {
+	case ts != 0 && !d.nsTimes:
+		return d.cur.Map(meta.Clock, ts, meta.RecvUnixNano)
+	case ts == 0:
+		ts = uint64(meta.SensorNs)
+	}
+	switch {
+	case ts == 0:
+		return sensorclock.Time{UnixNano: meta.RecvUnixNano}
+	case meta.Clock == sensorclock.GPS:
+		return d.cur.MapUTC(int64(ts), meta.RecvUnixNano)
+	}
+	return d.cur.Map(sensorclock.Receiver, ts, meta.RecvUnixNano)
+}
+
+// decodeFrame decodes frame k, whose sensor timestamp is ts (0: none),
+// appending to d.obs or d.dead; it reports whether the frame decoded. An
+// exact duplicate of a recent frame of the same sensor is dropped
+// (counted), not decoded.
+func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool {
 	if frame == nil {
 		d.dead = append(d.dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
 		return false
 	}
+	key := ts
+	if key == 0 {
+		key = uint64(meta.SensorNs)
+	}
+	if d.cur.Duplicate(key, frame) {
+		return false
+	}
+	at := d.frameTime(ts, meta)
 	n := len(d.obs)
 	var err error
 	d.obs, err = d.dec.Decode(frame, meta, d.obs)
@@ -110,7 +166,8 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 			o.Sensor = meta.Sensor
 		}
 		if o.TimeUnixNano == 0 {
-			o.TimeUnixNano = meta.RecvUnixNano
+			o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = at.UnixNano, at.SensorNs, at.Clock, at.Source
+			o.SensorTicks = ts
 		}
 		o.IngestUnixNano = meta.IngestUnixNano
 		if o.Signal == 0 {
