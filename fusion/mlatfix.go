@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/events"
 )
 
@@ -95,7 +96,7 @@ func (s *Store) ApplyMLAT(f MLATFix) bool {
 	// cross-protocol disagreement check.
 	proto := t.lastProto
 	t.lastProto = ""
-	ok := s.acceptPosition(t, f.T, f.Lat, f.Lon, PositionMLAT)
+	ok := s.acceptPosition(t, sensorclock.Time{UnixNano: f.T}, f.Lat, f.Lon, PositionMLAT)
 	t.lastProto = proto
 	return ok
 }
