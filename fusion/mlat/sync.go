@@ -338,13 +338,14 @@ type PairState struct {
 	Good     bool
 }
 
-// Pairs appends every pair's state to dst, judging "good" at time now of
-// each pair's first clock (pass the newest time seen).
-func (s *Sync) Pairs(dst []PairState, now int64) []PairState {
+// Pairs appends every pair's state to dst, judging "good" at now(a), the
+// current time of each pair's first sensor's clock (the newest time it
+// gave).
+func (s *Sync) Pairs(dst []PairState, now func(SensorID) int64) []PairState {
 	for k, p := range s.pairs {
 		a, b := SensorID(k>>16), SensorID(k&0xffff)
 		dst = append(dst, PairState{A: a, B: b, Points: p.n, RMSNS: p.rms, DriftPPM: p.drift * 1e6, LastNS: p.last,
-			Good: s.Good(a, b, now)})
+			Good: s.Good(a, b, now(a))})
 	}
 	return dst
 }

@@ -1,0 +1,191 @@
+package mlatstage
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/fusion/mlat"
+	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/sim"
+)
+
+// fakeStore records what the stage hands the track store and answers
+// Get with each aircraft's reference (claimed) position.
+type fakeStore struct {
+	mu     sync.Mutex
+	fixes  map[string][]fusion.MLATFix
+	ver    map[string]fusion.Verification
+	claims map[string][2]float64
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{fixes: map[string][]fusion.MLATFix{}, ver: map[string]fusion.Verification{}, claims: map[string][2]float64{}}
+}
+
+func (f *fakeStore) ApplyMLAT(x fusion.MLATFix) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.fixes[x.ICAO] = append(f.fixes[x.ICAO], x)
+	return true
+}
+
+func (f *fakeStore) SetVerification(icao string, v fusion.Verification) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ver[icao] = v
+	return true
+}
+
+func (f *fakeStore) Get(id string) (fusion.Track, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.claims[id[len("adsb:"):]]
+	return fusion.Track{HasPosition: ok, Lat: c[0], Lon: c[1], PositionMethod: "cpr_global"}, ok
+}
+
+// refRow is one transmission of a reference set.
+type refRow struct {
+	aircraft            int
+	lat, lon, baro, geo float64
+	sensors             []string
+	ns                  []int64
+}
+
+func loadRef(t *testing.T, set string) ([]Sensor, []refRow) {
+	t.Helper()
+	read := func(name string) [][]string {
+		f, err := os.Open(testshared.Path(t, "data", "mlat", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs[1:]
+	}
+	af := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	var sensors []Sensor
+	for _, r := range read("sensors.csv") {
+		if lat, lon := af(r[1]), af(r[2]); lat != 0 || lon != 0 {
+			sensors = append(sensors, Sensor{Name: "s" + r[0], Lat: lat, Lon: lon, AltM: af(r[3]), Clock: mlat.ClockGPS})
+		}
+	}
+	var rows []refRow
+	for _, r := range read(set) {
+		row := refRow{lat: af(r[3]), lon: af(r[4]), baro: af(r[5]), geo: af(r[6])}
+		row.aircraft, _ = strconv.Atoi(r[2])
+		var ms [][3]int64
+		if err := json.Unmarshal([]byte(r[8]), &ms); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			row.sensors = append(row.sensors, "s"+strconv.FormatInt(m[0], 10))
+			row.ns = append(row.ns, m[1])
+		}
+		rows = append(rows, row)
+	}
+	return sensors, rows
+}
+
+// gpsTicks is a Beast GPS timestamp: seconds of the day in the top 18
+// bits, nanoseconds in the low 30.
+func gpsTicks(ns int64) uint64 {
+	return uint64(ns/1e9%86400)<<30 | uint64(ns%1e9)
+}
+
+// feed offers one transmission's receptions and closes its group.
+func feed(s *Stage, frame []byte, row *refRow, arrival int64) {
+	for i, name := range row.sensors {
+		r := Rx{Sensor: name, Clock: sensorclock.GPS, Ticks: gpsTicks(row.ns[i]), Arrival: arrival, Len: uint8(len(frame))}
+		copy(r.Msg[:], frame)
+		s.add(&r)
+	}
+	s.grp.Expire(arrival+s.cfg.Hold.Nanoseconds(), s.process)
+}
+
+func icaoOf(row *refRow) (uint32, string) {
+	a := 0x400000 + uint32(row.aircraft)
+	return a, hex6(a)
+}
+
+// TestStageLocatesAndVerifiesReferenceSet: every row of a reference set
+// as a DF4 altitude reply (Mode S only) and as DF17 position squitters,
+// honest and moved 1.5 km, through the stage: the fixes land near the
+// reference positions, honest claims are verified and moved ones
+// contradicted.
+func TestStageLocatesAndVerifiesReferenceSet(t *testing.T) {
+	sensors, rows := loadRef(t, "set_2.csv")
+	st := newFakeStore()
+	s := New(Config{Sensors: sensors}, st, nil)
+	var errs []float64
+	counts := map[string]int{}
+	arrival := int64(1_764_288_000e9)
+	for i := range rows {
+		r := &rows[i]
+		addr, icao := icaoOf(r)
+		st.claims[icao] = [2]float64{r.lat, r.lon}
+		arrival += 2e9
+		df4 := sim.ModeSAltitudeReply(addr, r.baro/0.3048)
+		n := len(st.fixes[icao])
+		feed(s, df4[:], r, arrival)
+		if len(st.fixes[icao]) > n {
+			f := st.fixes[icao][n]
+			errs = append(errs, gate.Distance(gate.Point{Lat: f.Lat, Lon: f.Lon}, gate.Point{Lat: r.lat, Lon: r.lon}))
+		}
+		for _, moved := range []float64{0, 1500} {
+			lat := r.lat + moved/111_320
+			df17 := sim.ADSBPosition(addr, lat, r.lon, r.baro/0.3048, i%2 == 1)
+			arrival += 1e6
+			feed(s, df17[:], r, arrival)
+			counts[strconv.FormatFloat(moved, 'f', 0, 64)+" "+st.ver[icao].Status]++
+		}
+	}
+	sort.Float64s(errs)
+	med := errs[len(errs)/2]
+	t.Logf("%d fixes of %d rows, median %.0f m; verdicts %v", len(errs), len(rows), med, counts)
+	if len(errs) < len(rows)*9/10 || med > 60 {
+		t.Errorf("%d fixes of %d rows, median %.0f m: want ≥ 90 %% within a median of 60 m", len(errs), len(rows), med)
+	}
+	if c, n := counts["1500 contradicted"], len(rows); c < n*98/100 {
+		t.Errorf("moved claims contradicted %d of %d", c, n)
+	}
+	if c, n := counts["0 contradicted"], len(rows); float64(c) > math.Max(1, 0.01*float64(n)) {
+		t.Errorf("honest claims contradicted %d of %d", c, n)
+	}
+	if counts["0 verified"] < len(rows)*85/100 {
+		t.Errorf("honest claims verified %d of %d", counts["0 verified"], len(rows))
+	}
+}
+
+// TestOfferShedsWhenFull: a full queue sheds and counts, never blocks;
+// frames of unknown sensors and formats multilateration cannot use are
+// refused.
+func TestOfferShedsWhenFull(t *testing.T) {
+	s := New(Config{Sensors: []Sensor{{Name: "a", Lat: 1, Lon: 1}}, QueueLen: 2}, newFakeStore(), nil)
+	df4 := sim.ModeSAltitudeReply(0x123456, 1000)
+	r := Rx{Sensor: "a", Len: 7}
+	copy(r.Msg[:], df4[:])
+	got := []bool{s.Offer(&r), s.Offer(&r), s.Offer(&r)}
+	if !got[0] || !got[1] || got[2] || s.Queued() != 2 {
+		t.Fatalf("offers %v, queued %d: want two taken, the third shed", got, s.Queued())
+	}
+	r.Sensor = "unknown"
+	if s.Offer(&r) {
+		t.Error("a frame of a sensor without a position was queued")
+	}
+	r.Sensor, r.Msg[0] = "a", 24<<3 // Comm-D
+	if s.Offer(&r) {
+		t.Error("a DF24 frame was queued")
+	}
+}
