@@ -415,6 +415,22 @@ type Sensor struct {
 	// or each subscribes to one kit).
 	Instance string   `json:"instance,omitempty"`
 	HeardBy  []string `json:"heard_by,omitempty"`
+	// Clock and MLAT describe a Mode S receiver taking part in
+	// multilateration (issue 31): what its Beast timestamps are (gps or
+	// 12mhz) and its clock sync with the other receivers.
+	Clock string      `json:"clock,omitempty"`
+	MLAT  *SensorMLAT `json:"mlat,omitempty"`
+}
+
+// SensorMLAT is a Mode S receiver's part in multilateration.
+type SensorMLAT struct {
+	// Receptions counts its timestamped Mode S receptions.
+	Receptions uint64 `json:"receptions"`
+	// SyncPairs is how many other receivers its free-running clock has a
+	// pairwise sync with, SyncGood how many of those are usable now; a
+	// GPS-timed receiver needs none with another GPS-timed one.
+	SyncPairs int `json:"sync_pairs"`
+	SyncGood  int `json:"sync_good"`
 }
 
 // SensorPosition is where a sensor is.

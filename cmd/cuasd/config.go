@@ -99,7 +99,10 @@ type config struct {
 	BeastListen  string   `yaml:"beast-listen"`
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
-	AVRConnect   string   `yaml:"avr-connect"`
+	// Sensors are the Mode S receivers taking part in multilateration
+	// (issue 31; config file only).
+	Sensors    []MLATSensor `yaml:"sensors"`
+	AVRConnect string       `yaml:"avr-connect"`
 	// MAVLinkKey is a secret: it is never logged or echoed.
 	MAVLinkKey      string   `yaml:"mavlink-key"`
 	Demo            bool     `yaml:"demo"`
@@ -358,6 +361,7 @@ func (c *config) validate() error {
 	errs = c.validateZones(errs)
 	errs = c.validateHTTP(errs)
 	errs = append(errs, c.validateAlerts()) // issue 19
+	errs = c.validateMLAT(errs)             // issue 31
 	if err := c.cotValidate(); err != nil { // issue 18
 		errs = append(errs, err)
 	}

@@ -1,6 +1,8 @@
 package mlatstage
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/fusion/mlat"
@@ -62,6 +64,8 @@ type SensorState struct {
 	// GoodPairs how many of those are usable now (GPS-timed sensors need
 	// none with each other).
 	Pairs, GoodPairs int
+	// LastHeard is when its last timestamped reception arrived.
+	LastHeard time.Time
 }
 
 // Sensors returns every configured sensor's state.
@@ -71,6 +75,9 @@ func (s *Stage) Sensors() []SensorState {
 	out := make([]SensorState, len(s.names))
 	for i, n := range s.names {
 		out[i] = SensorState{Name: n, Clock: s.nw.Sensors[i].Clock.String(), Receptions: s.heard[i]}
+		if s.arrived[i] != 0 {
+			out[i].LastHeard = time.Unix(0, s.arrived[i]).UTC()
+		}
 	}
 	for _, p := range s.nw.Sync.Pairs(nil, func(id mlat.SensorID) int64 { return s.newest[id] }) {
 		for _, id := range []mlat.SensorID{p.A, p.B} {

@@ -100,6 +100,7 @@ type Stage struct {
 	names   []string
 	heard   []uint64 // receptions per sensor
 	newest  []int64  // newest time each sensor gave, ns of its clock
+	arrived []int64  // arrival of each sensor's last reception, Unix ns
 	grp     *mlat.Grouper
 	sv      *mlat.Solver
 	filters map[uint32]*aircraft
@@ -127,7 +128,7 @@ func New(cfg Config, store Store, reg prometheus.Registerer) *Stage {
 		s.names = append(s.names, c.Name)
 		table = append(table, mlat.Sensor{Pos: mlat.ECEF(c.Lat, c.Lon, c.AltM), HasPos: true, Clock: c.Clock})
 	}
-	s.heard, s.newest = make([]uint64, len(table)), make([]int64, len(table))
+	s.heard, s.newest, s.arrived = make([]uint64, len(table)), make([]int64, len(table)), make([]int64, len(table))
 	s.nw = mlat.NewNetwork(table, cfg.Sync)
 	s.m = newMetrics(s)
 	if reg != nil {
@@ -193,6 +194,7 @@ func (s *Stage) Run(ctx context.Context) error {
 func (s *Stage) add(r *Rx) {
 	id := s.ids[r.Sensor]
 	s.heard[id]++
+	s.arrived[id] = r.Arrival
 	t := sensorNs(r.Clock, r.Ticks)
 	if t > s.newest[id] {
 		s.newest[id] = t

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/decode/worker"
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/fusion/mlat"
+	"github.com/cuasd/cuasd/fusion/mlatstage"
+	"github.com/cuasd/cuasd/ingest/sensors"
+)
+
+// MLATSensor is one entry of the sensors block of --config: a Mode S
+// receiver's name (the sensor of its raw subjects, e.g.
+// beast-in-192-0-2-7 for a receiver pushing to --beast-listen), its
+// antenna's position and what its Beast timestamps are (issue 31).
+type MLATSensor struct {
+	Name string `yaml:"name"`
+	// Lat and Lon in degrees, Alt metres above the WGS-84 ellipsoid.
+	Lat   float64 `yaml:"lat"`
+	Lon   float64 `yaml:"lon"`
+	Alt   float64 `yaml:"alt"`
+	Clock string  `yaml:"clock"`
+}
+
+// validateMLAT checks the sensors block.
+func (c *config) validateMLAT(errs []error) []error {
+	seen := map[string]bool{}
+	for i, s := range c.Sensors {
+		at := fmt.Sprintf("sensors[%d]", i)
+		switch {
+		case s.Name == "":
+			errs = append(errs, fmt.Errorf("%s: name is required (the receiver's sensor name, e.g. beast-in-192-0-2-7)", at))
+		case seen[s.Name]:
+			errs = append(errs, fmt.Errorf("%s: sensor %q is configured twice", at, s.Name))
+		}
+		seen[s.Name] = true
+		if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
+			errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
+		}
+		if s.Alt < -500 || s.Alt > 9000 {
+			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (-500 to 9000)", at))
+		}
+		if _, ok := mlat.ParseClock(s.Clock); !ok {
+			errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
+		}
+	}
+	return errs
+}
+
+// mlatStage builds the multilateration stage when receivers are
+// configured (nil otherwise), and lists them in the sensor registry.
+func (s *service) mlatStage() *mlatstage.Stage {
+	if len(s.cfg.Sensors) == 0 {
+		return nil
+	}
+	var list []mlatstage.Sensor
+	for _, c := range s.cfg.Sensors {
+		clock, _ := mlat.ParseClock(c.Clock)
+		list = append(list, mlatstage.Sensor{Name: c.Name, Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, Clock: clock})
+		s.sensorReg.Configure(c.Name, "modes", &sensors.Position{Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, HasAlt: true}, 0)
+	}
+	return mlatstage.New(mlatstage.Config{Sensors: list, Log: s.log}, s.store, s.reg)
+}
+
+// offerTimed is the decoder feed's Timed hook: every frame with a Beast
+// timestamp goes to the multilateration stage, which sheds rather than
+// waits.
+func offerTimed(st *mlatstage.Stage) func(meta worker.Meta, ts uint64, frame []byte) {
+	return func(meta worker.Meta, ts uint64, frame []byte) {
+		if len(frame) != 7 && len(frame) != 14 {
+			return
+		}
+		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame))}
+		if r.Clock == sensorclock.Receiver {
+			return // nanoseconds of a free-running clock, not a Beast count
+		}
+		copy(r.Msg[:], frame)
+		st.Offer(&r)
+	}
+}
+
+// mlatSensors is the sensor registry as GET /v1/sensors shows it, with
+// each Mode S receiver's clock and multilateration state.
+// The service is read when asked: the stage is made when fusion starts,
+// after the HTTP handlers.
+type mlatSensors struct{ s *service }
+
+// List implements httpapi.SensorRegistry.
+func (m mlatSensors) List() []sensors.Sensor {
+	if m.s.sensorReg == nil {
+		return nil
+	}
+	list := m.s.sensorReg.List()
+	if m.s.mlat == nil {
+		return list
+	}
+	state := map[string]mlatstage.SensorState{}
+	for _, st := range m.s.mlat.Sensors() {
+		state[st.Name] = st
+	}
+	for i := range list {
+		if st, ok := state[list[i].ID]; ok {
+			decorate(&list[i], st)
+		}
+	}
+	return list
+}
+
+// Get implements httpapi.SensorRegistry.
+func (m mlatSensors) Get(id string) (sensors.Sensor, bool) {
+	if m.s.sensorReg == nil {
+		return sensors.Sensor{}, false
+	}
+	s, ok := m.s.sensorReg.Get(id)
+	if !ok || m.s.mlat == nil {
+		return s, ok
+	}
+	for _, st := range m.s.mlat.Sensors() {
+		if st.Name == id {
+			decorate(&s, st)
+		}
+	}
+	return s, true
+}
+
+func decorate(s *events.Sensor, st mlatstage.SensorState) {
+	s.Clock = st.Clock
+	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs}
+	s.Messages = st.Receptions
+	if !st.LastHeard.IsZero() {
+		s.LastHeard = st.LastHeard
+		s.Down = time.Since(st.LastHeard).Seconds() > s.ExpectSeconds
+	}
+}
