@@ -1,0 +1,270 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/sim"
+)
+
+// mlatRow is one transmission of the LocaRDS reference data: the
+// aircraft's reference position and its GPS reception times.
+type mlatRow struct {
+	aircraft       int
+	lat, lon, baro float64
+	sensors        []int
+	ns             []int64
+}
+
+// mlatReference reads sensors.csv and a set, and returns the rows heard
+// by the set's most common five sensors, with those sensors' positions.
+func mlatReference(t *testing.T, set string) ([]int, map[int][3]float64, []mlatRow) {
+	t.Helper()
+	read := func(name string) [][]string {
+		f, err := os.Open(testshared.Path(t, "data", "mlat", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		recs, err := csv.NewReader(f).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return recs[1:]
+	}
+	af := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
+	pos := map[int][3]float64{}
+	for _, r := range read("sensors.csv") {
+		id, _ := strconv.Atoi(r[0])
+		pos[id] = [3]float64{af(r[1]), af(r[2]), af(r[3])}
+	}
+	var rows []mlatRow
+	combos := map[string]int{}
+	for _, r := range read(set) {
+		row := mlatRow{lat: af(r[3]), lon: af(r[4]), baro: af(r[5])}
+		row.aircraft, _ = strconv.Atoi(r[2])
+		var ms [][3]int64
+		if err := json.Unmarshal([]byte(r[8]), &ms); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			row.sensors = append(row.sensors, int(m[0]))
+			row.ns = append(row.ns, m[1])
+		}
+		rows = append(rows, row)
+		combos[comboKey(row.sensors)]++
+	}
+	best := ""
+	for k, n := range combos {
+		if n > combos[best] || (n == combos[best] && k < best) {
+			best = k
+		}
+	}
+	var five []int
+	for _, f := range strings.Split(best, ",") {
+		id, _ := strconv.Atoi(f)
+		five = append(five, id)
+	}
+	var out []mlatRow
+	for _, r := range rows {
+		if comboKey(r.sensors) == best {
+			out = append(out, r)
+		}
+	}
+	return five, pos, out
+}
+
+func comboKey(ids []int) string {
+	s := append([]int(nil), ids...)
+	sort.Ints(s)
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s)), ","), "[]")
+}
+
+// beastRecord is a Beast record of frame with a Radarcape-style GPS
+// timestamp (seconds of the UTC day in the top 18 bits, ns in the low 30).
+func beastRecord(frame []byte, utcNs int64) []byte {
+	f := adsb.BeastFrame{Type: adsb.BeastModeSShort, Len: uint8(len(frame)), Signal: 0x80}
+	if len(frame) == 14 {
+		f.Type = adsb.BeastModeSLong
+	}
+	copy(f.Data[:], frame)
+	ofDay := utcNs % 86400e9
+	f.Timestamp = uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
+	return adsb.AppendBeast(nil, &f)
+}
+
+// TestMLATEndToEnd: the reference rows of one set's most common five
+// sensors become Beast records with GPS timestamps, sent by five receivers
+// (five TCP connections from 127.0.0.2–6, each its own sensor) to a
+// running instance configured with those five receivers' real positions.
+// A Mode S-only aircraft (DF4 altitude replies, no position in any frame)
+// appears at its reference position with position_source mlat; an ADS-B
+// aircraft whose DF17 positions are honest and then moved 1.5 km has the
+// moved claim contradicted with its residual; /v1/sensors shows the
+// receivers' clocks and receptions.
+func TestMLATEndToEnd(t *testing.T) {
+	five, pos, rows := mlatReference(t, "set_2.csv")
+	if len(rows) < 2 {
+		t.Fatalf("only %d rows heard by the most common five sensors", len(rows))
+	}
+	modeS, claim := rows[0], rows[1]
+	for _, r := range rows[1:] {
+		if r.aircraft != modeS.aircraft {
+			claim = r
+			break
+		}
+	}
+	var cfg strings.Builder
+	cfg.WriteString("sensors:\n")
+	for i, id := range five {
+		p := pos[id]
+		fmt.Fprintf(&cfg, "  - {name: beast-in-127-0-0-%d, lat: %v, lon: %v, alt: %v, clock: gps}\n", i+2, p[0], p[1], p[2])
+	}
+	file := filepath.Join(t.TempDir(), "cuasd.yaml")
+	if err := os.WriteFile(file, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, lines, stop := startServeLines(t, "--config", file, "--beast-listen", "127.0.0.1:0?clock=gps")
+	defer stop()
+	addr := adapterAddr(t, lines)
+	conns := make(map[int]net.Conn, len(five))
+	for i, id := range five {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(i+2))}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Skipf("cannot connect from 127.0.0.%d (a loopback alias per receiver): %v", i+2, err)
+		}
+		defer c.Close()
+		conns[id] = c
+	}
+	send := func(frame []byte, r mlatRow, at int64) {
+		for i, id := range r.sensors {
+			// The row's times moved to now: the differences, which are
+			// all multilateration uses, are the row's own.
+			if _, err := conns[id].Write(beastRecord(frame, at+r.ns[i]-r.ns[0])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	now := time.Now().UnixNano() - 2e9
+	const mAddr, cAddr = 0x3C0001, 0x3C0002
+	even := sim.ADSBPosition(cAddr, claim.lat, claim.lon, claim.baro/0.3048, false)
+	odd := sim.ADSBPosition(cAddr, claim.lat, claim.lon, claim.baro/0.3048, true)
+	send(even[:], claim, now)
+	send(odd[:], claim, now+200e6)
+	df4 := sim.ModeSAltitudeReply(mAddr, modeS.baro/0.3048)
+	send(df4[:], modeS, now+300e6)
+	waitTrack(t, base, "adsb:3C0002", func(tr mlatTrack) bool { return tr.Lat != nil })
+	moved := sim.ADSBPosition(cAddr, claim.lat+1500.0/111_320, claim.lon, claim.baro/0.3048, false)
+	send(moved[:], claim, now+400e6)
+
+	m := waitTrack(t, base, "adsb:3C0001", func(tr mlatTrack) bool { return tr.PositionSource == "mlat" })
+	d := gate.Distance(gate.Point{Lat: *m.Lat, Lon: *m.Lon}, gate.Point{Lat: modeS.lat, Lon: modeS.lon})
+	t.Logf("Mode S-only aircraft at %.5f,%.5f, %.0f m from its reference position; mlat %+v", *m.Lat, *m.Lon, d, *m.MLAT)
+	if d > 300 || m.MLAT == nil || m.MLAT.Sensors < 4 {
+		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from ≥ 4 sensors", d, m.MLAT)
+	}
+	c := waitTrack(t, base, "adsb:3C0002", func(tr mlatTrack) bool {
+		return tr.Verification != nil && tr.Verification.Status == "contradicted"
+	})
+	v := c.Verification
+	t.Logf("moved claim: %+v", *v)
+	if math.Abs(v.DistanceM-1500) > 400 || v.ResidualM < 100 || v.Sensors < 4 {
+		t.Errorf("moved claim: distance %.0f m (moved 1,500 m), residual %.0f m, %d sensors", v.DistanceM, v.ResidualM, v.Sensors)
+	}
+	checkMLATSensors(t, base, len(five))
+}
+
+// mlatTrack is what the test reads of a track.
+type mlatTrack struct {
+	Lat, Lon       *float64
+	PositionSource string `json:"position_source"`
+	MLAT           *struct {
+		Sensors   int     `json:"sensors"`
+		ResidualM float64 `json:"residual_m"`
+		ErrorM    float64 `json:"error_m"`
+	} `json:"mlat"`
+	Verification *struct {
+		Status    string  `json:"status"`
+		ResidualM float64 `json:"residual_m"`
+		DistanceM float64 `json:"distance_m"`
+		Sensors   int     `json:"sensors"`
+	} `json:"verification"`
+}
+
+func waitTrack(t *testing.T, base, id string, ok func(mlatTrack) bool) mlatTrack {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var tr mlatTrack
+	var body []byte
+	for time.Now().Before(deadline) {
+		r, b := get(t, base+"/v1/tracks/"+id)
+		body = b
+		if r.StatusCode == 200 && json.Unmarshal(b, &tr) == nil && ok(tr) {
+			return tr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	_, metrics := get(t, base+"/metrics")
+	var mlatLines []string
+	for _, l := range strings.Split(string(metrics), "\n") {
+		if strings.HasPrefix(l, "cuasd_mlat_") {
+			mlatLines = append(mlatLines, l)
+		}
+	}
+	t.Fatalf("%s after 20 s: %s\n%s", id, body, strings.Join(mlatLines, "\n"))
+	return tr
+}
+
+func adapterAddr(t *testing.T, lines []string) string {
+	t.Helper()
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
+			return a
+		}
+	}
+	t.Fatalf("no beast adapter address in %q", lines)
+	return ""
+}
+
+// checkMLATSensors: GET /v1/sensors lists the receivers with their GPS
+// clocks and receptions.
+func checkMLATSensors(t *testing.T, base string, n int) {
+	t.Helper()
+	_, body := get(t, base+"/v1/sensors")
+	var out struct {
+		Sensors []struct {
+			ID    string `json:"id"`
+			Kind  string `json:"kind"`
+			Clock string `json:"clock"`
+			MLAT  *struct {
+				Receptions int `json:"receptions"`
+			} `json:"mlat"`
+		} `json:"sensors"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, s := range out.Sensors {
+		if s.Kind == "modes" && s.Clock == "gps" && s.MLAT != nil && s.MLAT.Receptions > 0 {
+			got++
+		}
+	}
+	if got != n {
+		t.Errorf("/v1/sensors: %d receivers with gps clocks and receptions, want %d: %s", got, n, body)
+	}
+}
