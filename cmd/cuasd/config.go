@@ -211,7 +211,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
 	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004); ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz)")
 	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001)")
-	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz)")
+	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz); ?sensor=NAME&lat=..&lon=..&alt=.. names the receiver and places its antenna (alt above the WGS-84 ellipsoid) for multilateration")
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output `HOST:PORT` (port 30002), reconnecting")
 	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")

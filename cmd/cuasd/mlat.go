@@ -2,8 +2,12 @@ package main
 
 import (
 	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/events"
@@ -25,10 +29,69 @@ type MLATSensor struct {
 	Clock string  `yaml:"clock"`
 }
 
-// validateMLAT checks the sensors block.
+// connectSensor reads the receiver options of --beast-connect:
+// HOST:PORT[?sensor=NAME&lat=..&lon=..&alt=..&clock=gps|12mhz]. It returns
+// the address with only its clock option (what the Beast client takes),
+// the sensor's name (empty: the default, named after the address) and,
+// when lat and lon are given, the receiver as a multilateration sensor.
+func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err error) {
+	addr, query, _ := strings.Cut(spec, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("%q: options: %w", spec, err)
+	}
+	for k := range q {
+		switch k {
+		case "clock", "sensor", "lat", "lon", "alt":
+		default:
+			return "", "", nil, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, clock)", spec, k)
+		}
+	}
+	clockSpec, name = addr, q.Get("sensor")
+	if q.Has("clock") {
+		clockSpec += "?clock=" + q.Get("clock")
+	}
+	if !q.Has("lat") && !q.Has("lon") {
+		return clockSpec, name, nil, nil
+	}
+	m := MLATSensor{Name: name, Clock: q.Get("clock")}
+	if m.Name == "" {
+		m.Name = bus.Token(addr)
+	}
+	var e1, e2, e3 error
+	m.Lat, e1 = strconv.ParseFloat(q.Get("lat"), 64)
+	m.Lon, e2 = strconv.ParseFloat(q.Get("lon"), 64)
+	if q.Has("alt") {
+		m.Alt, e3 = strconv.ParseFloat(q.Get("alt"), 64)
+	}
+	if e1 != nil || e2 != nil || e3 != nil {
+		return "", "", nil, fmt.Errorf("%q: lat and lon (degrees) must both be given, alt in metres above the WGS-84 ellipsoid", spec)
+	}
+	return clockSpec, name, &m, nil
+}
+
+// mlatSensors lists every receiver taking part in multilateration: the
+// sensors block and a --beast-connect receiver given a position.
+func (c *config) mlatSensors() []MLATSensor {
+	list := append([]MLATSensor(nil), c.Sensors...)
+	if c.BeastConnect != "" {
+		if _, _, m, err := connectSensor(c.BeastConnect); err == nil && m != nil {
+			list = append(list, *m)
+		}
+	}
+	return list
+}
+
+// validateMLAT checks the sensors block and --beast-connect's receiver
+// options.
 func (c *config) validateMLAT(errs []error) []error {
+	if c.BeastConnect != "" {
+		if _, _, _, err := connectSensor(c.BeastConnect); err != nil {
+			errs = append(errs, fmt.Errorf("--beast-connect: %w", err))
+		}
+	}
 	seen := map[string]bool{}
-	for i, s := range c.Sensors {
+	for i, s := range c.mlatSensors() {
 		at := fmt.Sprintf("sensors[%d]", i)
 		switch {
 		case s.Name == "":
@@ -53,11 +116,12 @@ func (c *config) validateMLAT(errs []error) []error {
 // mlatStage builds the multilateration stage when receivers are
 // configured (nil otherwise), and lists them in the sensor registry.
 func (s *service) mlatStage() *mlatstage.Stage {
-	if len(s.cfg.Sensors) == 0 {
+	cfgs := s.cfg.mlatSensors()
+	if len(cfgs) == 0 {
 		return nil
 	}
 	var list []mlatstage.Sensor
-	for _, c := range s.cfg.Sensors {
+	for _, c := range cfgs {
 		clock, _ := mlat.ParseClock(c.Clock)
 		list = append(list, mlatstage.Sensor{Name: c.Name, Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, Clock: clock})
 		s.sensorReg.Configure(c.Name, "modes", &sensors.Position{Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, HasAlt: true}, 0)

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"os"
@@ -266,5 +267,50 @@ func checkMLATSensors(t *testing.T, base string, n int) {
 	}
 	if got != n {
 		t.Errorf("/v1/sensors: %d receivers with gps clocks and receptions, want %d: %s", got, n, body)
+	}
+}
+
+// TestMLATConfig: the sensors block and --beast-connect's receiver options
+// are checked before anything starts, each error naming the entry; a
+// --beast-connect receiver with a position takes part in multilateration.
+func TestMLATConfig(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(yaml string, args ...string) (config, error) {
+		file := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return parseConfig(append([]string{"--config", file}, args...), func(string) string { return "" }, io.Discard)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"sensors:\n  - {lat: 47, lon: 8, clock: gps}\n", "sensors[0]: name is required"},
+		{"sensors:\n  - {name: a, lat: 97, lon: 8}\n", "sensors[0]: lat and lon"},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8, clock: atomic}\n", `sensors[0]: clock must be gps or 12mhz, got "atomic"`},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8}\n  - {name: a, lat: 47, lon: 9}\n", `sensors[1]: sensor "a" is configured twice`},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8, alt: 30000}\n", "sensors[0]: alt is the antenna's height"},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8, colour: red}\n", "field colour not found"},
+	} {
+		_, err := parse(c.yaml)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error containing %q", c.yaml, err, c.want)
+		}
+	}
+	if _, err := parse("", "--beast-connect", "192.0.2.7:30005?sensor=roof&lat=47.1"); err == nil || !strings.Contains(err.Error(), "lat and lon") {
+		t.Errorf("--beast-connect with lat only: %v", err)
+	}
+	if _, err := parse("", "--beast-connect", "192.0.2.7:30005?antenna=roof"); err == nil || !strings.Contains(err.Error(), `unknown option "antenna"`) {
+		t.Errorf("--beast-connect with an unknown option: %v", err)
+	}
+	cfg, err := parse("sensors:\n  - {name: beast-in-192-0-2-8, lat: 47.2, lon: 8.1, alt: 520, clock: 12mhz}\n",
+		"--beast-connect", "192.0.2.7:30005?sensor=roof&lat=47.1&lon=8.2&alt=510&clock=gps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.mlatSensors()
+	if len(got) != 2 || got[1] != (MLATSensor{Name: "roof", Lat: 47.1, Lon: 8.2, Alt: 510, Clock: "gps"}) {
+		t.Errorf("receivers %+v", got)
+	}
+	if spec, name, _, _ := connectSensor(cfg.BeastConnect); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
+		t.Errorf("connect spec %q, sensor %q", spec, name)
 	}
 }

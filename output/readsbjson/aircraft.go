@@ -143,20 +143,7 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	b = appendString(b, Hex(t))
 	b = append(b, `,"type":`...)
 	mlat := adsb && t.PositionSource == "mlat"
-	switch {
-	case !adsb:
-		b = append(b, `"other"`...)
-	case mlat:
-		b = append(b, `"mlat"`...) // readsb's type of a multilaterated aircraft
-	case t.ADSB != nil && validType(t.ADSB.AddressType):
-		b = append(b, '"')
-		b = append(b, t.ADSB.AddressType...)
-		b = append(b, '"')
-	case strings.HasPrefix(t.TrackID, "adsb:~"):
-		b = append(b, `"adsb_other"`...)
-	default:
-		b = append(b, `"adsb_icao"`...)
-	}
+	b = appendType(b, t, adsb, mlat)
 	if f := flight(t); f != "" {
 		b = append(b, `,"flight":`...)
 		b = appendString(b, f)
@@ -203,6 +190,24 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	b = append(b, `,"seen":`...)
 	b = appendSeconds(b, now.Sub(t.LastSeen))
 	return append(b, '}')
+}
+
+// appendType appends readsb's "type": other for a drone, mlat for a
+// multilaterated aircraft (issue 31), else the address type.
+func appendType(b []byte, t *events.Track, adsb, mlat bool) []byte {
+	switch {
+	case !adsb:
+		return append(b, `"other"`...)
+	case mlat:
+		return append(b, `"mlat"`...) // readsb's type of a multilaterated aircraft
+	case t.ADSB != nil && validType(t.ADSB.AddressType):
+		b = append(b, '"')
+		b = append(b, t.ADSB.AddressType...)
+		return append(b, '"')
+	case strings.HasPrefix(t.TrackID, "adsb:~"):
+		return append(b, `"adsb_other"`...)
+	}
+	return append(b, `"adsb_icao"`...)
 }
 
 // flight is the callsign padded to 8 characters as readsb writes it; for
