@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -178,6 +179,7 @@ func TestMLATEndToEnd(t *testing.T) {
 	if d > 300 || m.MLAT == nil || m.MLAT.Sensors < 4 {
 		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from ≥ 4 sensors", d, m.MLAT)
 	}
+	checkMLATHistory(t, base, "adsb:3C0001", *m.Lat, *m.Lon)
 	c := waitTrack(t, base, "adsb:3C0002", func(tr mlatTrack) bool {
 		return tr.Verification != nil && tr.Verification.Status == "contradicted"
 	})
@@ -187,6 +189,23 @@ func TestMLATEndToEnd(t *testing.T) {
 		t.Errorf("moved claim: distance %.0f m (moved 1,500 m), residual %.0f m, %d sensors", v.DistanceM, v.ResidualM, v.Sensors)
 	}
 	checkMLATSensors(t, base, len(five))
+}
+
+// checkMLATHistory: the multilaterated position reaches the track's
+// history like any other.
+func checkMLATHistory(t *testing.T, base, id string, lat, lon float64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var body []byte
+	for time.Now().Before(deadline) {
+		var r *http.Response
+		r, body = get(t, base+"/v1/tracks/"+id+"/history")
+		if r.StatusCode == 200 && strings.Contains(string(body), strconv.FormatFloat(math.Round(lat*1e5)/1e5, 'f', -1, 64)[:6]) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("%s history after 20 s lacks the multilaterated position %.5f,%.5f: %s", id, lat, lon, body)
 }
 
 // mlatTrack is what the test reads of a track.
