@@ -60,7 +60,7 @@ type refRow struct {
 	ns                  []int64
 }
 
-func loadRef(t *testing.T, set string) ([]Sensor, []refRow) {
+func loadRef(t testing.TB, set string) ([]Sensor, []refRow) {
 	t.Helper()
 	read := func(name string) [][]string {
 		f, err := os.Open(testshared.Path(t, "data", "mlat", name))
@@ -188,4 +188,33 @@ func TestOfferShedsWhenFull(t *testing.T) {
 	if s.Offer(&r) {
 		t.Error("a DF24 frame was queued")
 	}
+}
+
+// BenchmarkStageTransmission puts one reference transmission (a DF4 reply
+// heard by five GPS-timed receivers) through the stage's grouping,
+// decoding, solving and filtering, one per op: the stage's CPU per solved
+// transmission, without the queue.
+func BenchmarkStageTransmission(b *testing.B) {
+	sensors, rows := loadRef(b, "set_1.csv")
+	st := newFakeStore()
+	s := New(Config{Sensors: sensors}, st, nil)
+	frames := make([][7]byte, len(rows))
+	for i := range rows {
+		addr, _ := icaoOf(&rows[i])
+		frames[i] = sim.ModeSAltitudeReply(addr, rows[i].baro/0.3048)
+	}
+	arrival := int64(1_764_288_000e9)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % len(rows)
+		arrival += 2e9
+		feed(s, frames[k][:], &rows[k], arrival)
+	}
+	b.StopTimer()
+	n := 0
+	for _, f := range st.fixes {
+		n += len(f)
+	}
+	b.ReportMetric(float64(n)/float64(b.N), "fixes/op")
 }
