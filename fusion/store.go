@@ -75,6 +75,9 @@ type Store struct {
 	// dropped counts observations that could not be applied, by reason.
 	dropped map[string]uint64
 	version uint64
+	// fixFeeds hear every accepted fix (FeedFixes).
+	fixFeeds []fixFeed
+	feedSeq  uint64
 }
 
 // NewStore returns an empty store.
@@ -322,6 +325,9 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 		p.Alt, p.HasAlt = float32(t.alt), true
 	}
 	t.pushHistory(p)
+	if len(s.fixFeeds) > 0 {
+		s.feedFix(t, p)
+	}
 	return true
 }
 
