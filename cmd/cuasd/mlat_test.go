@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,52 +21,14 @@ import (
 	"github.com/cuasd/cuasd/sim"
 )
 
-// mlatRow is one transmission of the LocaRDS reference data: the
-// aircraft's reference position and its GPS reception times.
-type mlatRow struct {
-	aircraft       int
-	lat, lon, baro float64
-	sensors        []int
-	ns             []int64
-}
-
-// mlatReference reads sensors.csv and a set, and returns the rows heard
-// by the set's most common five sensors, with those sensors' positions.
-func mlatReference(t *testing.T, set string) ([]int, map[int][3]float64, []mlatRow) {
+// mlatReference returns the sensors of the set's most common five-sensor
+// combination, every sensor's position, and the rows those five heard.
+func mlatReference(t *testing.T, set string) ([]int, map[int]testshared.MLATSensor, []testshared.MLATRow) {
 	t.Helper()
-	read := func(name string) [][]string {
-		f, err := os.Open(testshared.Path(t, "data", "mlat", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		recs, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs[1:]
-	}
-	af := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
-	pos := map[int][3]float64{}
-	for _, r := range read("sensors.csv") {
-		id, _ := strconv.Atoi(r[0])
-		pos[id] = [3]float64{af(r[1]), af(r[2]), af(r[3])}
-	}
-	var rows []mlatRow
+	rows := testshared.MLATSet(t, set)
 	combos := map[string]int{}
-	for _, r := range read(set) {
-		row := mlatRow{lat: af(r[3]), lon: af(r[4]), baro: af(r[5])}
-		row.aircraft, _ = strconv.Atoi(r[2])
-		var ms [][3]int64
-		if err := json.Unmarshal([]byte(r[8]), &ms); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			row.sensors = append(row.sensors, int(m[0]))
-			row.ns = append(row.ns, m[1])
-		}
-		rows = append(rows, row)
-		combos[comboKey(row.sensors)]++
+	for _, r := range rows {
+		combos[comboKey(r.Sensors)]++
 	}
 	best := ""
 	for k, n := range combos {
@@ -80,13 +41,13 @@ func mlatReference(t *testing.T, set string) ([]int, map[int][3]float64, []mlatR
 		id, _ := strconv.Atoi(f)
 		five = append(five, id)
 	}
-	var out []mlatRow
+	var out []testshared.MLATRow
 	for _, r := range rows {
-		if comboKey(r.sensors) == best {
+		if comboKey(r.Sensors) == best {
 			out = append(out, r)
 		}
 	}
-	return five, pos, out
+	return five, testshared.MLATSensors(t), out
 }
 
 func comboKey(ids []int) string {
@@ -124,7 +85,7 @@ func TestMLATEndToEnd(t *testing.T) {
 	}
 	modeS, claim := rows[0], rows[1]
 	for _, r := range rows[1:] {
-		if r.aircraft != modeS.aircraft {
+		if r.Aircraft != modeS.Aircraft {
 			claim = r
 			break
 		}
@@ -133,7 +94,7 @@ func TestMLATEndToEnd(t *testing.T) {
 	cfg.WriteString("sensors:\n")
 	for i, id := range five {
 		p := pos[id]
-		fmt.Fprintf(&cfg, "  - {name: beast-in-127-0-0-%d, lat: %v, lon: %v, alt: %v, clock: gps}\n", i+2, p[0], p[1], p[2])
+		fmt.Fprintf(&cfg, "  - {name: beast-in-127-0-0-%d, lat: %v, lon: %v, alt: %v, clock: gps}\n", i+2, p.Lat, p.Lon, p.Height)
 	}
 	file := filepath.Join(t.TempDir(), "cuasd.yaml")
 	if err := os.WriteFile(file, []byte(cfg.String()), 0o600); err != nil {
@@ -152,29 +113,29 @@ func TestMLATEndToEnd(t *testing.T) {
 		defer c.Close()
 		conns[id] = c
 	}
-	send := func(frame []byte, r mlatRow, at int64) {
-		for i, id := range r.sensors {
+	send := func(frame []byte, r testshared.MLATRow, at int64) {
+		for i, id := range r.Sensors {
 			// The row's times moved to now: the differences, which are
 			// all multilateration uses, are the row's own.
-			if _, err := conns[id].Write(beastRecord(frame, at+r.ns[i]-r.ns[0])); err != nil {
+			if _, err := conns[id].Write(beastRecord(frame, at+r.NS[i]-r.NS[0])); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	now := time.Now().UnixNano() - 2e9
 	const mAddr, cAddr = 0x3C0001, 0x3C0002
-	even := sim.ADSBPosition(cAddr, claim.lat, claim.lon, claim.baro/0.3048, false)
-	odd := sim.ADSBPosition(cAddr, claim.lat, claim.lon, claim.baro/0.3048, true)
+	even := sim.ADSBPosition(cAddr, claim.Lat, claim.Lon, claim.Baro/0.3048, false)
+	odd := sim.ADSBPosition(cAddr, claim.Lat, claim.Lon, claim.Baro/0.3048, true)
 	send(even[:], claim, now)
 	send(odd[:], claim, now+200e6)
-	df4 := sim.ModeSAltitudeReply(mAddr, modeS.baro/0.3048)
+	df4 := sim.ModeSAltitudeReply(mAddr, modeS.Baro/0.3048)
 	send(df4[:], modeS, now+300e6)
 	waitTrack(t, base, "adsb:3C0002", func(tr mlatTrack) bool { return tr.Lat != nil })
-	moved := sim.ADSBPosition(cAddr, claim.lat+1500.0/111_320, claim.lon, claim.baro/0.3048, false)
+	moved := sim.ADSBPosition(cAddr, claim.Lat+1500.0/111_320, claim.Lon, claim.Baro/0.3048, false)
 	send(moved[:], claim, now+400e6)
 
 	m := waitTrack(t, base, "adsb:3C0001", func(tr mlatTrack) bool { return tr.PositionSource == "mlat" })
-	d := gate.Distance(gate.Point{Lat: *m.Lat, Lon: *m.Lon}, gate.Point{Lat: modeS.lat, Lon: modeS.lon})
+	d := gate.Distance(gate.Point{Lat: *m.Lat, Lon: *m.Lon}, gate.Point{Lat: modeS.Lat, Lon: modeS.Lon})
 	t.Logf("Mode S-only aircraft at %.5f,%.5f, %.0f m from its reference position; mlat %+v", *m.Lat, *m.Lon, d, *m.MLAT)
 	if d > 300 || m.MLAT == nil || m.MLAT.Sensors < 4 {
 		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from ≥ 4 sensors", d, m.MLAT)

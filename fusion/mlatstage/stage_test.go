@@ -1,10 +1,7 @@
 package mlatstage
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -52,7 +49,7 @@ func (f *fakeStore) Get(id string) (fusion.Track, bool) {
 	return fusion.Track{HasPosition: ok, Lat: c[0], Lon: c[1], PositionMethod: "cpr_global"}, ok
 }
 
-// refRow is one transmission of a reference set.
+// refRow is one transmission of a reference set, sensors by name.
 type refRow struct {
 	aircraft            int
 	lat, lon, baro, geo float64
@@ -62,36 +59,18 @@ type refRow struct {
 
 func loadRef(t testing.TB, set string) ([]Sensor, []refRow) {
 	t.Helper()
-	read := func(name string) [][]string {
-		f, err := os.Open(testshared.Path(t, "data", "mlat", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		recs, err := csv.NewReader(f).ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return recs[1:]
-	}
-	af := func(s string) float64 { v, _ := strconv.ParseFloat(s, 64); return v }
 	var sensors []Sensor
-	for _, r := range read("sensors.csv") {
-		if lat, lon := af(r[1]), af(r[2]); lat != 0 || lon != 0 {
-			sensors = append(sensors, Sensor{Name: "s" + r[0], Lat: lat, Lon: lon, AltM: af(r[3]), Clock: mlat.ClockGPS})
+	for id, r := range testshared.MLATSensors(t) {
+		if r.Lat != 0 || r.Lon != 0 {
+			sensors = append(sensors, Sensor{Name: "s" + strconv.Itoa(id), Lat: r.Lat, Lon: r.Lon, AltM: r.Height, Clock: mlat.ClockGPS})
 		}
 	}
+	sort.Slice(sensors, func(i, j int) bool { return sensors[i].Name < sensors[j].Name })
 	var rows []refRow
-	for _, r := range read(set) {
-		row := refRow{lat: af(r[3]), lon: af(r[4]), baro: af(r[5]), geo: af(r[6])}
-		row.aircraft, _ = strconv.Atoi(r[2])
-		var ms [][3]int64
-		if err := json.Unmarshal([]byte(r[8]), &ms); err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			row.sensors = append(row.sensors, "s"+strconv.FormatInt(m[0], 10))
-			row.ns = append(row.ns, m[1])
+	for _, r := range testshared.MLATSet(t, set) {
+		row := refRow{aircraft: r.Aircraft, lat: r.Lat, lon: r.Lon, baro: r.Baro, geo: r.Geo, ns: r.NS}
+		for _, id := range r.Sensors {
+			row.sensors = append(row.sensors, "s"+strconv.Itoa(id))
 		}
 		rows = append(rows, row)
 	}
