@@ -14,9 +14,11 @@ import (
 type MLATFix struct {
 	// ICAO is the aircraft address, six upper-case hex digits.
 	ICAO string
-	// T is the transmission's time, Unix ns.
-	T        int64
-	Lat, Lon float64
+	// T is the transmission's time, Unix ns, and TimeSource where it came
+	// from (a GPS-timed receiver's clock, or the arrival).
+	T          int64
+	TimeSource sensorclock.Source
+	Lat, Lon   float64
 	MLATInfo
 }
 
@@ -96,8 +98,11 @@ func (s *Store) ApplyMLAT(f MLATFix) bool {
 	// cross-protocol disagreement check.
 	proto := t.lastProto
 	t.lastProto = ""
-	ok := s.acceptPosition(t, sensorclock.Time{UnixNano: f.T}, f.Lat, f.Lon, PositionMLAT)
+	ok := s.acceptPosition(t, sensorclock.Time{UnixNano: f.T, Source: f.TimeSource}, f.Lat, f.Lon, PositionMLAT)
 	t.lastProto = proto
+	if ok && t.nObs == 0 {
+		t.timeSource = f.TimeSource // a track only multilateration feeds
+	}
 	return ok
 }
 

@@ -137,6 +137,9 @@ func TestMLATEndToEnd(t *testing.T) {
 	m := waitTrack(t, base, "adsb:3C0001", func(tr mlatTrack) bool { return tr.PositionSource == "mlat" })
 	d := gate.Distance(gate.Point{Lat: *m.Lat, Lon: *m.Lon}, gate.Point{Lat: modeS.Lat, Lon: modeS.Lon})
 	t.Logf("Mode S-only aircraft at %.5f,%.5f, %.0f m from its reference position; mlat %+v", *m.Lat, *m.Lon, d, *m.MLAT)
+	if m.TimeSource != "gps" {
+		t.Errorf("Mode S-only aircraft's time_source %q, want gps (its receivers are GPS-timed)", m.TimeSource)
+	}
 	if d > 300 || m.MLAT == nil || m.MLAT.Sensors < 4 {
 		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from ≥ 4 sensors", d, m.MLAT)
 	}
@@ -173,6 +176,7 @@ func checkMLATHistory(t *testing.T, base, id string, lat, lon float64) {
 type mlatTrack struct {
 	Lat, Lon       *float64
 	PositionSource string `json:"position_source"`
+	TimeSource     string `json:"time_source"`
 	MLAT           *struct {
 		Sensors   int     `json:"sensors"`
 		ResidualM float64 `json:"residual_m"`

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/fusion/mlat"
 )
@@ -67,8 +68,9 @@ func (s *Stage) unwrapDays() {
 }
 
 // fixTime is the transmission's UTC time: from a GPS-timed reception and
-// the arrival's date when there is one, else the first arrival.
-func (s *Stage) fixTime(arrival int64) int64 {
+// the arrival's date when there is one, else the first arrival; and
+// where it came from.
+func (s *Stage) fixTime(arrival int64) (int64, sensorclock.Source) {
 	for i := range s.rx {
 		if s.nw.Sensors[s.rx[i].Sensor].Clock == mlat.ClockGPS {
 			day := arrival - arrival%int64(dayNS)
@@ -79,10 +81,10 @@ func (s *Stage) fixTime(arrival int64) int64 {
 			case t < arrival-dayNS/2:
 				t += dayNS
 			}
-			return t
+			return t, sensorclock.FromGPS
 		}
 	}
-	return arrival
+	return arrival, sensorclock.Arrival
 }
 
 // locate solves a Mode S transmission and puts the filtered fix on the
@@ -97,7 +99,7 @@ func (s *Stage) locate(addr uint32, icao string, arrival int64) {
 		ac = &aircraft{}
 		s.filters[addr] = ac
 	}
-	t := s.fixTime(arrival)
+	t, src := s.fixTime(arrival)
 	if p, ok := ac.f.Predict(t); ok {
 		s.prob.Start = p
 	}
@@ -112,7 +114,7 @@ func (s *Stage) locate(addr uint32, icao string, arrival int64) {
 	}
 	ac.last = arrival
 	s.m.fixes.Inc()
-	s.store.ApplyMLAT(fusion.MLATFix{ICAO: icao, T: t, Lat: f.Lat, Lon: f.Lon,
+	s.store.ApplyMLAT(fusion.MLATFix{ICAO: icao, T: t, TimeSource: src, Lat: f.Lat, Lon: f.Lon,
 		MLATInfo: fusion.MLATInfo{Sensors: f.Sensors, ResidualM: f.ResidualM, ErrorM: f.ErrorM}})
 }
 
@@ -137,8 +139,9 @@ func (s *Stage) verify(m *adsb.Message, icao string, arrival int64) {
 	if v.Reason != mlat.ReasonNone {
 		s.refuse(v.Reason)
 	}
+	t, _ := s.fixTime(arrival)
 	s.store.SetVerification(icao, fusion.Verification{Status: v.Status.String(), ResidualM: v.ResidualM,
-		DistanceM: v.DistanceM, Sensors: v.Sensors, T: s.fixTime(arrival)})
+		DistanceM: v.DistanceM, Sensors: v.Sensors, T: t})
 }
 
 // claim decodes the message's claimed position against the aircraft's
