@@ -298,3 +298,28 @@ func TestMLATConfig(t *testing.T) {
 		t.Errorf("connect spec %q, sensor %q", spec, name)
 	}
 }
+
+// FuzzConnectSensor: any --beast-connect value either is refused or gives
+// a receiver whose position is in range once validated, and the clock
+// spec it hands the Beast client carries no option but clock.
+func FuzzConnectSensor(f *testing.F) {
+	f.Add("192.0.2.7:30005?sensor=roof&lat=47.1&lon=8.2&alt=510&clock=gps")
+	f.Add("rx:30005?clock=12mhz")
+	f.Add("rx:30005?lat=1e400&lon=NaN")
+	f.Fuzz(func(t *testing.T, spec string) {
+		clockSpec, _, m, err := connectSensor(spec)
+		if err != nil {
+			return
+		}
+		if _, q, ok := strings.Cut(clockSpec, "?"); ok && !strings.HasPrefix(q, "clock=") {
+			t.Fatalf("%q: client spec %q", spec, clockSpec)
+		}
+		if m == nil {
+			return
+		}
+		cfg := config{BeastConnect: spec}
+		if errs := cfg.validateMLAT(nil); len(errs) == 0 && (math.IsNaN(m.Lat) || math.IsNaN(m.Lon) || math.Abs(m.Lat) > 90 || math.Abs(m.Lon) > 180) {
+			t.Fatalf("%q: accepted receiver %+v", spec, *m)
+		}
+	})
+}
