@@ -49,8 +49,8 @@ type accuracy struct {
 }
 
 func (a *accuracy) String() string {
-	return sprintf("%d fixes of %d rows, median %.0f m, p90 %.0f m, refused %v; along-track |error| median %.0f m p90 %.0f m, cross-track median %.0f m p90 %.0f m (%d rows), fix ahead of the reference by median %.2f s of flight",
-		len(a.errs), a.rows, percentile(a.errs, .5), percentile(a.errs, .9), a.reasons,
+	return sprintf("%d fixes of %d rows, median %.0f m, p90 %.0f m, max %.0f m, refused %v; along-track |error| median %.0f m p90 %.0f m, cross-track median %.0f m p90 %.0f m (%d rows), fix ahead of the reference by median %.2f s of flight",
+		len(a.errs), a.rows, percentile(a.errs, .5), percentile(a.errs, .9), percentile(a.errs, 1), a.reasons,
 		percentile(a.along, .5), percentile(a.along, .9), percentile(a.cross, .5), percentile(a.cross, .9), len(a.cross), percentile(a.lag, .5))
 }
 
@@ -128,8 +128,8 @@ func TestReferenceAccuracyGPS(t *testing.T) {
 		acc := &accuracy{reasons: map[Reason]int{}}
 		solveRows(rows, nw, gpsClock, func(*refRow) bool { return true }, acc)
 		t.Logf("%s GPS clocks: %v", set, acc)
-		if med, p90 := percentile(acc.errs, .5), percentile(acc.errs, .9); med > 60 || p90 > 300 || len(acc.errs) < acc.rows*95/100 {
-			t.Errorf("%s: median %.0f m, p90 %.0f m, %d of %d solved; want ≤ 60 m, ≤ 300 m, ≥ 95 %%", set, med, p90, len(acc.errs), acc.rows)
+		if med, p90, top := percentile(acc.errs, .5), percentile(acc.errs, .9), percentile(acc.errs, 1); med > 60 || p90 > 300 || top > 5000 || len(acc.errs) < acc.rows*95/100 {
+			t.Errorf("%s: median %.0f m, p90 %.0f m, worst %.0f m, %d of %d solved; want ≤ 60 m, ≤ 300 m, none beyond 5 km, ≥ 95 %%", set, med, p90, top, len(acc.errs), acc.rows)
 		}
 		if med, p90 := percentile(acc.cross, .5), percentile(acc.cross, .9); med > 30 || p90 > 100 || len(acc.cross) < acc.rows/3 {
 			t.Errorf("%s: cross-track median %.0f m, p90 %.0f m over %d rows; want ≤ 30 m, ≤ 100 m over at least a third", set, med, p90, len(acc.cross))
@@ -158,8 +158,8 @@ func TestReferenceAccuracy12MHz(t *testing.T) {
 			solveRows(rows, nw, clk, func(r *refRow) bool { return r.aircraft%2 == half }, acc)
 		}
 		t.Logf("%s 12 MHz clocks synced from the other aircraft: %v", set, acc)
-		if med := percentile(acc.errs, .5); med > 200 || len(acc.errs) < acc.rows/2 {
-			t.Errorf("%s: median %.0f m over %d of %d rows; want ≤ 200 m over at least half (the issue's target, 60 m, is not reached on these sparse sets: BENCHMARKS.md)", set, med, len(acc.errs), acc.rows)
+		if med, top := percentile(acc.errs, .5), percentile(acc.errs, 1); med > 200 || top > 5000 || len(acc.errs) < acc.rows/4 {
+			t.Errorf("%s: median %.0f m, worst %.0f m over %d of %d rows; want ≤ 200 m, none beyond 5 km, over at least a quarter (the issue's target, 60 m, is not reached on these sparse sets: BENCHMARKS.md)", set, med, top, len(acc.errs), acc.rows)
 		}
 	}
 }

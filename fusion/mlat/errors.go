@@ -39,12 +39,15 @@ const (
 	// ReasonInsensitive: the geometry cannot tell the claimed position
 	// from one a kilometre away, so no verdict is given.
 	ReasonInsensitive
+	// ReasonAmbiguous: the times fit two positions kilometres apart about
+	// equally well (one on each side of the sensors), so neither is given.
+	ReasonAmbiguous
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"none", "too_few", "no_sensor_position", "unsynced", "clock_jump",
-	"bad_geometry", "no_convergence", "residual", "filter_gate", "insensitive",
+	"bad_geometry", "no_convergence", "residual", "filter_gate", "insensitive", "ambiguous",
 }
 
 // String returns the reason's metric label.

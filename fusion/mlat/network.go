@@ -51,7 +51,7 @@ func NewNetwork(sensors []Sensor, cfg SyncConfig) *Network {
 // sync are left out; the error says why when too few remain, or that the
 // times cannot all be true (ReasonClockJump). p.M's capacity is reused.
 func (nw *Network) Build(rx []Reception, p *Problem) error {
-	p.M = p.M[:0]
+	p.M, p.MinDOF = p.M[:0], 0
 	ref, refClock := nw.reference(rx)
 	noPos, unsynced := 0, 0
 	var t0 int64
@@ -71,6 +71,9 @@ func (nw *Network) Build(rx []Reception, p *Problem) error {
 		}
 		if len(p.M) == 0 {
 			t0 = t
+		}
+		if rms > 0 {
+			p.MinDOF = 2 // a synced time: see Problem.MinDOF
 		}
 		sig := s.SigmaNS
 		if sig <= 0 {

@@ -32,6 +32,11 @@ type Problem struct {
 	// Start, when non-zero, is where the fit starts (a track's predicted
 	// position); otherwise it starts above the sensors' centroid.
 	Start Vec
+	// MinDOF is the least redundancy (receptions, plus one for the
+	// altitude, beyond the four unknowns) a fix needs: Network.Build asks
+	// for 2 when a time came through a clock sync, whose error one
+	// redundant reception could absorb unseen.
+	MinDOF int
 }
 
 // Fix is a solved position.
@@ -112,16 +117,122 @@ func NewSolver(cfg SolverConfig) *Solver { return &Solver{cfg: cfg.withDefaults(
 func (sv *Solver) Config() SolverConfig { return sv.cfg }
 
 // Solve locates p's transmitter into f. It returns nil or a Reason: too
-// few receptions, bad geometry, no convergence, or residuals no single
-// left-out reception explains. One outlying reception is left out when
-// the rest fit and still over-determine the position.
+// few receptions, bad geometry, no convergence, residuals no single
+// left-out reception explains, or an ambiguous position. One outlying
+// reception is left out when the rest fit and still over-determine the
+// position.
+//
+// Times of arrival at sensors spread over the ground can fit two
+// positions, one on each side of the sensors (the "mirror" solution), and
+// a fit can stop in a local minimum far from the truth. Without a start
+// point Solve therefore fits from both closed-form (Bancroft) solutions
+// of the times (with three receptions and an altitude: from the usual
+// start, its mirror through the sensors' centroid and above each sensor),
+// and keeps the best; when another fit kilometres away is about as good, the position
+// is ambiguous and refused rather than guessed (ReasonAmbiguous). With a
+// start point (a track's prediction, a claim) the fit near it is taken.
 func (sv *Solver) Solve(p *Problem, f *Fix) error {
+	if p.Start != (Vec{}) {
+		return sv.solveOnce(p, f)
+	}
+	var c candidates
+	var first error = ReasonNoConvergence
+	if sol, n := bancroft(p); n > 0 {
+		for i := 0; i < n; i++ {
+			first = sv.tryFrom(p, sol[i], &c)
+		}
+	} else {
+		if first = sv.solveOnce(p, f); first == nil {
+			c.add(f)
+			sv.tryFrom(p, sv.mirror(p, f), &c)
+		}
+		sv.aboveSensors(p, &c)
+	}
+	if c.n == 0 {
+		return first
+	}
+	*f = c.best
+	if c.rivalled() {
+		return ReasonAmbiguous
+	}
+	return nil
+}
+
+// ambiguousM is how far apart two fits must be to be two positions.
+const ambiguousM = 2000
+
+// candidates are the fits found from several starts.
+type candidates struct {
+	best Fix
+	pos  [MaxReceptions + 2]Vec
+	chi2 [MaxReceptions + 2]float64
+	n    int
+}
+
+func (c *candidates) add(f *Fix) {
+	if c.n == 0 || f.Chi2 < c.best.Chi2 {
+		c.best = *f
+	}
+	if c.n < len(c.pos) {
+		c.pos[c.n], c.chi2[c.n] = f.Pos, f.Chi2
+		c.n++
+	}
+}
+
+// rivalled reports whether a fit far from the best fits about as well.
+func (c *candidates) rivalled() bool {
+	for i := 0; i < c.n; i++ {
+		if dist(c.pos[i], c.best.Pos) >= ambiguousM && c.chi2[i] < c.best.Chi2+chi2Limit(1) {
+			return true
+		}
+	}
+	return false
+}
+
+// aboveSensors fits from above each sensor (three receptions and an
+// altitude, where no closed form applies).
+func (sv *Solver) aboveSensors(p *Problem, c *candidates) {
+	h := 9000.0
+	if p.AltSigma > 0 {
+		h = p.Alt
+	}
+	for i := 0; i < min(len(p.M), MaxReceptions); i++ {
+		lat, lon, _ := Geodetic(p.M[i].Sensor)
+		sv.tryFrom(p, ECEF(lat, lon, h), c)
+	}
+}
+
+// tryFrom solves from start and adds an accepted fit to c.
+func (sv *Solver) tryFrom(p *Problem, start Vec, c *candidates) error {
+	var f Fix
+	p.Start = start
+	err := sv.solveOnce(p, &f)
+	p.Start = Vec{}
+	if err == nil {
+		c.add(&f)
+	}
+	return err
+}
+
+// mirror is f's position reflected horizontally through the centroid of
+// p's sensors, at f's height.
+func (sv *Solver) mirror(p *Problem, f *Fix) Vec {
+	var c Vec
+	for i := range p.M {
+		c = c.add(p.M[i].Sensor)
+	}
+	c = c.scale(1 / float64(len(p.M)))
+	lat, lon, _ := Geodetic(c.scale(2).sub(f.Pos))
+	return ECEF(lat, lon, f.Alt)
+}
+
+func (sv *Solver) solveOnce(p *Problem, f *Fix) error {
 	n := len(p.M)
 	if n > MaxReceptions {
 		n = MaxReceptions
 	}
 	hasAlt := p.AltSigma > 0
-	if !enough(n, hasAlt) {
+	if !enough(n, hasAlt) || dof(n, hasAlt) < p.MinDOF {
 		return ReasonTooFew
 	}
 	all := uint32(1)<<n - 1
@@ -129,7 +240,7 @@ func (sv *Solver) Solve(p *Problem, f *Fix) error {
 	if err == nil && sv.acceptable(f, hasAlt) {
 		return nil
 	}
-	if !enough(n-1, hasAlt) || dof(n-1, hasAlt) < 1 {
+	if !enough(n-1, hasAlt) || dof(n-1, hasAlt) < max(1, p.MinDOF) {
 		if err != nil {
 			return err
 		}

@@ -197,3 +197,70 @@ func BenchmarkStageTransmission(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/float64(b.N), "fixes/op")
 }
+
+// TestStageSyncsFreeRunningClocks: the same reference set with every
+// receiver a free-running 12 MHz counter (random offset and ±50 ppm drift,
+// Beast ticks); the even aircraft send DF17 positions, whose claims sync
+// the clocks, the odd ones only DF4 replies, which the stage locates with
+// the synced clocks. Before any sync a DF4 reply gives no position.
+func TestStageSyncsFreeRunningClocks(t *testing.T) {
+	sensors, rows := loadRef(t, "set_2.csv")
+	for i := range sensors {
+		sensors[i].Clock = mlat.Clock12MHz
+	}
+	st := newFakeStore()
+	// The set samples the network's traffic about once every 10 s; a live
+	// network syncs from many positions a second (see fusion/mlat's
+	// TestReferenceAccuracy12MHz).
+	s := New(Config{Sensors: sensors, Sync: mlat.SyncConfig{MaxAgeNS: 600e9, HorizonNS: 3600e9}}, st, nil)
+	type clock struct{ off, drift float64 }
+	clocks := map[string]clock{}
+	for i, sn := range sensors {
+		clocks[sn.Name] = clock{off: float64(i+1) * 3.7e12, drift: (float64(i%11) - 5) * 1e-5}
+	}
+	feed12 := func(frame []byte, r *refRow, arrival int64) {
+		for i, name := range r.sensors {
+			c := clocks[name]
+			ticks := uint64((float64(r.ns[i])*(1+c.drift) + c.off) * 12e6 / 1e9)
+			rx := Rx{Sensor: name, Clock: sensorclock.MHz12, Ticks: ticks, Arrival: arrival, Len: uint8(len(frame))}
+			copy(rx.Msg[:], frame)
+			s.add(&rx)
+		}
+		s.grp.Expire(arrival+s.cfg.Hold.Nanoseconds(), s.process)
+	}
+	var errs []float64
+	asked := 0
+	arrival := int64(1_764_288_000e9)
+	for i := range rows {
+		r := &rows[i]
+		addr, icao := icaoOf(r)
+		arrival += 2e9
+		if r.aircraft%2 == 0 {
+			st.claims[icao] = [2]float64{r.lat, r.lon}
+			df17 := sim.ADSBPosition(addr, r.lat, r.lon, r.baro/0.3048, i%2 == 1)
+			feed12(df17[:], r, arrival)
+			continue
+		}
+		asked++
+		df4 := sim.ModeSAltitudeReply(addr, r.baro/0.3048)
+		n := len(st.fixes[icao])
+		feed12(df4[:], r, arrival)
+		if len(st.fixes[icao]) > n {
+			f := st.fixes[icao][n]
+			d := gate.Distance(gate.Point{Lat: f.Lat, Lon: f.Lon}, gate.Point{Lat: r.lat, Lon: r.lon})
+			errs = append(errs, d)
+		}
+	}
+	sort.Float64s(errs)
+	// A fix from synced clocks needs two redundant receptions
+	// (Problem.MinDOF), so fewer rows give one than with GPS clocks.
+	if len(errs) < asked/5 {
+		t.Fatalf("%d fixes of %d Mode S-only rows", len(errs), asked)
+	}
+	med := errs[len(errs)/2]
+	top := errs[len(errs)-1]
+	t.Logf("%d fixes of %d Mode S-only rows with synced 12 MHz clocks, median %.0f m, p90 %.0f m, worst %.0f m", len(errs), asked, med, errs[len(errs)*9/10], top)
+	if med > 200 || top > 5000 {
+		t.Errorf("median %.0f m, worst %.0f m; want ≤ 200 m and none beyond 5 km", med, top)
+	}
+}
