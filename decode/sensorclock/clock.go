@@ -292,18 +292,21 @@ func (m *Model) Duplicate(raw uint64, frame []byte) bool {
 	return false
 }
 
-// dupCache is a direct-mapped cache of recent (timestamp, frame) hashes:
-// fixed size, no allocation, no false positives short of a 64-bit hash
-// collision; a duplicate evicted by another frame is missed.
+// dupCache is a 4-way set-associative cache of recent (timestamp, frame)
+// hashes, first in first out within a set: fixed size, no allocation, no
+// false positives short of a 64-bit hash collision. A duplicate is missed
+// only when four other frames fell into its set in between (a direct-mapped
+// cache missed 1 in 85 of a real capture's duplicates, 50 frames apart).
 type dupCache struct {
-	slots *[dupSlots]uint64
+	slots *[dupSets][4]uint64
+	next  *[dupSets]uint8
 }
 
-const dupSlots = 4096
+const dupSets = 1024
 
 func (c *dupCache) seen(raw uint64, frame []byte) bool {
 	if c.slots == nil {
-		c.slots = new([dupSlots]uint64)
+		c.slots, c.next = new([dupSets][4]uint64), new([dupSets]uint8)
 	}
 	// FNV-1a over the timestamp and the bytes.
 	h := uint64(14695981039346656037)
@@ -314,11 +317,15 @@ func (c *dupCache) seen(raw uint64, frame []byte) bool {
 		h = (h ^ uint64(b)) * 1099511628211
 	}
 	h |= 1 // 0 marks an empty slot
-	s := &c.slots[h%dupSlots]
-	if *s == h {
-		return true
+	i := (h >> 1) % dupSets
+	set := &c.slots[i]
+	for _, v := range set {
+		if v == h {
+			return true
+		}
 	}
-	*s = h
+	set[c.next[i]&3] = h
+	c.next[i]++
 	return false
 }
 
