@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/url"
@@ -235,13 +236,12 @@ func lastPositions(capture []byte) map[string][2]float64 {
 	}
 	sort.SliceStable(recs, func(i, j int) bool { return recs[i].ts < recs[j].ts })
 	type state struct {
-		half    [2]adsb.CPR
-		halfTS  [2]uint64
-		has     [2]bool
-		pos     [2]float64
-		posTS   uint64
-		hasPos  bool
-		history int
+		half   [2]adsb.CPR
+		halfTS [2]uint64
+		has    [2]bool
+		pos    [2]float64
+		posTS  uint64
+		hasPos bool
 	}
 	ac := map[uint32]*state{}
 	var m adsb.Message
@@ -325,4 +325,56 @@ func absDiff(a, b uint64) uint64 {
 		return a - b
 	}
 	return b - a
+}
+
+// TestReplayMaxEqualsPaced (issue 30): `cuasd replay --max --capture-time`
+// of the real capture gives every aircraft the same history — the same
+// positions in the same order, none implausible — as a paced replay (at
+// twice the capture's speed, to keep the test short: a paced replay is
+// judged by the same receiver clock at any speed). Before issue 30 the
+// fast replay lost positions as implausible jumps.
+func TestReplayMaxEqualsPaced(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: replays a 61 s capture at twice its speed (-short)")
+	}
+	file := testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin")
+	capture, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := lastPositions(capture)
+	histories := func(args ...string) map[string][][2]float64 {
+		base, natsURL, stop := startServeNATS(t)
+		defer stop()
+		if err := run(t.Context(), append([]string{"replay", file, "--format", "beast", "--nats-url", natsURL, "--sensor", "rx"}, args...),
+			func(string) string { return "" }, io.Discard, io.Discard); err != nil {
+			t.Fatalf("replay %v: %v", args, err)
+		}
+		out := map[string][][2]float64{}
+		for icao := range last {
+			h := waitHistoryAtTrack(t, base, "adsb:"+icao)
+			for _, p := range h.Points {
+				out[icao] = append(out[icao], [2]float64{p.Lat, p.Lon})
+			}
+		}
+		return out
+	}
+	fast := histories("--max", "--capture-time")
+	paced := histories("--speed", "2")
+	n := 0
+	for icao := range last {
+		f, p := fast[icao], paced[icao]
+		n += len(f)
+		if len(f) != len(p) {
+			t.Errorf("%s: replay --max %d history points, paced %d", icao, len(f), len(p))
+			continue
+		}
+		for i := range f {
+			if f[i] != p[i] {
+				t.Errorf("%s: point %d at %v with --max, %v paced", icao, i, f[i], p[i])
+				break
+			}
+		}
+	}
+	t.Logf("replay --max and paced: %d aircraft, %d history points", len(last), n)
 }
