@@ -329,9 +329,43 @@ func (c *dupCache) seen(raw uint64, frame []byte) bool {
 	return false
 }
 
-// Clocks holds the models of many sensors, keyed by sensor name.
+// Clocks holds the models of many sensors, keyed by sensor name, and of
+// transmitters that stamp their own messages, keyed by sensor and
+// transmitter.
 type Clocks struct {
-	m map[string]*Model
+	m     map[string]*Model
+	byKey map[[2]string]*Model
+}
+
+// Transmitter returns the model of a transmitter's own clock as heard by
+// sensor (a MAVLink system's time since boot, a Remote ID UA's GNSS
+// time), making it on first contact. Looking up an existing one does not
+// allocate.
+func (c *Clocks) Transmitter(sensor, key string) *Model {
+	if c.byKey == nil {
+		c.byKey = map[[2]string]*Model{}
+	}
+	k := [2]string{sensor, key}
+	m := c.byKey[k]
+	if m == nil {
+		m = &Model{}
+		c.byKey[k] = m
+	}
+	return m
+}
+
+// AfterHour places a time given as nanoseconds after the full UTC hour
+// (Remote ID's timestamp) in the hour that puts it nearest arrival.
+func AfterHour(ns, arrival int64) int64 {
+	const hour = int64(time.Hour)
+	t := arrival - arrival%hour + ns
+	switch {
+	case t-arrival > hour/2:
+		t -= hour
+	case arrival-t > hour/2:
+		t += hour
+	}
+	return t
 }
 
 // Sensor returns the named sensor's model, making it on first contact.
