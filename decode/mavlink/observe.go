@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/cuasd/cuasd/decode"
-	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/decode/remoteid"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // Message ids that Observe maps to observations.
