@@ -3,6 +3,8 @@ package fusion
 import (
 	"testing"
 	"time"
+
+	"github.com/cuasd/cuasd/decode"
 )
 
 // TestFeedFixesEveryAcceptedFix: every accepted position reaches the fix
@@ -39,5 +41,32 @@ func TestFeedFixesEveryAcceptedFix(t *testing.T) {
 	s.Apply(&o)
 	if len(got) != 41 {
 		t.Error("a fix fed after stop")
+	}
+}
+
+// TestModeSAltitudeDoesNotOverrideADSB (issue 30, readsb's source
+// priority): a Mode S reply's altitude does not replace an ADS-B altitude
+// less than 15 s old; after that it does.
+func TestModeSAltitudeDoesNotOverrideADSB(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	t0 := c.t.UnixNano()
+	obs := func(alt float64, reply bool, at time.Duration) *decode.Observation {
+		return &decode.Observation{Protocol: decode.ADSB, Key: "4CA1FA", ICAO: "4CA1FA", TimeUnixNano: t0 + int64(at), Sensor: "rx1",
+			HasAltitude: true, AltM: alt, AltKind: "baro", ModeSReply: reply}
+	}
+	alt := func() float64 { tr, _ := s.Get("adsb:4CA1FA"); return tr.AltM }
+	s.Apply(obs(10000, false, 0))
+	s.Apply(obs(9000, true, 14*time.Second))
+	if alt() != 10000 {
+		t.Fatalf("a Mode S altitude 14 s after the ADS-B one replaced it: %v", alt())
+	}
+	s.Apply(obs(9000, true, 15*time.Second))
+	if alt() != 9000 {
+		t.Fatalf("a Mode S altitude 15 s after the ADS-B one was not taken: %v", alt())
+	}
+	s.Apply(obs(9500, false, 16*time.Second))
+	if alt() != 9500 {
+		t.Fatalf("an ADS-B altitude did not replace a Mode S one: %v", alt())
 	}
 }

@@ -159,7 +159,7 @@ func (s *Store) applyLocked(o *decode.Observation, now int64) (Update, bool) {
 		s.alias[aliasKey{"uas", o.UASID}] = t.id
 	}
 	t.mergeClaims(o)
-	t.mergeMeasurements(o)
+	t.mergeMeasurements(o, recv)
 	t.mergeSensorClaims(o, recv) // issue 25
 	if o.HasCommB && o.ModeSReply && o.Protocol == decode.ADSB {
 		applyCommB(t, o, recv)
@@ -270,10 +270,15 @@ func (t *track) mergeClaims(o *decode.Observation) {
 	}
 }
 
+// ADSBAltitudePriority is how long an ADS-B altitude outranks a Mode S
+// reply's (readsb: a lower-priority source does not replace data a better
+// one gave less than 15 s before).
+const ADSBAltitudePriority = 15 * time.Second
+
 // mergeMeasurements takes altitude, velocity, accuracy, the operator's
-// position and the decoder's warnings.
-func (t *track) mergeMeasurements(o *decode.Observation) {
-	if o.HasAltitude {
+// position and the decoder's warnings, of an observation at recv.
+func (t *track) mergeMeasurements(o *decode.Observation, recv int64) {
+	if o.HasAltitude && t.altitudeFrom(o, recv) {
 		t.hasAlt, t.alt, t.altKind = true, o.AltM, o.AltKind
 	}
 	if o.HasVelocity {
@@ -291,6 +296,23 @@ func (t *track) mergeMeasurements(o *decode.Observation) {
 	for _, w := range o.Warnings {
 		t.addWarning(w)
 	}
+}
+
+// altitudeFrom reports whether o's altitude may replace the track's: not
+// a Mode S reply's while an ADS-B altitude is younger than
+// ADSBAltitudePriority. It notes the time of an ADS-B altitude.
+func (t *track) altitudeFrom(o *decode.Observation, recv int64) bool {
+	if o.Protocol != decode.ADSB {
+		return true
+	}
+	if !o.ModeSReply {
+		if t.adsb == nil {
+			t.adsb = &adsbState{}
+		}
+		t.adsb.altT = recv
+		return true
+	}
+	return t.adsb == nil || t.adsb.altT == 0 || recv-t.adsb.altT >= int64(ADSBAltitudePriority)
 }
 
 // acceptPosition applies the plausibility check and records a position

@@ -138,6 +138,7 @@ type config struct {
 	ReadsbFrames     bool   `yaml:"readsb-frames"`
 	ReceiverLocation string `yaml:"receiver-location"`
 	SBSListen        string `yaml:"sbs-listen"`
+	SBSReduce        bool   `yaml:"sbs-reduce"`
 	SBSConnect       string `yaml:"sbs-connect"`
 	BeastOutListen   string `yaml:"beast-out-listen"`
 	BeastOutConnect  string `yaml:"beast-out-connect"`
@@ -473,7 +474,8 @@ func (c *config) readsbFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ReadsbDrones, "readsb-drones", c.ReadsbDrones, "list Remote ID and MAVLink tracks in the readsb JSON and SBS outputs as ~hex entries")
 	fs.BoolVar(&c.ReadsbFrames, "readsb-frames", c.ReadsbFrames, "count each aircraft's messages and rssi in aircraft.json from the raw Mode S frames, as readsb does (else: the track's observations)")
 	fs.StringVar(&c.ReceiverLocation, "receiver-location", c.ReceiverLocation, "`LAT,LON` of the receiver for receiver.json (tar1090 centres on it)")
-	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on `HOST:PORT` (like readsb's 30003)")
+	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on `HOST:PORT` (like readsb's 30003): one line per decoded Mode S message")
+	fs.BoolVar(&c.SBSReduce, "sbs-reduce", c.SBSReduce, "with --sbs-listen, write per track from the track events (at most one update a second per track) instead of one line per message")
 	fs.StringVar(&c.SBSConnect, "sbs-connect", c.SBSConnect, "read SBS BaseStation lines from `HOST:PORT` (a decoder's 30003, VRS), reconnecting")
 	fs.StringVar(&c.BeastOutListen, "beast-out-listen", c.BeastOutListen, "serve received frames as Beast on `HOST:PORT` (like readsb's 30005)")
 	fs.StringVar(&c.BeastOutConnect, "beast-out-connect", c.BeastOutConnect, "push received frames as Beast to the aggregator at `HOST:PORT`, reconnecting")

@@ -292,18 +292,21 @@ func (m *Model) Duplicate(raw uint64, frame []byte) bool {
 	return false
 }
 
-// dupCache is a direct-mapped cache of recent (timestamp, frame) hashes:
-// fixed size, no allocation, no false positives short of a 64-bit hash
-// collision; a duplicate evicted by another frame is missed.
+// dupCache is a 4-way set-associative cache of recent (timestamp, frame)
+// hashes, first in first out within a set: fixed size, no allocation, no
+// false positives short of a 64-bit hash collision. A duplicate is missed
+// only when four other frames fell into its set in between (a direct-mapped
+// cache missed 1 in 85 of a real capture's duplicates, 50 frames apart).
 type dupCache struct {
-	slots *[dupSlots]uint64
+	slots *[dupSets][4]uint64
+	next  *[dupSets]uint8
 }
 
-const dupSlots = 4096
+const dupSets = 1024
 
 func (c *dupCache) seen(raw uint64, frame []byte) bool {
 	if c.slots == nil {
-		c.slots = new([dupSlots]uint64)
+		c.slots, c.next = new([dupSets][4]uint64), new([dupSets]uint8)
 	}
 	// FNV-1a over the timestamp and the bytes.
 	h := uint64(14695981039346656037)
@@ -314,17 +317,55 @@ func (c *dupCache) seen(raw uint64, frame []byte) bool {
 		h = (h ^ uint64(b)) * 1099511628211
 	}
 	h |= 1 // 0 marks an empty slot
-	s := &c.slots[h%dupSlots]
-	if *s == h {
-		return true
+	i := (h >> 1) % dupSets
+	set := &c.slots[i]
+	for _, v := range set {
+		if v == h {
+			return true
+		}
 	}
-	*s = h
+	set[c.next[i]&3] = h
+	c.next[i]++
 	return false
 }
 
-// Clocks holds the models of many sensors, keyed by sensor name.
+// Clocks holds the models of many sensors, keyed by sensor name, and of
+// transmitters that stamp their own messages, keyed by sensor and
+// transmitter.
 type Clocks struct {
-	m map[string]*Model
+	m     map[string]*Model
+	byKey map[[2]string]*Model
+}
+
+// Transmitter returns the model of a transmitter's own clock as heard by
+// sensor (a MAVLink system's time since boot, a Remote ID UA's GNSS
+// time), making it on first contact. Looking up an existing one does not
+// allocate.
+func (c *Clocks) Transmitter(sensor, key string) *Model {
+	if c.byKey == nil {
+		c.byKey = map[[2]string]*Model{}
+	}
+	k := [2]string{sensor, key}
+	m := c.byKey[k]
+	if m == nil {
+		m = &Model{}
+		c.byKey[k] = m
+	}
+	return m
+}
+
+// AfterHour places a time given as nanoseconds after the full UTC hour
+// (Remote ID's timestamp) in the hour that puts it nearest arrival.
+func AfterHour(ns, arrival int64) int64 {
+	const hour = int64(time.Hour)
+	t := arrival - arrival%hour + ns
+	switch {
+	case t-arrival > hour/2:
+		t -= hour
+	case arrival-t > hour/2:
+		t += hour
+	}
+	return t
 }
 
 // Sensor returns the named sensor's model, making it on first contact.

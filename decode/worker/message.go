@@ -135,6 +135,32 @@ func (d *msgDecoder) frameTime(ts uint64, meta Meta) sensorclock.Time {
 	return d.cur.Map(sensorclock.Receiver, ts, meta.RecvUnixNano)
 }
 
+// messageTime maps the time a transmitter stamped its message with (the
+// decoder set o.SensorNs: a MAVLink system's time since boot, as its
+// receiver clock; a Remote ID UA's GNSS time after the hour, as GPS) by
+// that transmitter's clock model, as heard by meta's sensor (issue 30).
+func (d *msgDecoder) messageTime(o *decode.Observation, meta Meta) {
+	m := d.clocks.Transmitter(meta.Sensor, o.Key)
+	var at sensorclock.Time
+	if o.TimeSource == sensorclock.FromGPS {
+		at = m.MapUTC(sensorclock.AfterHour(o.SensorNs, meta.RecvUnixNano), meta.RecvUnixNano)
+	} else {
+		at = m.Map(sensorclock.Receiver, uint64(o.SensorNs), meta.RecvUnixNano)
+	}
+	if meta.RecvUnixNano-at.UnixNano > int64(MaxMessageBehind) {
+		// A transmitter's clock far behind its arrival is wrong (or a GNSS
+		// time of another hour): the arrival is the better time.
+		o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = meta.RecvUnixNano, 0, 0, sensorclock.Arrival
+		return
+	}
+	o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = at.UnixNano, at.SensorNs, at.Clock, at.Source
+}
+
+// MaxMessageBehind is how far before its arrival a transmitter's own time
+// of a message may place it: Remote ID and MAVLink are heard live, and a
+// position stamped longer ago would look stale (or expire its track).
+const MaxMessageBehind = 30 * time.Second
+
 // decodeFrame decodes frame k, whose sensor timestamp is ts (0: none),
 // appending to d.obs or d.dead; it reports whether the frame decoded. An
 // exact duplicate of a recent frame of the same sensor is dropped
@@ -170,7 +196,10 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		if o.Sensor == "" {
 			o.Sensor = meta.Sensor
 		}
-		if o.TimeUnixNano == 0 {
+		switch {
+		case o.SensorNs != 0 && o.SensorClock == 0:
+			d.messageTime(o, meta) // the message's own time
+		case o.TimeUnixNano == 0:
 			o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = at.UnixNano, at.SensorNs, at.Clock, at.Source
 			o.SensorTicks = ts
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/remoteid"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/sim"
 )
@@ -191,4 +192,34 @@ func TestWrapAndRestartKeepTracking(t *testing.T) {
 			t.Errorf("%d clock resets", d.clocks.Sensor("rx1").Resets)
 		}
 	})
+}
+
+// TestRemoteIDTimestampIsTheFixTime (issue 30): a Remote ID Location's
+// timestamp (the UA's GNSS time, tenths of a second after the UTC hour)
+// is the observation's time, in the hour nearest its arrival, with
+// time_source gps; a message pack heard later keeps its own time.
+func TestRemoteIDTimestampIsTheFixTime(t *testing.T) {
+	var basic, loc [remoteid.MessageSize]byte
+	if err := remoteid.EncodeBasicID(&basic, 2, &remoteid.BasicIDData{IDType: 1, UAType: 2, UASID: []byte("1581F5FKD229400B")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := remoteid.EncodeLocation(&loc, 2, &remoteid.LocationData{Status: 2, Latitude: 52.1, Longitude: 4.2,
+		AltitudeGeo: 120, Timestamp: 3599.5}); err != nil { // 59:59.5 after the hour
+		t.Fatal(err)
+	}
+	pack, err := remoteid.AppendPack(nil, 2, basic, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := time.Date(2026, 11, 28, 19, 0, 0, 0, time.UTC)
+	arrival := hour.Add(2 * time.Second).UnixNano() // heard 2.5 s before it arrived, across the hour
+	d := &msgDecoder{dec: NewRemoteID()}
+	d.decodeMessage(bus.FramingRaw, pack, Meta{Sensor: "kit", RecvUnixNano: arrival, Carrier: "message_pack"}, NewMetrics(nil))
+	if len(d.obs) == 0 {
+		t.Fatalf("no observation (%+v)", d.dead)
+	}
+	o := d.obs[len(d.obs)-1]
+	if want := hour.Add(-500 * time.Millisecond).UnixNano(); o.TimeUnixNano != want || o.TimeSource.String() != "gps" {
+		t.Fatalf("time %v (%v), want 18:59:59.5", time.Unix(0, o.TimeUnixNano).UTC(), o.TimeSource)
+	}
 }
