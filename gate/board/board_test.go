@@ -84,6 +84,16 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	}
 	step(52.0011)
 	step(52.02)
+	// Issue 33: the breach is held for the policy's min_hold_s (30 s)
+	// after the track left; the raw breach says it left.
+	if e := b.Snapshot().Entries; !e[0].Result.Breach || e[0].RawBreach {
+		t.Fatalf("10 s after leaving: breach %v raw %v, want held true, raw false", e[0].Result.Breach, e[0].RawBreach)
+	}
+	if got := led.reasons(); len(got) > 0 && got[len(got)-1] == "breach_ended" {
+		t.Fatalf("breach ended 10 s after leaving: %v", got)
+	}
+	step(52.02)
+	step(52.02) // 30 s after the last result inside
 	cancel()
 	<-done
 	got := led.reasons()
