@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,35 @@ func TestEngineRestore(t *testing.T) {
 	e3.Restore([]Message{open})
 	if len(e3.Open()) != 0 {
 		t.Error("an alert of a removed rule was restored")
+	}
+}
+
+// TestEngineClasses (issue 33): a rule with classes pages only on those
+// classes, and the words of the message name the track's class.
+func TestEngineClasses(t *testing.T) {
+	e := testEngine(t, "sinks: [{name: h, webhook: 'http://x/'}]\nrules:\n  - {name: r, classes: [drone, unknown], sinks: [h]}\n")
+	for _, tc := range []struct {
+		class, title string
+		paged        bool
+	}{
+		{"aircraft", "", false},
+		{"drone", "Drone at Zone z", true},
+		{"unknown", "Unknown object at Zone z", true},
+		{"", "Unknown object at Zone z", true}, // an event from before classes: unknown
+	} {
+		ev := threat(0, "track-"+tc.class, "z", "alert", false, 1)
+		ev.Threat.Class = tc.class
+		got := e.Threat(ev)
+		if (len(got) == 1) != tc.paged || (tc.paged && got[0].Title != tc.title) {
+			t.Errorf("class %q: %d messages %+v, want paged %v titled %q", tc.class, len(got), got, tc.paged, tc.title)
+		}
+	}
+	// Without classes every class is paged, each in its own words.
+	all := testEngine(t, oneRule)
+	ev := threat(0, "adsb:4840D6", "z", "alert", false, 1)
+	ev.Threat.Class = "aircraft"
+	got := all.Threat(ev)
+	if len(got) != 1 || got[0].Title != "Aircraft at Zone z" || got[0].Track.Class != "aircraft" || !strings.HasPrefix(got[0].Message, "Aircraft adsb:4840D6 is near") {
+		t.Fatalf("aircraft: %+v", got)
 	}
 }
