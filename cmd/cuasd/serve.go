@@ -286,7 +286,7 @@ func (s *service) gateStage() lifecycle.Component {
 			Owns:     s.owners.Owns,
 			Store:    s.store,
 			Zones:    s.zones.Snapshot,
-			Classify: classifier(s.drones),
+			Classify: board.Classifier(s.drones),
 			Ledger:   s.ledger,
 			Interval: time.Duration(s.cfg.EvalInterval),
 			Version:  version(),

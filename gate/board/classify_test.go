@@ -1,4 +1,4 @@
-package main
+package board
 
 import (
 	"testing"
@@ -50,7 +50,7 @@ func TestClassifierUsesTheProductClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := classifier(db)
+	c := Classifier(db)
 	claim := func(text string) *fusion.ProductClaim {
 		return &fusion.ProductClaim{Text: text, Match: db.MatchProduct(text, 0)}
 	}
