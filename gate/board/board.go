@@ -580,16 +580,26 @@ func (b *Gate) recordLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			// Record what is already queued: these decisions were made.
-			for {
-				select {
-				case j := <-b.queue:
-					b.append(context.Background(), j)
-				default:
-					return
-				}
-			}
+			b.RecordQueued(context.Background())
+			return
 		case j := <-b.queue:
 			b.append(ctx, j)
+		}
+	}
+}
+
+// RecordQueued records every receipt the sweeps have queued and announces
+// their threat events, on the caller's goroutine. It is for a caller that
+// sweeps the gate on a clock of its own instead of calling Run (the
+// false-alarm scenarios run hours of traffic in seconds), so that each
+// sweep's decisions are recorded, in order, before the next sweep.
+func (b *Gate) RecordQueued(ctx context.Context) {
+	for {
+		select {
+		case j := <-b.queue:
+			b.append(ctx, j)
+		default:
+			return
 		}
 	}
 }
