@@ -289,6 +289,7 @@ func (s *service) gateStage() lifecycle.Component {
 			Classify: board.Classifier(s.drones),
 			Ledger:   s.ledger,
 			Interval: time.Duration(s.cfg.EvalInterval),
+			Policy:   s.cfg.policy,
 			Version:  version(),
 			Events:   s.bus.Conn,
 			Instance: s.cfg.instance(),
