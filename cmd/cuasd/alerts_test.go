@@ -67,7 +67,7 @@ func writeAlertRules(t *testing.T, hookURL string) (rules, secret string) {
 	}
 	rules = filepath.Join(dir, "alerts.yaml")
 	y := "sinks:\n  - name: hook\n    webhook: " + hookURL + "\n    secret_file: " + filepath.Join(dir, "hook.secret") +
-		"\nrules:\n  - name: demo-breach\n    zones: [demo-site]\n    min_decision: alert\n    cooldown: 10m\n    sinks: [hook]\n"
+		"\nrules:\n  - name: demo-breach\n    zones: [demo-site]\n    classes: [drone, unknown]\n    min_decision: alert\n    cooldown: 10m\n    sinks: [hook]\n"
 	if err := os.WriteFile(rules, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
