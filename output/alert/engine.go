@@ -68,7 +68,7 @@ type Track struct {
 	SpeedMps  *float64        `json:"speed_mps,omitempty"`
 	SwarmID   string          `json:"swarm_id,omitempty"`
 	// Class is what the track is: aircraft, drone or unknown (issue 33).
-	Class string `json:"class"`
+	Class string `json:"class,omitempty"`
 }
 
 // Receipt points at the signed decision record that raised the alert.
