@@ -108,6 +108,15 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	if axes, ok := r["axes"].([]any); !ok || len(axes) != gate.NumAxes || r["kind"] != gate.RecordContinuous || r["reason"] != "breach_started" {
 		t.Fatalf("record lacks the 13 axes, its kind or its reason: %v", r)
 	}
+	// Issue 33: the record keeps the evaluation's own decision and breach
+	// beside the held ones, when the held decision began, and the class.
+	// The breach ended while held: its record says breach false, raw false.
+	if r["raw_decision"] == nil || r["raw_breach"] != true || r["held_since"] == nil || r["class"] != "drone" {
+		t.Fatalf("breach record lacks raw_decision, raw_breach, held_since or class: %v", r)
+	}
+	if end := led.records[len(led.records)-1]; end["breach"] != false || end["raw_breach"] != false {
+		t.Fatalf("breach_ended record: breach %v raw %v", end["breach"], end["raw_breach"])
+	}
 	// swarm_size is a number, as in a requested evaluation's record (it was
 	// once a string here).
 	if tr, ok := r["track"].(map[string]any); !ok || tr["id"] != "rid:D1" || func() bool { _, n := tr["swarm_size"].(float64); return !n }() {
