@@ -172,6 +172,7 @@ func TestServeRefusesBadAlertRules(t *testing.T) {
 		{"unknown zone", "sinks: [{name: h, webhook: 'http://x/'}]\nrules:\n  - {name: r, sinks: [h], zones: [nowhere]}\n", `rules[0].zones: unknown zone "nowhere"`},
 		{"secret file", "sinks: [{name: h, webhook: 'http://x/', secret_file: /nonexistent}]\nrules:\n  - {name: r, sinks: [h]}\n", "sinks[0].secret_file: cannot read"},
 		{"mqtt without broker", "sinks: [{name: b, mqtt: true}]\nrules:\n  - {name: r, sinks: [b]}\n", "--mqtt-url is not set"},
+		{"unknown class", "sinks: [{name: h, webhook: 'http://x/'}]\nrules:\n  - name: r\n    sinks: [h]\n    classes: [drone, airliner]\n", f + `:5: rules[0].classes[1]: unknown class "airliner" (known: aircraft, drone, unknown)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(f, []byte(tc.yaml), 0o600); err != nil {

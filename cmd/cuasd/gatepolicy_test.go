@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,5 +29,19 @@ func TestGatePolicyFile(t *testing.T) {
 	}
 	if p, err := parseGatePolicy("p.yaml", nil); err != nil || p.MinHoldS != 0 {
 		t.Errorf("empty file: %+v %v (want the defaults)", p, err)
+	}
+}
+
+// TestServeRefusesBadGatePolicy: a bad --gate-policy stops serve before
+// anything starts, naming the file and line.
+func TestServeRefusesBadGatePolicy(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(f, []byte("min_hold_s: 30\nmin_hold: 10\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"serve", "--demo", "--data-dir", dir, "--gate-policy", f}, func(string) string { return "" }, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "gate policy "+f+":2: field min_hold not found") {
+		t.Fatalf("got %v", err)
 	}
 }
