@@ -135,7 +135,10 @@ func (e *Engine) Threat(ev *events.ThreatEvent) []Message {
 		case st != nil:
 			st.restored = false // still matching: confirmed
 		case st == nil && match:
-			if last, ok := e.lastOpen[k]; ok && ev.Time.Sub(last) < r.CooldownD {
+			// A breach that starts always pages (issue 33: every breach
+			// alerts); the gate holds a breach for its dwell after the
+			// track leaves, so breach_started cannot repeat faster.
+			if last, ok := e.lastOpen[k]; ok && ev.Time.Sub(last) < r.CooldownD && ev.Reason != "breach_started" {
 				e.Suppressed++
 				continue
 			}

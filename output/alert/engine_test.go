@@ -76,6 +76,24 @@ func TestEngineCooldown(t *testing.T) {
 	}
 }
 
+// TestEngineBreachBypassesCooldown (issue 33): a breach that starts
+// within the cooldown of a resolved alert opens one (every breach pages);
+// any other match within it stays suppressed.
+func TestEngineBreachBypassesCooldown(t *testing.T) {
+	e := testEngine(t, oneRule)
+	e.Threat(threat(0, "rid:1", "z", "alert", false, 1))
+	e.Threat(threat(time.Second, "rid:1", "z", "monitor", false, 2))
+	if got := e.Threat(threat(10*time.Second, "rid:1", "z", "alert", false, 3)); len(got) != 0 {
+		t.Fatalf("a match without a breach within the cooldown opened: %v", states(got))
+	}
+	e.Threat(threat(11*time.Second, "rid:1", "z", "monitor", false, 4))
+	ev := threat(20*time.Second, "rid:1", "z", "alert", true, 5)
+	ev.Reason = "breach_started"
+	if got := e.Threat(ev); len(got) != 1 || got[0].State != StateOpen || got[0].Reason != "breach_started" {
+		t.Fatalf("a breach within the cooldown: %+v, want it paged", got)
+	}
+}
+
 func TestEngineTrackLostAndZoneChange(t *testing.T) {
 	e := testEngine(t, "sinks: [{name: h, mqtt: true}]\nrules:\n  - {name: a, sinks: [h]}\n  - {name: b, sinks: [h], breach: true}\n")
 	if got := e.Threat(threat(0, "rid:1", "z", "alert", false, 1)); len(got) != 1 || got[0].Rule != "a" {

@@ -75,7 +75,7 @@ type Rule struct {
 	// drone, unknown (gate.TrackClass; issue 33). Empty means every class.
 	Classes []string `yaml:"classes"`
 	// Cooldown: within it a track and rule never open a second alert
-	// (default 60s).
+	// (default 60s), unless a breach starts: every breach pages.
 	Cooldown string   `yaml:"cooldown"`
 	Sinks    []string `yaml:"sinks"`
 
