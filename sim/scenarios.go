@@ -74,6 +74,10 @@ type Actor struct {
 	Operator bool
 	// Land: it stops broadcasting when it reaches the ground.
 	Land bool
+	// StartAfter: it is silent (switched off, on the ground) until this
+	// long after the scenario starts, then broadcasts where it is: a drone
+	// that takes off inside the zone.
+	StartAfter time.Duration
 	// Leader, when above 0, is the 1-based index in the scenario's actors
 	// of the actor it keeps formation with (a swarm).
 	Leader int
@@ -160,6 +164,7 @@ func (w *World) addActors() {
 			o.category = 3
 		}
 		o.lat, o.lon = offset(c.CenterLat, c.CenterLon, a.NorthM, a.EastM)
+		o.stopped = a.StartAfter > 0
 		if a.Leader > 0 && a.Leader <= i {
 			o.leader, o.offN, o.offE = objs[a.Leader-1], a.NorthM, a.EastM
 		}
@@ -185,9 +190,13 @@ func (w *World) addActors() {
 	}
 }
 
-// fly applies a scripted actor's rules after it moved: a landing actor
-// stops broadcasting on the ground; nobody flies below it.
-func (o *object) fly() {
+// fly applies a scripted actor's rules after it moved, at elapsed since
+// the scenario began: a late actor starts broadcasting, a landing actor
+// stops on the ground; nobody flies below it.
+func (o *object) fly(elapsed time.Duration) {
+	if a := o.actor; a.StartAfter > 0 && o.stopped && elapsed >= a.StartAfter && o.altM > 0 {
+		o.stopped = false
+	}
 	if o.altM <= 0 {
 		o.altM = 0
 		if o.actor.Land {
@@ -233,6 +242,10 @@ func FalseAlarmSet(seed uint64) []Scenario {
 				Actor{Name: "rid-south", Kind: ActorRemoteID, Operator: true, NorthM: -2500, AltM: 100, SpeedMps: 12, HeadingDeg: 0, Expect: drone},
 				Actor{Name: "rid-east", Kind: ActorRemoteID, EastM: 2400, NorthM: 400, AltM: 60, SpeedMps: 14, HeadingDeg: 265, Expect: drone},
 				Actor{Name: "mav-west", Kind: ActorMAVLink, EastM: -2600, NorthM: -300, AltM: 80, SpeedMps: 15, HeadingDeg: 80, Expect: drone},
+				// Switched on inside the zone: nothing warned of it, so its
+				// page measures breach → page from the first broadcast.
+				Actor{Name: "rid-popup", Kind: ActorRemoteID, NorthM: 400, EastM: 300, AltM: 40, SpeedMps: 2, HeadingDeg: 90, TurnDps: 3,
+					StartAfter: 90 * time.Second, Expect: drone},
 			)},
 		{Name: "swarm", Description: "five Remote ID drones in formation flying into the zone from the south-west",
 			Duration: 7 * time.Minute, Config: site(swarmActors(drone)...)},

@@ -294,7 +294,7 @@ func (w *World) Step(now time.Time, dt time.Duration, out map[string][][]byte) {
 			o.altM += o.vr * sec
 		}
 		if o.actor != nil {
-			o.fly()
+			o.fly(now.Sub(w.start))
 			continue
 		}
 		w.keepInArea(o)
