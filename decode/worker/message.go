@@ -113,6 +113,7 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 			o.TimeUnixNano = meta.RecvUnixNano
 		}
 		o.IngestUnixNano = meta.IngestUnixNano
+		o.Simulated = meta.Simulated
 		if o.Signal == 0 {
 			o.Signal = meta.Signal
 		}
