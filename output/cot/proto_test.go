@@ -2,8 +2,11 @@ package cot
 
 import (
 	"bytes"
+	"log/slog"
 	"net"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -52,13 +55,21 @@ func TestUDPProtocol1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	s, err := NewUDP("udp://"+l.LocalAddr().String()+"?protocol=1", UDPOptions{}, Options{})
+	var logs syncBuffer
+	s, err := NewUDP("udp://"+l.LocalAddr().String()+"?protocol=1", UDPOptions{}, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc, _ := runSink(t, s)
 	publishTrack(t, nc, airliner())
 	d := readDatagrams(t, l, 1)[0]
+	// Issue 34: the log and /v1/outputs name the real format, not "CoT XML".
+	if f := s.Sinks()[0].Format; f != "TAK Protocol version 1" || !strings.Contains(logs.String(), `format="TAK Protocol version 1"`) {
+		t.Errorf("format %q; log %q", f, logs.String())
+	}
+	if x, _ := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{}); x.Sinks()[0].Format != "CoT XML" {
+		t.Errorf("an XML sink's format is %q", x.Sinks()[0].Format)
+	}
 	got := cottest.ParseProto(t, [][]byte{d[3:]})[0]
 	if !bytes.HasPrefix(d, meshHeader) || got.UID != "cuasd.site1.adsb-4CA1FA" || got.Callsign != "RYR12AB" {
 		t.Fatalf("received % x…: %+v", d[:3], got)
@@ -100,4 +111,22 @@ func FuzzMesh(f *testing.F) {
 			}
 		}
 	})
+}
+
+// syncBuffer is a log sink safe to read while the sink writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
