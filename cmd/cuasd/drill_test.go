@@ -3,8 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -98,5 +105,109 @@ func TestRestoreDrill(t *testing.T) {
 		"--checkpoint", write("checkpoint.json", kept), "--consistency", write("consistency.json", cons)}
 	if err := run(context.Background(), args, func(string) string { return "" }, &out, &out); err != nil {
 		t.Fatalf("cuasd %v: %v\n%s", args, err, out.String())
+	}
+}
+
+// authed does one request to a cuasd with tokens, with the bearer token.
+func authed(t *testing.T, method, url, token string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// TestKeyRotationDrill is docs/OPERATIONS.md's key rotation, on a cuasd
+// with API tokens (issue 34: step 1 got 401 without the token): a new
+// Ed25519 key, the announcement signed by the old key, a restart on the
+// new key, the completion signed by the new one; /v1/receipt/keys then
+// lists both, and each receipt verifies offline with its own key.
+func TestKeyRotationDrill(t *testing.T) {
+	dir := t.TempDir()
+	secret, entry := newOperatorToken(t)
+	tokens := filepath.Join(t.TempDir(), "tokens.yaml")
+	if err := os.WriteFile(tokens, entry, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startChild(t, dir, "--auth-tokens", tokens)
+	// 1. The new key and its keyid (hex SHA-256 of the PKIX public key).
+	pub, priv, _ := ed25519.GenerateKey(nil)
+	der, _ := x509.MarshalPKCS8PrivateKey(priv)
+	newKey := filepath.Join(t.TempDir(), "signing-key-2027.pem")
+	_ = os.WriteFile(newKey, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	pkix, _ := x509.MarshalPKIXPublicKey(pub)
+	newPub := filepath.Join(t.TempDir(), "signing-key-2027.pub.pem")
+	_ = os.WriteFile(newPub, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pkix}), 0o600)
+	sum := sha256.Sum256(pkix)
+	newID := hex.EncodeToString(sum[:])
+	keys := func() (cur string, all map[string]bool) {
+		code, b := authed(t, "GET", c.base+"/v1/receipt/keys", secret, nil)
+		var k struct {
+			Keys []struct {
+				KeyID   string `json:"keyid"`
+				Current bool   `json:"current"`
+			} `json:"keys"`
+		}
+		if err := json.Unmarshal(b, &k); err != nil || code != 200 {
+			t.Fatalf("GET /v1/receipt/keys: %d %s", code, b)
+		}
+		all = map[string]bool{}
+		for _, x := range k.Keys {
+			all[x.KeyID] = x.Current
+			if x.Current {
+				cur = x.KeyID
+			}
+		}
+		return cur, all
+	}
+	oldID, _ := keys()
+	// 2. Announce while the old key signs.
+	emit := func(event string) []byte {
+		code, b := authed(t, "POST", c.base+"/v1/receipt/emit", secret, map[string]any{"subject": "ledger-key/cuasd/site1",
+			"payload_type": "https://github.com/cuasd/cuasd/attestation/key-rotation/v1",
+			"payload":      map[string]any{"event": event, "old_keyid": oldID, "new_keyid": newID}})
+		if code != 201 {
+			t.Fatalf("emit %s: %d %s", event, code, b)
+		}
+		return b // the receipt bundle, kept as the runbook says
+	}
+	announced := emit("rotation-announced")
+	// 3. Switch keys and restart.
+	stopChild(t, c)
+	c = startChild(t, dir, "--auth-tokens", tokens, "--signing-key", newKey)
+	defer stopChild(t, c)
+	// 4. Record the completion with the new key.
+	completed := emit("rotation-completed")
+	// 5. Check: both keys listed, the new one current; each kept receipt
+	// bundle verifies with the key that signed it, not with the other.
+	cur, all := keys()
+	if cur != newID || all[oldID] || len(all) < 2 {
+		t.Fatalf("keys after the rotation: current %s (want %s), all %v", cur, newID, all)
+	}
+	oldPub := filepath.Join(dir, "ledger-signing-key.pub.pem")
+	for i, tc := range []struct {
+		b        []byte
+		key, bad string
+	}{{announced, oldPub, newPub}, {completed, newPub, oldPub}} {
+		bundle := filepath.Join(t.TempDir(), "bundle.json")
+		_ = os.WriteFile(bundle, tc.b, 0o600)
+		var out bytes.Buffer
+		if err := run(context.Background(), []string{"verify", bundle, "--pubkey", tc.key}, func(string) string { return "" }, &out, &out); err != nil {
+			t.Errorf("receipt %d with its key: %v\n%s", i, err, out.String())
+		}
+		if err := run(context.Background(), []string{"verify", bundle, "--pubkey", tc.bad}, func(string) string { return "" }, &out, &out); err == nil {
+			t.Errorf("receipt %d verified with the other key", i)
+		}
 	}
 }
