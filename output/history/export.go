@@ -254,36 +254,52 @@ type pointJSON struct {
 // hour (BenchmarkQueryTrackHour). Non-finite measurements are left out,
 // as JSON cannot hold them.
 func appendPointJSON(b []byte, p *Point) []byte {
-	b = append(b, `{"time":"`...)
+	return append(appendPointFields(append(b, '{'), p, false), '}')
+}
+
+// appendPointFields appends the members of appendPointJSON's object,
+// without its braces. real writes every measurement with a fraction
+// (1000.0; see geoReal), as the GeoJSON Point features need.
+func appendPointFields(b []byte, p *Point, real bool) []byte {
+	b = append(b, `"time":"`...)
 	b = p.Time.UTC().AppendFormat(b, timeFormat)
 	b = append(b, `","lat":`...)
-	b = appendFloat(b, p.Lat)
+	b = appendFloat(b, p.Lat, real)
 	b = append(b, `,"lon":`...)
-	b = appendFloat(b, p.Lon)
-	b = appendOptFloat(b, `,"alt_m":`, p.AltM)
+	b = appendFloat(b, p.Lon, real)
+	b = appendOptFloat(b, `,"alt_m":`, p.AltM, real)
 	b = appendOptString(b, `,"alt_kind":`, p.AltKind)
-	b = appendOptFloat(b, `,"speed_mps":`, p.SpeedMps)
-	b = appendOptFloat(b, `,"heading_deg":`, p.HeadingDeg)
-	b = appendOptFloat(b, `,"vertical_rate_mps":`, p.VRateMps)
+	b = appendOptFloat(b, `,"speed_mps":`, p.SpeedMps, real)
+	b = appendOptFloat(b, `,"heading_deg":`, p.HeadingDeg, real)
+	b = appendOptFloat(b, `,"vertical_rate_mps":`, p.VRateMps, real)
 	b = appendOptString(b, `,"protocol":`, p.Protocol)
 	b = appendOptString(b, `,"sensor":`, p.Sensor)
 	b = appendOptString(b, `,"decision":`, p.Decision)
-	b = appendOptFloat(b, `,"lambda":`, p.Lambda)
-	return append(b, '}')
+	return appendOptFloat(b, `,"lambda":`, p.Lambda, real)
 }
 
-func appendFloat(b []byte, v float64) []byte {
+func appendFloat(b []byte, v float64, real bool) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return append(b, '0')
 	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64)
+	return appendNum(b, v, real)
 }
 
-func appendOptFloat(b []byte, key string, v *float64) []byte {
+func appendOptFloat(b []byte, key string, v *float64, real bool) []byte {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return b
 	}
-	return strconv.AppendFloat(append(b, key...), *v, 'f', -1, 64)
+	return appendNum(append(b, key...), *v, real)
+}
+
+// appendNum appends v in decimal; real adds ".0" to a whole number.
+func appendNum(b []byte, v float64, real bool) []byte {
+	n := len(b)
+	b = strconv.AppendFloat(b, v, 'f', -1, 64)
+	if real && bytes.IndexByte(b[n:], '.') < 0 {
+		b = append(b, ".0"...)
+	}
+	return b
 }
 
 func appendOptString(b []byte, key, s string) []byte {
@@ -359,9 +375,16 @@ func (e *Encoder) geoTrack(id string, pts []Point) {
 	e.json(geoFeatureJSON{Type: "Feature", ID: id, Geometry: lineGeometry(pts), Properties: props})
 	for i := range pts {
 		p := &pts[i]
-		e.str(",")
-		e.json(geoFeatureJSON{Type: "Feature", Geometry: map[string]any{"type": "Point", "coordinates": []float64{p.Lon, p.Lat}},
-			Properties: geoPointPropsOf(id, p)})
+		e.buf = append(e.buf[:0], `,{"type":"Feature","geometry":{"type":"Point","coordinates":[`...)
+		e.buf = appendFloat(e.buf, p.Lon, false)
+		e.buf = append(e.buf, ',')
+		e.buf = appendFloat(e.buf, p.Lat, false)
+		e.buf = append(e.buf, `]},"properties":{"feature":"point","track_id":`...)
+		if e.buf = appendOptString(e.buf, "", id); id == "" {
+			e.buf = append(e.buf, `""`...)
+		}
+		e.buf = append(appendPointFields(append(e.buf, ','), p, true), "}}"...)
+		_, _ = e.w.Write(e.buf)
 	}
 }
 
@@ -384,38 +407,6 @@ type geoLineProps struct {
 	Sensor   string   `json:"sensor,omitempty"`
 	Decision string   `json:"decision,omitempty"`
 	Lambda   *geoReal `json:"lambda,omitempty"`
-}
-
-// geoPointProps are the properties of one recorded fix's Point feature:
-// the JSON point's fields, measurements as geoReal.
-type geoPointProps struct {
-	Feature    string   `json:"feature"`
-	TrackID    string   `json:"track_id"`
-	Time       string   `json:"time"`
-	Lat        geoReal  `json:"lat"`
-	Lon        geoReal  `json:"lon"`
-	AltM       *geoReal `json:"alt_m,omitempty"`
-	AltKind    string   `json:"alt_kind,omitempty"`
-	SpeedMps   *geoReal `json:"speed_mps,omitempty"`
-	HeadingDeg *geoReal `json:"heading_deg,omitempty"`
-	VRateMps   *geoReal `json:"vertical_rate_mps,omitempty"`
-	Protocol   string   `json:"protocol,omitempty"`
-	Sensor     string   `json:"sensor,omitempty"`
-	Decision   string   `json:"decision,omitempty"`
-	Lambda     *geoReal `json:"lambda,omitempty"`
-}
-
-func geoPointPropsOf(id string, p *Point) geoPointProps {
-	r := func(v *float64) *geoReal {
-		if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
-			return nil
-		}
-		g := geoReal(*v)
-		return &g
-	}
-	return geoPointProps{Feature: "point", TrackID: id, Time: p.Time.UTC().Format(timeFormat), Lat: geoReal(p.Lat), Lon: geoReal(p.Lon),
-		AltM: r(p.AltM), AltKind: p.AltKind, SpeedMps: r(p.SpeedMps), HeadingDeg: r(p.HeadingDeg), VRateMps: r(p.VRateMps),
-		Protocol: p.Protocol, Sensor: p.Sensor, Decision: p.Decision, Lambda: r(p.Lambda)}
 }
 
 // geoReal is a measurement written with a fraction even when whole
