@@ -2,11 +2,11 @@ package cot
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net"
 	"reflect"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -55,8 +55,8 @@ func TestUDPProtocol1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	var logs syncBuffer
-	s, err := NewUDP("udp://"+l.LocalAddr().String()+"?protocol=1", UDPOptions{}, Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	logs := &connectedFormat{Handler: slog.DiscardHandler}
+	s, err := NewUDP("udp://"+l.LocalAddr().String()+"?protocol=1", UDPOptions{}, Options{Log: slog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,8 +64,8 @@ func TestUDPProtocol1(t *testing.T) {
 	publishTrack(t, nc, airliner())
 	d := readDatagrams(t, l, 1)[0]
 	// Issue 34: the log and /v1/outputs name the real format, not "CoT XML".
-	if f := s.Sinks()[0].Format; f != "TAK Protocol version 1" || !strings.Contains(logs.String(), `format="TAK Protocol version 1"`) {
-		t.Errorf("format %q; log %q", f, logs.String())
+	if f, logged := s.Sinks()[0].Format, logs.got.Load(); f != "TAK Protocol version 1" || logged != "TAK Protocol version 1" {
+		t.Errorf("format %q; logged %v", f, logged)
 	}
 	if x, _ := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{}); x.Sinks()[0].Format != "CoT XML" {
 		t.Errorf("an XML sink's format is %q", x.Sinks()[0].Format)
@@ -113,20 +113,23 @@ func FuzzMesh(f *testing.F) {
 	})
 }
 
-// syncBuffer is a log sink safe to read while the sink writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// connectedFormat is a slog handler that keeps the format attribute of the
+// sink's "CoT sink connected" line.
+type connectedFormat struct {
+	slog.Handler
+	got atomic.Value
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+func (h *connectedFormat) Enabled(context.Context, slog.Level) bool { return true }
+func (h *connectedFormat) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *connectedFormat) WithGroup(string) slog.Handler            { return h }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func (h *connectedFormat) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if r.Message == "CoT sink connected" && a.Key == "format" {
+			h.got.Store(a.Value.String())
+		}
+		return true
+	})
+	return nil
 }
