@@ -66,8 +66,8 @@ const flProduct = 1 << 24
 const flADSBInfo = 1 << 25
 
 // flSimulated marks an observation of a simulated frame (issue 34); no
-// tail.
-const flSimulated = 1 << 26
+// tail. Bit 26 is issue 30's sensor time (branch i30).
+const flSimulated = 1 << 27
 
 // The bits of the issue 21 block's u16.
 const (
