@@ -165,6 +165,11 @@ type Track struct {
 	// intent as its own messages stated them; absent for other tracks.
 	ADSB *ADSBInfo `json:"adsb,omitempty"`
 
+	// Simulated is true when every frame of the track came from a
+	// simulator (cuasd serve --demo, cuasd simulate; issue 34): the feeds
+	// that re-export what was received leave it out unless --demo-outputs.
+	Simulated bool `json:"simulated,omitempty"`
+
 	// --- Issue 31: multilateration and claim verification. ---
 
 	// PositionSource says where the position comes from: "broadcast" (the
