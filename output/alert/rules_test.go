@@ -53,6 +53,7 @@ func TestParseErrorsNameLineAndKey(t *testing.T) {
 		{"not yaml", "sinks: [\n", "f.yaml:1: did not find expected node content"},
 		{"bad format", strings.Replace(base, "/x\n", "/x\n    format: teams\n", 1), `format must be cuas or slack, got "teams"`},
 		{"lambda range", base + "    min_lambda: 2\n", "min_lambda must be within 0..1"},
+		{"unknown class", base + "    classes: [drone, ufo]\n", `f.yaml:7: rules[0].classes[1]: unknown class "ufo" (known: aircraft, drone, unknown)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("f.yaml", []byte(tc.yaml))
