@@ -107,10 +107,8 @@ func EachFrameTS(framing string, body []byte, scratch []byte, fn func(i int, ts 
 	switch framing {
 	case "", FramingRaw:
 		return scratch, fn(0, 0, body)
-	case FramingLP:
-		return scratch, eachLP(body, func(i int, frame []byte) error { return fn(i, 0, frame) })
-	case FramingLPT:
-		return scratch, eachLPT(body, fn)
+	case FramingLP, FramingLPT:
+		return scratch, eachLP(body, framing == FramingLPT, fn)
 	case FramingBeast:
 		i := 0
 		return scratch, EachBeast(body, func(typ byte, ts uint64, _ byte, data []byte) error {
@@ -126,44 +124,32 @@ func EachFrameTS(framing string, body []byte, scratch []byte, fn func(i int, ts 
 	return scratch, fmt.Errorf("%w: unknown framing %q", ErrFraming, framing)
 }
 
-// eachLP iterates over a length-prefixed batch.
-func eachLP(body []byte, fn func(i int, frame []byte) error) error {
-	for i := 0; len(body) > 0; i++ {
-		if len(body) < 2 {
-			return fmt.Errorf("%w: %d trailing byte(s) after frame %d", ErrFraming, len(body), i)
-		}
-		n := int(binary.BigEndian.Uint16(body))
-		if n == 0 || n > len(body)-2 {
-			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-2)
-		}
-		if i >= MaxFramesPerMessage {
-			return fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
-		}
-		if err := fn(i, body[2:2+n]); err != nil {
-			return err
-		}
-		body = body[2+n:]
+// eachLP iterates over a length-prefixed batch: an lp batch (timed
+// false) or an lpt one, whose lengths are followed by a time.
+func eachLP(body []byte, timed bool, fn func(i int, ts uint64, frame []byte) error) error {
+	head := 2
+	if timed {
+		head = 10
 	}
-	return nil
-}
-
-// eachLPT iterates over a length-prefixed batch with times.
-func eachLPT(body []byte, fn func(i int, ts uint64, frame []byte) error) error {
 	for i := 0; len(body) > 0; i++ {
-		if len(body) < 10 {
+		if len(body) < head {
 			return fmt.Errorf("%w: %d trailing byte(s) after frame %d", ErrFraming, len(body), i)
 		}
 		n := int(binary.BigEndian.Uint16(body))
-		if n == 0 || n > len(body)-10 {
-			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-10)
+		if n == 0 || n > len(body)-head {
+			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-head)
 		}
 		if i >= MaxFramesPerMessage {
 			return fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
 		}
-		if err := fn(i, binary.BigEndian.Uint64(body[2:]), body[10:10+n]); err != nil {
+		var ts uint64
+		if timed {
+			ts = binary.BigEndian.Uint64(body[2:])
+		}
+		if err := fn(i, ts, body[head:head+n]); err != nil {
 			return err
 		}
-		body = body[10+n:]
+		body = body[head+n:]
 	}
 	return nil
 }

@@ -189,25 +189,34 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		d.dead = append(d.dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(err), detail: err.Error()})
 		return false
 	}
-	for j := n; j < len(d.obs); j++ {
-		o := &d.obs[j]
+	d.stampTimes(d.obs[n:], ts, at, meta)
+	Stamp(d.obs[n:], d.dec.Protocol(), meta)
+	return true
+}
+
+// stampTimes gives a frame's observations their time (issue 30): the
+// message's own, when the decoder read one (o.SensorNs), else the frame's
+// sensor time at (the arrival when the sensor gave none); ts is the raw
+// sensor timestamp.
+func (d *msgDecoder) stampTimes(obs []decode.Observation, ts uint64, at sensorclock.Time, meta Meta) {
+	for j := range obs {
+		o := &obs[j]
 		switch {
 		case o.SensorNs != 0 && o.SensorClock == 0:
-			d.messageTime(o, meta) // the message's own time
+			d.messageTime(o, meta)
 		case o.TimeUnixNano == 0:
 			o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = at.UnixNano, at.SensorNs, at.Clock, at.Source
 			o.SensorTicks = ts
 		}
 	}
-	Stamp(d.obs[n:], d.dec.Protocol(), meta)
-	return true
 }
 
 // Stamp completes observations a FrameDecoder made of one frame with what
 // the message around the frame says: the protocol, and the sensor,
 // receive time, signal and product type where the frame did not say them.
 // A caller that decodes frames without a Feed (the false-alarm
-// scenarios) stamps them as the Feed does.
+// scenarios) stamps them as the Feed does, except that frames keep the
+// receive time: the receiver clock models (issue 30) are the Feed's.
 func Stamp(obs []decode.Observation, proto decode.Protocol, meta Meta) {
 	for j := range obs {
 		o := &obs[j]
