@@ -90,6 +90,9 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 	b := &Bus{log: log}
 	copts := append([]nats.Option{
 		nats.Name(o.ConnectName),
+		// Replies to cuasd (acks, consumer deliveries, KV and API answers)
+		// go where no sensor or reader may subscribe (see Permissions).
+		nats.CustomInboxPrefix(InternalInboxPrefix),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
