@@ -9,13 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"gopkg.in/yaml.v3"
+
+	"github.com/cuasd/cuasd/internal/secretfile"
 )
 
 // Role is what a NATS client of the embedded server may do.
@@ -57,7 +58,8 @@ var userNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // LoadUsers reads a --nats-users YAML file: a list of {user, password,
 // role}.
 func LoadUsers(path string) ([]User, error) {
-	b, err := os.ReadFile(path)
+	// A regular file of at most 1 MiB (issue 32: secret files are bounded).
+	b, err := secretfile.Read(path, 1<<20)
 	if err != nil {
 		return nil, err
 	}
