@@ -159,6 +159,29 @@ func ValidSensor(s string) bool {
 	return true
 }
 
+// SensorName makes s a valid sensor name (ValidSensor): every character
+// outside the rule becomes '_', and it is cut to MaxSensorName bytes; an
+// empty s is "_". Adapters name sensors they derive from addresses, device
+// paths or interface names with it ("127.0.0.1:30005" → "127_0_0_1_30005").
+func SensorName(s string) string {
+	if ValidSensor(s) {
+		return s
+	}
+	b := []byte(s)
+	if len(b) > MaxSensorName {
+		b = b[:MaxSensorName]
+	}
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
 // SensorRule describes ValidSensor for error messages.
 const SensorRule = "1 to 64 letters, digits, '_' or '-'"
 

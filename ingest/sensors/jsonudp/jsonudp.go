@@ -54,7 +54,7 @@ func Listen(spec string, reg *sensors.Registry, log *slog.Logger) (*Listener, er
 	}
 	l := &Listener{pc: pc, log: log, intake: sensors.Intake{Adapter: Adapter, Registry: reg, Log: log}}
 	if sp.Sensor != "" {
-		l.sensor = bus.Token(sp.Sensor)
+		l.sensor = bus.SensorName(sp.Sensor)
 		reg.Configure(l.sensor, Adapter, sp.Position, sp.Expect)
 	} else if sp.Position != nil {
 		pc.Close()
@@ -100,7 +100,7 @@ func (l *Listener) sensorOf(peer net.Addr) string {
 		return l.sensor
 	}
 	if u, ok := peer.(*net.UDPAddr); ok {
-		return bus.Token("json-udp-" + u.IP.String())
+		return bus.SensorName("json-udp-" + u.IP.String())
 	}
 	return Adapter
 }
