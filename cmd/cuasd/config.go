@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/output/cot"
 	"github.com/cuasd/cuasd/web"
@@ -357,6 +360,7 @@ func (c *config) validate() error {
 	errs = c.validateCore(errs)
 	errs = c.validateZones(errs)
 	errs = c.validateHTTP(errs)
+	errs = c.validateAddrs(errs)
 	errs = append(errs, c.validateAlerts()) // issue 19
 	if err := c.cotValidate(); err != nil { // issue 18
 		errs = append(errs, err)
@@ -427,6 +431,50 @@ func (c *config) validateHTTP(errs []error) []error {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
 	return errs
+}
+
+// validateAddrs checks every HOST:PORT flag at start (issue 32): a
+// malformed --beast-connect address used to be retried for ever as if
+// the receiver were down. An address to connect to needs a host and a
+// port 1..65535; one to listen on may leave the host empty (every
+// interface) and use port 0 (any free port).
+func (c *config) validateAddrs(errs []error) []error {
+	for _, a := range []struct {
+		flag, addr string
+		dial       bool
+	}{
+		{"--http-addr", c.HTTPAddr, false}, {"--nats-listen", c.NATSListen, false}, {"--nats-monitor", c.NATSMonitor, false},
+		{"--beast-listen", c.BeastListen, false}, {"--avr-listen", c.AVRListen, false}, {"--mavlink-udp", c.MAVLinkUDP, false},
+		{"--sbs-listen", c.SBSListen, false}, {"--beast-out-listen", c.BeastOutListen, false},
+		{"--beast-connect", c.BeastConnect, true}, {"--avr-connect", c.AVRConnect, true}, {"--sbs-connect", c.SBSConnect, true},
+		{"--beast-out-connect", c.BeastOutConnect, true}, {"--mavlink-tcp", c.MAVLinkTCP, true},
+	} {
+		if a.addr == "" || a.flag == "--nats-listen" && !bus.Listens(a.addr) {
+			continue
+		}
+		if err := checkAddr(a.addr, a.dial); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
+		}
+	}
+	return errs
+}
+
+// checkAddr says what is wrong with a HOST:PORT address, nil when nothing.
+func checkAddr(addr string, dial bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT (IPv6 in brackets, [::1]:30005): %w", err)
+	}
+	p, err := strconv.Atoi(port)
+	switch {
+	case err != nil || p < 0 || p > 65535:
+		return fmt.Errorf("the port must be a number 0..65535, got %q", port)
+	case dial && p == 0:
+		return errors.New("the port to connect to must be 1..65535")
+	case dial && host == "":
+		return errors.New("a host to connect to is needed")
+	}
+	return nil
 }
 
 // mavlinkKey returns the configured signing key, nil when none.
