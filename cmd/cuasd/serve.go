@@ -381,6 +381,7 @@ func (s *service) inputs() lifecycle.Component {
 		// the inputs run.
 		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg), s.httpIn}, s.sources...)
 		declareCounters(s.publisher, sources)
+		registerKernelDrops(s.reg, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {
 			// Registered before the goroutine runs, so that the HTTP

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"syscall"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
@@ -71,6 +72,15 @@ func (l *Listener) Counters() ingest.Counters { return l.intake.Counters() }
 
 // Addr is the bound address.
 func (l *Listener) Addr() net.Addr { return l.pc.LocalAddr() }
+
+// KernelDrops implements ingest.KernelDropper: the datagrams the kernel
+// dropped for this socket's full receive buffer.
+func (l *Listener) KernelDrops() (uint64, bool) {
+	if c, ok := l.pc.(syscall.Conn); ok {
+		return ingest.UDPKernelDrops(c)
+	}
+	return 0, false
+}
 
 // Close releases the socket without running it.
 func (l *Listener) Close() error { return l.pc.Close() }
