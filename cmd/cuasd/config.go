@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/output/cot"
 	"github.com/cuasd/cuasd/web"
 )
@@ -117,13 +118,17 @@ type config struct {
 	AuthTokens      string   `yaml:"auth-tokens"`
 	RateLimit       float64  `yaml:"rate-limit"`
 	HTTPMaxConns    int      `yaml:"http-max-conns"`
-	InsecureOpen    bool     `yaml:"insecure-open"`
-	MetricsToken    string   `yaml:"metrics-token"`
-	TLSCert         string   `yaml:"tls-cert"`
-	TLSKey          string   `yaml:"tls-key"`
-	NATSUsers       string   `yaml:"nats-users"`
-	NATSTLSCert     string   `yaml:"nats-tls-cert"`
-	NATSTLSKey      string   `yaml:"nats-tls-key"`
+	// IntakeSensorRate and IntakeSensorBytes are the single-frame intake's
+	// per-sensor limits (issue 32; ingest.SensorLimits).
+	IntakeSensorRate  float64  `yaml:"intake-sensor-rate"`
+	IntakeSensorBytes byteSize `yaml:"intake-sensor-bytes"`
+	InsecureOpen      bool     `yaml:"insecure-open"`
+	MetricsToken      string   `yaml:"metrics-token"`
+	TLSCert           string   `yaml:"tls-cert"`
+	TLSKey            string   `yaml:"tls-key"`
+	NATSUsers         string   `yaml:"nats-users"`
+	NATSTLSCert       string   `yaml:"nats-tls-cert"`
+	NATSTLSKey        string   `yaml:"nats-tls-key"`
 
 	// Track history (issue 20, package output/history).
 	History         bool     `yaml:"history"`
@@ -160,24 +165,26 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		HTTPAddr:     "127.0.0.1:8080",
-		HTTPMaxConns: 1024,
-		BasePath:     "/api/cuas",
-		DataDir:      "./data",
-		LogFormat:    "text",
-		LogLevel:     "info",
-		NATSListen:   "127.0.0.1:4222",
-		JSMaxMemory:  256 << 20,
-		JSMaxStore:   16 << 30,
-		JSSync:       "1s",
-		RawMaxAge:    duration(24 * time.Hour),
-		RawMaxBytes:  4 << 30,
-		ObsMaxAge:    duration(time.Hour),
-		ObsMaxBytes:  1 << 30,
-		Replicas:     1,
-		TrackTTL:     duration(60 * time.Second),
-		EvalInterval: duration(500 * time.Millisecond),
-		ShutdownWait: duration(15 * time.Second),
+		HTTPAddr:          "127.0.0.1:8080",
+		HTTPMaxConns:      1024,
+		IntakeSensorRate:  ingest.DefaultSensorLimits().FramesPerSecond,
+		IntakeSensorBytes: byteSize(ingest.DefaultSensorLimits().BytesPerSecond),
+		BasePath:          "/api/cuas",
+		DataDir:           "./data",
+		LogFormat:         "text",
+		LogLevel:          "info",
+		NATSListen:        "127.0.0.1:4222",
+		JSMaxMemory:       256 << 20,
+		JSMaxStore:        16 << 30,
+		JSSync:            "1s",
+		RawMaxAge:         duration(24 * time.Hour),
+		RawMaxBytes:       4 << 30,
+		ObsMaxAge:         duration(time.Hour),
+		ObsMaxBytes:       1 << 30,
+		Replicas:          1,
+		TrackTTL:          duration(60 * time.Second),
+		EvalInterval:      duration(500 * time.Millisecond),
+		ShutdownWait:      duration(15 * time.Second),
 		// Track history (issue 20).
 		History: true, HistoryMaxAge: duration(7 * 24 * time.Hour), HistoryMaxBytes: 8 << 30,
 		ReadsbJSON:   true,
@@ -225,6 +232,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.EvalInterval, "eval-interval", "how often (`DURATION`) the continuous gate evaluates every live track")
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
 	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", c.HTTPMaxConns, "at most `N` HTTP connections at once (more wait to be accepted); idle ones close after 2 minutes, silent ones after 5 s")
+	fs.Float64Var(&c.IntakeSensorRate, "intake-sensor-rate", c.IntakeSensorRate, "at most `FRAMES` a second from one sensor through the single-frame intake (cuas.in.>); 0 = unlimited")
+	fs.Var(&c.IntakeSensorBytes, "intake-sensor-bytes", "at most `SIZE` of frames a second from one sensor through the single-frame intake; 0 = unlimited")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
 	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer `TOKEN` required by /metrics (default: open for probes)")
@@ -420,6 +429,9 @@ func (c *config) validateHTTP(errs []error) []error {
 	}
 	if c.RateLimit < 0 {
 		errs = append(errs, errors.New("--rate-limit must not be negative"))
+	}
+	if c.IntakeSensorRate < 0 || c.IntakeSensorRate != c.IntakeSensorRate {
+		errs = append(errs, errors.New("--intake-sensor-rate must not be negative (0 = unlimited)"))
 	}
 	if c.HTTPMaxConns < 1 {
 		errs = append(errs, errors.New("--http-max-conns must be at least 1"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,24 @@ func msgText(m *nats.Msg) string {
 		return ""
 	}
 	return string(m.Data)
+}
+
+// TestIntakeSensorLimitFlags: --intake-sensor-bytes bounds one sensor's
+// frames through the intake (issue 32): a frame larger than a second's
+// budget is answered -ERR rate_limited, a small one +OK.
+func TestIntakeSensorLimitFlags(t *testing.T) {
+	_, natsURL, stop := startServeNATS(t, "--intake-sensor-bytes", "100")
+	defer stop()
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	for data, want := range map[string]string{string(frame): "+OK", string(make([]byte, 200)): "-ERR rate_limited: sensor sdr-script is over 100 bytes a second"} {
+		reply, err := nc.Request(bus.IntakeSubject("mavlink", "sdr-script"), []byte(data), 5*time.Second)
+		if err != nil || !strings.HasPrefix(string(reply.Data), want) {
+			t.Errorf("%d bytes: %v %q, want %q", len(data), err, msgText(reply), want)
+		}
+	}
 }

@@ -379,7 +379,9 @@ func (s *service) inputs() lifecycle.Component {
 		// sensor script publishes one frame per message.
 		// HTTP ingest is one too: requests reach the pipeline only while
 		// the inputs run.
-		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg), s.httpIn}, s.sources...)
+		intake := ingest.NewIntake(s.bus.Conn, s.log, s.reg)
+		intake.Limits = &ingest.SensorLimits{FramesPerSecond: s.cfg.IntakeSensorRate, BytesPerSecond: float64(s.cfg.IntakeSensorBytes)}
+		sources := append([]ingest.Source{intake, s.httpIn}, s.sources...)
 		declareCounters(s.publisher, sources)
 		registerKernelDrops(s.reg, sources)
 		var wg sync.WaitGroup
