@@ -115,9 +115,13 @@ type config struct {
 	TileURL         string   `yaml:"tile-url"`
 	TileAttribution string   `yaml:"tile-attribution"`
 	EvalInterval    duration `yaml:"eval-interval"`
-	AuthTokens      string   `yaml:"auth-tokens"`
-	RateLimit       float64  `yaml:"rate-limit"`
-	HTTPMaxConns    int      `yaml:"http-max-conns"`
+	// GatePolicy is the gate's policy file (issue 33); policy is what it
+	// holds, read by validate.
+	GatePolicy   string      `yaml:"gate-policy"`
+	policy       gate.Policy `yaml:"-"`
+	AuthTokens   string      `yaml:"auth-tokens"`
+	RateLimit    float64     `yaml:"rate-limit"`
+	HTTPMaxConns int         `yaml:"http-max-conns"`
 	// IntakeSensorRate and IntakeSensorBytes are the single-frame intake's
 	// per-sensor limits (issue 32; ingest.SensorLimits).
 	IntakeSensorRate  float64  `yaml:"intake-sensor-rate"`
@@ -230,6 +234,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile `URL` template for the map (default: offline world outline)")
 	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution `TEXT` the --tile-url provider requires")
 	fs.Var(&c.EvalInterval, "eval-interval", "how often (`DURATION`) the continuous gate evaluates every live track")
+	c.gatePolicyFlag(fs) // issue 33
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
 	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", c.HTTPMaxConns, "at most `N` HTTP connections at once (more wait to be accepted); idle ones close after 2 minutes, silent ones after 5 s")
 	fs.Float64Var(&c.IntakeSensorRate, "intake-sensor-rate", c.IntakeSensorRate, "at most `FRAMES` a second from one sensor through the single-frame intake (cuas.in.>); 0 = unlimited")
@@ -370,8 +375,9 @@ func (c *config) validate() error {
 	errs = c.validateZones(errs)
 	errs = c.validateHTTP(errs)
 	errs = c.validateAddrs(errs)
-	errs = append(errs, c.validateAlerts()) // issue 19
-	if err := c.cotValidate(); err != nil { // issue 18
+	errs = append(errs, c.validateAlerts())     // issue 19
+	errs = append(errs, c.validateGatePolicy()) // issue 33
+	if err := c.cotValidate(); err != nil {     // issue 18
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -75,8 +75,11 @@ type Rule struct {
 	SwarmMin int `yaml:"swarm_min"`
 	// Breach, when true, matches only while the track is inside the zone.
 	Breach bool `yaml:"breach"`
+	// Classes, when given, match only tracks of these classes: aircraft,
+	// drone, unknown (gate.TrackClass; issue 33). Empty means every class.
+	Classes []string `yaml:"classes"`
 	// Cooldown: within it a track and rule never open a second alert
-	// (default 60s).
+	// (default 60s), unless a breach starts: every breach pages.
 	Cooldown string   `yaml:"cooldown"`
 	Sinks    []string `yaml:"sinks"`
 
@@ -336,11 +339,22 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 			v.fail(append(p, "sinks", j), "unknown sink %q", s)
 		}
 	}
+	v.ruleLists(r, p)
+}
+
+// ruleLists checks a rule's zones, classes and protocols, and keeps the
+// zones' lines for CheckZones.
+func (v *validator) ruleLists(r *Rule, p []any) {
 	r.zoneLines = make([]int, len(r.Zones))
 	for j, z := range r.Zones {
 		r.zoneLines[j] = v.line(append(p, "zones", j))
 		if z == "" {
 			v.fail(append(p, "zones", j), "empty zone id")
+		}
+	}
+	for j, c := range r.Classes {
+		if _, ok := gate.ParseTrackClass(c); !ok {
+			v.fail(append(p, "classes", j), "unknown class %q (known: aircraft, drone, unknown)", c)
 		}
 	}
 	// An unknown or miscased protocol ("remoteID") matched nothing, so the
