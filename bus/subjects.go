@@ -112,6 +112,11 @@ const (
 	// metadata, never part of an identity, because it changes whenever a
 	// link reconnects.
 	HeaderLink = "Cuas-Link"
+	// HeaderSimulated is "1" on frames a simulator made (cuasd serve
+	// --demo, cuasd simulate): they are decoded and tracked like any other,
+	// but the feeds that re-export what was received (Beast out, SBS,
+	// aircraft.json) leave them out unless --demo-outputs (issue 34).
+	HeaderSimulated = "Cuas-Simulated"
 	// HeaderMsgID is NATS's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
 )
@@ -282,4 +287,11 @@ const (
 // AlertSubject is the subject of an alert message for one sink.
 func AlertSubject(sink, zone string) string {
 	return AlertPrefix + "." + Token(sink) + "." + Token(zone)
+}
+
+// Simulated reports whether a raw-frame message's headers mark it as a
+// simulator's (HeaderSimulated).
+func Simulated(h map[string][]string) bool {
+	v := h[HeaderSimulated]
+	return len(v) > 0 && v[0] == "1"
 }

@@ -151,6 +151,9 @@ type config struct {
 	BeastOutListen   string `yaml:"beast-out-listen"`
 	BeastOutConnect  string `yaml:"beast-out-connect"`
 	BeastOutAll      bool   `yaml:"beast-out-all"`
+	// DemoOutputs lets simulated traffic out through Beast out, SBS and
+	// aircraft.json (issue 34; marked "simulated" in aircraft.json).
+	DemoOutputs bool `yaml:"demo-outputs"`
 	// Field sensor inputs (issue 25): repeatable, see docs/SENSORS.md.
 	ZMQConnect   stringList `yaml:"zmq-connect"`
 	JSONUDP      stringList `yaml:"json-udp"`
@@ -540,6 +543,7 @@ func (c *config) readsbFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BeastOutListen, "beast-out-listen", c.BeastOutListen, "serve received frames as Beast on `HOST:PORT` (like readsb's 30005)")
 	fs.StringVar(&c.BeastOutConnect, "beast-out-connect", c.BeastOutConnect, "push received frames as Beast to the aggregator at `HOST:PORT`, reconnecting")
 	fs.BoolVar(&c.BeastOutAll, "beast-out-all", c.BeastOutAll, "relay frames whose CRC does not check too (default: CRC-checked frames only)")
+	fs.BoolVar(&c.DemoOutputs, "demo-outputs", c.DemoOutputs, "let simulated traffic (--demo, cuasd simulate) out through Beast out, SBS and aircraft.json too (marked \"simulated\" in aircraft.json); by default those feeds carry only what was received")
 }
 
 func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {

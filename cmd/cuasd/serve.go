@@ -117,7 +117,7 @@ func (s *service) components() []lifecycle.Component {
 	cs := []lifecycle.Component{
 		{Name: "listeners", Start: s.bindListeners, Stop: s.closeListeners},
 		{Name: "data directory", Start: s.lockDataDir, Stop: func(context.Context) error { return s.lock.Release() }},
-		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { return s.bus.Close(ctx) }},
+		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { removeNATSURL(s.cfg.DataDir); return s.bus.Close(ctx) }},
 		{Name: "drone database", Start: s.loadDrones},
 		{Name: "ledger", Start: s.openLedger, Stop: func(context.Context) error { return s.ledger.Close() }},
 		{Name: "zones", Start: s.openZones, Stop: func(context.Context) error { return s.zones.Close() }},
@@ -159,6 +159,9 @@ func (s *service) startBus(ctx context.Context) error {
 	}
 	s.bus = b
 	s.publisher = ingest.NewPublisher(b.JetStream(), s.reg)
+	if err := writeNATSURL(s.cfg.DataDir, b.ClientURL()); err != nil {
+		s.log.Warn("cannot record the NATS URL for cuasd replay and simulate", "err", err)
+	}
 	return nil
 }
 
