@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
 )
 
 // natsURLFile is the file in the data directory where cuasd serve writes
@@ -53,7 +55,8 @@ func (n *natsClientFlags) target(getenv func(string) string) natsTarget {
 // connect connects to t, naming on failure where the URL came from and
 // how to give another.
 func (t natsTarget) connect(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect(t.url, nats.Name(name))
+	// A configured user reads its answers on its own inboxes (issue 32).
+	nc, err := nats.Connect(t.url, nats.Name(name), bus.ClientInbox(t.url))
 	if err != nil {
 		return nil, fmt.Errorf("no cuasd NATS at %s (from %s): %w; start one with make run (or cuasd serve), or give --nats-url: "+
 			"cuasd serve prints \"cuasd nats URL\" at start and writes it to DATA-DIR/nats.url (see --data-dir)", t.url, t.from, err)

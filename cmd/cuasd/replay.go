@@ -51,6 +51,9 @@ func parseReplay(args []string, getenv func(string) string, stdout, stderr io.Wr
 	if o.speed <= 0 {
 		return o, errors.New("replay: --speed must be positive")
 	}
+	if !bus.ValidSensor(o.sensor) {
+		return o, fmt.Errorf("replay: --sensor %q: want %s", o.sensor, bus.SensorRule)
+	}
 	return o, nil
 }
 

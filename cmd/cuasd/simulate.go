@@ -43,6 +43,9 @@ receivers (--rate N for load tests).`, args, stdout, stderr)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("simulate: unexpected arguments %v", fs.Args())
 	}
+	if !bus.ValidSensor(*sensor) {
+		return fmt.Errorf("simulate: --sensor %q: want %s", *sensor, bus.SensorRule)
+	}
 	if cfg.Aircraft < 0 || cfg.Drones < 0 || cfg.MAVLink < 0 || cfg.SwarmSize < 0 || cfg.Rate < 0 {
 		return errors.New("simulate: counts and rate must not be negative")
 	}

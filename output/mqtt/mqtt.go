@@ -41,6 +41,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/internal/secretfile"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
@@ -136,7 +137,7 @@ func clientOptions(cfg *Config) (*paho.ClientOptions, error) {
 		o.SetTLSConfig(t)
 	}
 	if cfg.CredentialsFile != "" {
-		b, err := os.ReadFile(cfg.CredentialsFile)
+		b, err := secretfile.Read(cfg.CredentialsFile, alert.MaxSecretFile)
 		if err != nil {
 			return nil, &alert.Error{Msg: "mqtt: --mqtt-credentials", Err: err}
 		}
