@@ -478,7 +478,14 @@ func (c *config) validateAddrs(errs []error) []error {
 		if a.addr == "" || a.flag == "--nats-listen" && !bus.Listens(a.addr) {
 			continue
 		}
-		if err := checkAddr(a.addr, a.dial); err != nil {
+		addr := a.addr
+		switch a.flag {
+		case "--beast-listen", "--avr-listen", "--beast-connect":
+			// options after '?' (clock, and the receiver's name and place)
+			// are checked with the receiver (issues 30, 31)
+			addr, _, _ = strings.Cut(addr, "?")
+		}
+		if err := checkAddr(addr, a.dial); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
 		}
 	}
