@@ -91,7 +91,7 @@ func checkBurstTracks(t *testing.T, base string, last map[string][2]float64, dPo
 	}
 	sort.Strings(icaos)
 	for _, icao := range icaos {
-		h := waitHistoryAtTrack(t, base, "adsb:"+icao)
+		h := waitHistoryAt(t, base, "adsb:"+icao, last[icao])
 		var tr struct {
 			Lat, Lon   float64
 			Warnings   []string `json:"warnings"`
@@ -135,6 +135,25 @@ func checkBurstTracks(t *testing.T, base string, last map[string][2]float64, dPo
 		covered, total = covered+n, total+len(oracle)
 	}
 	return covered, total
+}
+
+// waitHistoryAt waits until a track is at want (the capture's last
+// position: the feed may still be decoding when the frames are all
+// delivered) and its history ends there, and returns the history.
+func waitHistoryAt(t *testing.T, base, id string, want [2]float64) historyJ {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h := waitHistoryAtTrack(t, base, id)
+		p := h.Points[len(h.Points)-1]
+		if math.Abs(p.Lat-want[0]) <= 1e-5 && math.Abs(p.Lon-want[1]) <= 1e-5 {
+			return h
+		}
+		if time.Now().After(deadline) {
+			return h // the caller reports where it ended
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // sbsLine is one MSG line: its type, address and position (when it has
@@ -352,7 +371,7 @@ func TestReplayMaxEqualsPaced(t *testing.T) {
 		}
 		out := map[string][][2]float64{}
 		for icao := range last {
-			h := waitHistoryAtTrack(t, base, "adsb:"+icao)
+			h := waitHistoryAt(t, base, "adsb:"+icao, last[icao])
 			for _, p := range h.Points {
 				out[icao] = append(out[icao], [2]float64{p.Lat, p.Lon})
 			}
