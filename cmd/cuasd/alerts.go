@@ -17,6 +17,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cuasd/cuasd/httpapi"
+	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
 	"github.com/cuasd/cuasd/output/mqtt"
@@ -223,7 +224,12 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 	if s.cfg.MQTTURL != "" {
 		o, err := mqtt.New(mqtt.Config{URL: s.cfg.MQTTURL, Prefix: s.cfg.MQTTPrefix, DiscoveryPrefix: s.cfg.MQTTDiscovery, Node: s.cfg.Instance,
 			CAFile: s.cfg.MQTTCA, CertFile: s.cfg.MQTTCert, KeyFile: s.cfg.MQTTKey, CredentialsFile: s.cfg.MQTTCredentials,
-			Zones: mz, Sinks: mqttSinks, Deliverer: d, Logger: s.log})
+			Zones: mz, Sinks: mqttSinks, Deliverer: d, Logger: s.log,
+			// Each MQTT sink's delivery loop is a supervised component of
+			// its own (issue 32: one that ended stayed down, unseen).
+			SinkReporter: func(name string) lifecycle.Reporter {
+				return s.status.Reporter("mqtt alert sink "+name, lifecycle.Output)
+			}})
 		if err != nil {
 			return nil, err
 		}

@@ -186,7 +186,8 @@ func (s *service) openZones(ctx context.Context) error {
 		seed = demoGeofences()
 	}
 	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log,
-		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions")} // issue 23: versions outlive the bucket
+		Reporter:   s.status.Reporter("zones watch", lifecycle.Stage), // issue 32: supervised
+		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions")}     // issue 23: versions outlive the bucket
 	kv, err := s.bus.JetStream().KeyValue(ctx, zones.BucketConfig(zcfg))
 	if err != nil {
 		return fmt.Errorf("zones: bucket: %w", err)
@@ -381,15 +382,20 @@ func (s *service) inputs() lifecycle.Component {
 	}}
 }
 
-// runInput runs one source until ctx ends; one that fails stays down,
-// reported, while the rest of the service goes on.
+// runInput runs one source until ctx ends under the supervisor: one that
+// fails is restarted with back-off (state restarting, counted) while the
+// rest of the service goes on; one that finishes (a demo scenario or a
+// replay that is over) stays finished.
 func (s *service) runInput(ctx context.Context, src ingest.Source, rep lifecycle.Reporter) {
-	err := src.Run(ctx, s.publisher, rep)
-	if err != nil && ctx.Err() == nil {
-		rep.Retrying(err)
-		s.log.Error("input stopped", "input", src.Name(), "err", err)
-	}
-	<-ctx.Done()
+	_ = lifecycle.Retry(rep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
+		err := src.Run(ctx, s.publisher, rep)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("input failed; restarting", "input", src.Name(), "err", err)
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	})(ctx)
 }
 
 // natsDesc describes the bus for the start-up log.
