@@ -34,7 +34,7 @@ func ErrorCode(err error) int {
 // such as `cuasd replay`); maxPending bounds the asynchronous publishes
 // awaiting acknowledgement (0: the client's default).
 func ConnectJetStream(nc *nats.Conn, maxPending int) (*JetStream, error) {
-	var opts []jetstream.JetStreamOpt
+	opts := []jetstream.JetStreamOpt{jetstream.WithPublishAsyncTimeout(AsyncAckTimeout)}
 	if maxPending > 0 {
 		opts = append(opts, jetstream.WithPublishAsyncMaxPending(maxPending))
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/internal/dirlock"
+	"github.com/cuasd/cuasd/internal/diskspace"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -88,7 +89,8 @@ type service struct {
 	gate      *board.Gate
 	integrity *integrity
 	http      *http.Server
-	alerts    alertStoreRef // issue 19
+	alerts    alertStoreRef    // issue 19
+	disk      *diskspace.Watch // issue 32
 
 	historyOnce sync.Once
 	history     *history.Recorder                 // nil with --history=false
@@ -116,6 +118,7 @@ func (s *service) components() []lifecycle.Component {
 		{Name: "listeners", Start: s.bindListeners, Stop: s.closeListeners},
 		{Name: "data directory", Start: s.lockDataDir, Stop: func(context.Context) error { return s.lock.Release() }},
 		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { return s.bus.Close(ctx) }},
+		s.diskWatch(), // issue 32: free-space watermarks
 		{Name: "drone database", Start: s.loadDrones},
 		{Name: "ledger", Start: s.openLedger, Stop: func(context.Context) error { return s.ledger.Close() }},
 		{Name: "zones", Start: s.openZones, Stop: func(context.Context) error { return s.zones.Close() }},
@@ -294,6 +297,8 @@ func (s *service) gateStage() lifecycle.Component {
 			Events:   s.bus.Conn,
 			Instance: s.cfg.instance(),
 			Log:      s.log,
+			// Stale while a store is below its low mark (issue 32).
+			StaleWhile: s.storageLow,
 		}, s.reg)
 		return nil
 	}

@@ -287,7 +287,7 @@ func (s *Store) watch(w *bus.KVWatcher, loaded chan struct{}) chan struct{} {
 			continue
 		}
 		if strings.HasPrefix(e.Key, versionPrefix) && !e.Deleted {
-			s.keepFile(e.Value)
+			_ = s.keepFile(e.Value) // logged; another instance's write stands
 		}
 		s.apply(e.Key, e.Revision, e.Deleted, e.Value)
 		if loaded == nil && s.cfg.OnChange != nil {
@@ -443,7 +443,9 @@ func (s *Store) keepVersion(ctx context.Context, g *gate.Geofence) error {
 	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, bus.ErrKeyExists) {
 		return &Error{Op: "keep version", Key: key, Err: err}
 	}
-	s.keepFile(b)
+	if err := s.keepFile(b); err != nil {
+		return &Error{Op: "keep version", Key: key, Err: err}
+	}
 	return nil
 }
 
