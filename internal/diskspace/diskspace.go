@@ -127,10 +127,11 @@ func (w *Watch) Check() {
 	w.mu.Lock()
 	for i, s := range w.cfg.Stores {
 		st := &w.st[i]
-		st.free, st.err = w.cfg.Free(s.Path)
-		if st.err != nil {
-			continue // unknown: keep the last state
+		free, err := w.cfg.Free(s.Path)
+		if st.err = err; err != nil {
+			continue // unknown: keep the last reading and state
 		}
+		st.free = free
 		w.free.WithLabelValues(s.Name).Set(float64(st.free))
 		switch {
 		case !st.low && st.free < w.cfg.Low:
@@ -195,10 +196,10 @@ func (w *Watch) Low() []string {
 	var out []string
 	for i, st := range w.st {
 		s := w.cfg.Stores[i]
-		switch {
-		case st.low:
+		if st.low {
 			out = append(out, "disk: "+(&Error{Store: s.Name, Path: s.Path, Free: st.free, Low: w.cfg.Low}).Error())
-		case st.err != nil:
+		}
+		if st.err != nil {
 			out = append(out, fmt.Sprintf("disk: %s %s: free space unknown: %v", s.Name, s.Path, st.err))
 		}
 	}
