@@ -118,7 +118,10 @@ func TestServeFullDiskRecovers(t *testing.T) {
 	base, stop := startServe(t, "--demo", "--data-dir", filepath.Join(fs, "data"), "--disk-low-mark", "4MiB")
 	defer stop()
 	root := strings.TrimSuffix(base, "/api/cuas")
-	applied := func() float64 { _, b := get(t, root+"/metrics"); return metricSum(b, "cuasd_observations_applied_total") }
+	applied := func() float64 {
+		_, b := get(t, root+"/metrics")
+		return metricSum(b, "cuasd_observations_applied_total")
+	}
 	eventually(t, 30*time.Second, "observations applied", func() bool { return applied() > 0 })
 
 	fill := filepath.Join(fs, "fill")
