@@ -237,9 +237,9 @@ func splitPort(addr, flag string) (string, int, error) {
 // again from its store (issue 32). A stream whose file store hit a write
 // error (ENOSPC on a full disk) keeps refusing every write until it is
 // reopened; the server never reopens it by itself, and it disables
-// JetStream altogether on some out-of-space paths. Clients see their
-// consumers come back: durable ones from the store, ordered ones recreated
-// after missed heartbeats.
+// JetStream altogether on some out-of-space paths. The connection then
+// reconnects, so that every consumer pulls again at once: durable ones
+// from the store, ordered ones recreated.
 func (b *Bus) RestartJetStream() error {
 	if b.srv == nil {
 		return &Error{"jetstream restart", errors.New("the bus is external: restart its nats-server")}
@@ -255,6 +255,12 @@ func (b *Bus) RestartJetStream() error {
 	cfg.StoreDir = filepath.Dir(cfg.StoreDir)
 	if err := b.srv.EnableJetStream(&cfg); err != nil {
 		return &Error{"jetstream restart", err}
+	}
+	// The pull requests and ordered consumers the old JetStream held are
+	// gone: a reconnect makes every consumer pull again (and every ordered
+	// one recreate itself) at once instead of after its missed heartbeats.
+	if err := b.Conn.ForceReconnect(); err != nil {
+		return &Error{"jetstream restart: reconnect", err}
 	}
 	return nil
 }
