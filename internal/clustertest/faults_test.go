@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -87,11 +88,7 @@ func (a *alertLog) add(body []byte) {
 func (a *alertLog) snapshot() map[string]int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make(map[string]int, len(a.keys))
-	for k, v := range a.keys {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(a.keys)
 }
 
 // rig is one cuasd under test and its outputs' receivers.
@@ -468,22 +465,18 @@ func (r *rig) checkAlertsOnce(ctx context.Context) {
 	time.Sleep(2 * time.Second)
 	hook, mq := r.hook.snapshot(), r.mqtt.snapshot()
 	dups, missing := 0, 0
-	for k, v := range hook {
-		if v != 1 {
-			dups++
-			t.Errorf("webhook got alert message %s %d times", k, v)
-		}
-		if mq[k] == 0 {
-			missing++
-		}
-	}
-	for k, v := range mq {
-		if v != 1 {
-			dups++
-			t.Errorf("mqtt got alert message %s %d times", k, v)
-		}
-		if hook[k] == 0 {
-			missing++
+	for _, p := range []struct {
+		sink        string
+		got, others map[string]int
+	}{{"webhook", hook, mq}, {"mqtt", mq, hook}} {
+		for k, v := range p.got {
+			if v != 1 {
+				dups++
+				t.Errorf("%s got alert message %s %d times", p.sink, k, v)
+			}
+			if p.others[k] == 0 {
+				missing++
+			}
 		}
 	}
 	if missing > 0 {

@@ -141,18 +141,9 @@ func TestMosquittoStatusDiscoveryAlertsAndWill(t *testing.T) {
 	px := startProxy(t, broker)
 	sub := subscribe(t, broker, "watcher")
 	ns := natstest.Start(t)
-	cfg, err := alert.Parse("t.yaml", []byte("sinks: [{name: broker, mqtt: true}]\nrules: [{name: breach, zones: [demo-site], sinks: [broker]}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rules, store, err := alert.Open(ctx, ns.JetStream(), cfg, alert.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := output.Conn(ns.Conn)
-	go func() { _ = rules.Run(ctx, ev, nopReporter{}) }()
+	cfg, store, ev := runRules(ctx, t, ns)
 	o, err := New(Config{URL: "mqtt://" + px.l.Addr().String(), Node: "test", Zones: []Zone{{"demo-site", "Schiphol (demo)"}},
 		Sinks: cfg.Sinks, Deliverer: alert.Deliverer{JS: ns.JetStream(), Store: store}})
 	if err != nil {
@@ -204,6 +195,23 @@ func TestMosquittoStatusDiscoveryAlertsAndWill(t *testing.T) {
 	px.cut()
 	wills := subscribe(t, broker, "will")
 	wills.wait(t, "cuas/status", is("offline"))
+}
+
+// runRules opens the alert store with one mqtt sink and a breach rule for
+// demo-site, and runs the rule engine on ns's events until ctx ends.
+func runRules(ctx context.Context, t *testing.T, ns *natstest.Server) (*alert.Config, *alert.Store, output.Events) {
+	t.Helper()
+	cfg, err := alert.Parse("t.yaml", []byte("sinks: [{name: broker, mqtt: true}]\nrules: [{name: breach, zones: [demo-site], sinks: [broker]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, store, err := alert.Open(ctx, ns.JetStream(), cfg, alert.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := output.Conn(ns.Conn)
+	go func() { _ = rules.Run(ctx, ev, nopReporter{}) }()
+	return cfg, store, ev
 }
 
 // checkDiscovery waits for the three discovery configs and checks their
@@ -324,18 +332,9 @@ func TestAlertSinkSurvivesConsumerLoss(t *testing.T) {
 	broker := mosquittotest.Start(t, "")
 	sub := subscribe(t, broker, "watcher")
 	ns := natstest.Start(t)
-	cfg, err := alert.Parse("t.yaml", []byte("sinks: [{name: broker, mqtt: true}]\nrules: [{name: breach, zones: [demo-site], sinks: [broker]}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rules, store, err := alert.Open(ctx, ns.JetStream(), cfg, alert.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := output.Conn(ns.Conn)
-	go func() { _ = rules.Run(ctx, ev, nopReporter{}) }()
+	cfg, store, ev := runRules(ctx, t, ns)
 	reps := &sinkReporters{}
 	o, err := New(Config{URL: "mqtt://" + broker, Node: "test", Zones: []Zone{{"demo-site", "Schiphol (demo)"}},
 		Sinks: cfg.Sinks, Deliverer: alert.Deliverer{JS: ns.JetStream(), Store: store}, SinkReporter: reps.get})
