@@ -135,6 +135,33 @@ func SplitSubject(prefix, subject string) (protocol, rest string, ok bool) {
 	return strings.Cut(after, ".")
 }
 
+// MaxSensorName is the longest sensor name.
+const MaxSensorName = 64
+
+// ValidSensor is the one rule for a sensor's name on every path (issue
+// 32): the HTTP ingest and publish endpoints, the single-frame intake's
+// subject and the raw subjects' sensor (header or last token) all take
+// 1 to 64 ASCII letters, digits, '_' and '-', and nothing else. A name
+// is a subject token, a metrics label and a column of the history's
+// exports, so it must not carry dots, spaces, quotes or markup, nor
+// begin a spreadsheet formula ('=', '+', '@'). Adapters name the
+// sensors they derive from addresses to fit (ingest.PeerSensor).
+func ValidSensor(s string) bool {
+	if len(s) == 0 || len(s) > MaxSensorName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SensorRule describes ValidSensor for error messages.
+const SensorRule = "1 to 64 letters, digits, '_' or '-'"
+
 // RawSubject is the subject a receiver publishes raw frames of protocol to.
 func RawSubject(protocol, sensor string) string {
 	return RawPrefix + "." + protocol + "." + Token(sensor)

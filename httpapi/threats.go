@@ -166,6 +166,9 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 		w.Header().Set("Cache-Control", "no-cache")
 		w.Header().Set("X-Accel-Buffering", "no")
 		w.WriteHeader(http.StatusOK)
+		if r.Method == http.MethodHead {
+			return // the headers of the stream, not the stream
+		}
 		ch, cancel := d.Threats.Subscribe()
 		defer cancel()
 		send := func() bool {

@@ -67,7 +67,7 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	nc, err := nats.Connect(o.url, nats.Name("cuasd replay"))
+	nc, err := nats.Connect(o.url, nats.Name("cuasd replay"), bus.ClientInbox(o.url))
 	if err != nil {
 		return fmt.Errorf("replay: connect %s: %w", o.url, err)
 	}

@@ -56,13 +56,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // service is everything `cuasd serve` runs. Each field is set by the Start
 // of the component that owns it, before any later component starts.
 type service struct {
-	cfg    config
-	log    *slog.Logger
-	out    io.Writer
-	start  time.Time
-	reg    *prometheus.Registry
-	status *lifecycle.Status
-	group  lifecycle.Group
+	cfg   config
+	log   *slog.Logger
+	out   io.Writer
+	start time.Time
+	reg   *prometheus.Registry
+	// oversize counts NATS messages refused for their size (issue 32).
+	oversize prometheus.Counter
+	status   *lifecycle.Status
+	group    lifecycle.Group
 
 	// Bound before anything else, so that an address in use stops the
 	// start before the data directory is touched.
@@ -145,6 +147,7 @@ func (s *service) lockDataDir(context.Context) error {
 }
 
 func (s *service) startBus(ctx context.Context) error {
+	s.busOpts.OnOversize = s.oversizeCounter().Inc
 	b, err := bus.Start(ctx, s.busOpts)
 	if err != nil {
 		return err
@@ -160,6 +163,19 @@ func (s *service) startBus(ctx context.Context) error {
 	s.bus = b
 	s.publisher = ingest.NewPublisher(b.JetStream(), s.reg)
 	return nil
+}
+
+// oversizeCounter is cuasd_nats_oversize_refused_total, made and
+// registered once however often the bus starts.
+func (s *service) oversizeCounter() prometheus.Counter {
+	if s.oversize == nil {
+		s.oversize = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_nats_oversize_refused_total",
+			Help: "Client messages the embedded NATS server refused for exceeding bus.MaxMessageBytes (1 MiB); the client was disconnected.",
+		})
+		s.reg.MustRegister(s.oversize)
+	}
+	return s.oversize
 }
 
 func (s *service) loadDrones(context.Context) error {

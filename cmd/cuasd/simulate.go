@@ -46,7 +46,7 @@ receivers (--rate N for load tests).`, args, stdout, stderr)
 	if cfg.Aircraft < 0 || cfg.Drones < 0 || cfg.MAVLink < 0 || cfg.SwarmSize < 0 || cfg.Rate < 0 {
 		return errors.New("simulate: counts and rate must not be negative")
 	}
-	nc, err := nats.Connect(*url, nats.Name("cuasd simulate"))
+	nc, err := nats.Connect(*url, nats.Name("cuasd simulate"), bus.ClientInbox(*url))
 	if err != nil {
 		return fmt.Errorf("simulate: connect %s: %w", *url, err)
 	}

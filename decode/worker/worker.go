@@ -290,28 +290,42 @@ func (w *Worker) process(ctx context.Context, msgs []bus.Msg) []pending {
 
 // publishObservations publishes the decoded observations of raw message
 // seq: one message per track-key partition, holding that partition's
-// observations in order, de-duplicated by the raw sequence.
+// observations in order, de-duplicated by the raw sequence. A partition
+// whose observations outgrow bus.MaxBatchBytes (NATS's message limit) is
+// published in several messages, the later ones with ids "…-g.k".
 func (w *Worker) publishObservations(seq uint64, futures []bus.PubAckFuture) ([]bus.PubAckFuture, bool) {
 	obs := w.dec.obs
 	var parts [bus.ObsPartitions][]byte
-	counts := [bus.ObsPartitions]int{}
+	var counts, chunks [bus.ObsPartitions]int
+	flush := func(g int) bool {
+		id := "o" + strconv.FormatUint(seq, 10) + "-" + strconv.Itoa(g)
+		if chunks[g] > 0 {
+			id += "." + strconv.Itoa(chunks[g])
+		}
+		msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: parts[g], Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderMsgID, id)
+		fut, err := w.js.PublishAsync(msg)
+		if err != nil {
+			return false
+		}
+		futures = append(futures, fut)
+		w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
+		parts[g], counts[g] = nil, 0
+		chunks[g]++
+		return true
+	}
 	for j := range obs {
 		p := bus.ObsPartition(obs[j].Key)
 		parts[p] = obs[j].AppendBatch(parts[p])
 		counts[p]++
-	}
-	for g, body := range parts {
-		if len(body) == 0 {
-			continue
-		}
-		msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: body, Header: nats.Header{}}
-		msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
-		fut, err := w.js.PublishAsync(msg)
-		if err != nil {
+		if len(parts[p]) >= bus.MaxBatchBytes && !flush(p) {
 			return futures, true
 		}
-		futures = append(futures, fut)
-		w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
+	}
+	for g := range parts {
+		if len(parts[g]) > 0 && !flush(g) {
+			return futures, true
+		}
 	}
 	return futures, false
 }

@@ -306,8 +306,20 @@ var csvHeader = []string{"track_id", "time", "lat", "lon", "alt_m", "alt_kind", 
 	"vertical_rate_mps", "protocol", "sensor", "decision", "lambda"}
 
 func csvRow(p *Point) []string {
-	return []string{p.TrackID, p.Time.UTC().Format(timeFormat), fnum(p.Lat), fnum(p.Lon), fptr(p.AltM), p.AltKind,
-		fptr(p.SpeedMps), fptr(p.HeadingDeg), fptr(p.VRateMps), p.Protocol, p.Sensor, p.Decision, fptr(p.Lambda)}
+	return []string{csvText(p.TrackID), p.Time.UTC().Format(timeFormat), fnum(p.Lat), fnum(p.Lon), fptr(p.AltM), csvText(p.AltKind),
+		fptr(p.SpeedMps), fptr(p.HeadingDeg), fptr(p.VRateMps), csvText(p.Protocol), csvText(p.Sensor), csvText(p.Decision), fptr(p.Lambda)}
+}
+
+// csvText makes a text cell safe to open in a spreadsheet (OWASP "CSV
+// injection", issue 32): a cell beginning with '=', '+', '-', '@', a tab
+// or a carriage return would be taken for a formula, so it gets a leading
+// apostrophe, which spreadsheets show as text. Only text cells: numbers
+// are written by fnum and stay numbers (a longitude of -0.5 stays -0.5).
+func csvText(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -214,6 +214,31 @@ func TestCSVIsRFC4180(t *testing.T) {
 	}
 }
 
+// TestCSVEscapesFormulas (issue 32, item 4): a text cell that begins
+// with = + - @ (a sensor named `=HYPERLINK("x")`) would run as a formula
+// in a spreadsheet; it is written with a leading apostrophe. Numeric cells
+// are untouched: a negative longitude stays a number.
+func TestCSVEscapesFormulas(t *testing.T) {
+	pts := exportPoints()[:1]
+	p := &pts[0]
+	p.Sensor, p.Decision, p.AltKind, p.TrackID = `=HYPERLINK("http://x","y")`, "+1", "@SUM(A1)", "-2+3"
+	p.Lon, p.Lat = -0.5, -33.25
+	rows, err := csv.NewReader(bytes.NewReader(encode(t, CSV, false, pts, ""))).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatal(rows, err)
+	}
+	col := map[string]string{}
+	for i, h := range rows[0] {
+		col[h] = rows[1][i]
+	}
+	for name, want := range map[string]string{"sensor": `'=HYPERLINK("http://x","y")`, "decision": "'+1", "alt_kind": "'@SUM(A1)",
+		"track_id": "'-2+3", "lon": "-0.5", "lat": "-33.25", "protocol": p.Protocol} {
+		if col[name] != want {
+			t.Errorf("%s cell %q, want %q", name, col[name], want)
+		}
+	}
+}
+
 func TestJSONShapes(t *testing.T) {
 	pts := exportPoints()
 	var one struct {

@@ -35,6 +35,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/internal/secretfile"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
@@ -130,7 +131,7 @@ func clientOptions(cfg *Config) (*paho.ClientOptions, error) {
 		o.SetTLSConfig(t)
 	}
 	if cfg.CredentialsFile != "" {
-		b, err := os.ReadFile(cfg.CredentialsFile)
+		b, err := secretfile.Read(cfg.CredentialsFile, alert.MaxSecretFile)
 		if err != nil {
 			return nil, &alert.Error{Msg: "mqtt: --mqtt-credentials", Err: err}
 		}
