@@ -107,6 +107,8 @@ type rig struct {
 	beast   seen // Beast chunks pushed
 	peakRSS atomic.Int64
 	summary *strings.Builder
+	// probeNear: the probe zone is on the demo site now.
+	probeNear bool
 }
 
 // receivers starts the webhook receiver, the MQTT subscriber and the CoT
@@ -333,7 +335,15 @@ func (r *rig) recovered(ctx context.Context, phase string, t time.Time) {
 	}
 	took := map[string]time.Duration{}
 	deadline := t.Add(recoverWithin)
+	probed, lastProbe := false, time.Time{}
 	for len(took) < len(outs) && time.Now().Before(deadline) {
+		// The probe zone moved onto the demo site or away: the alert
+		// sinks have something new to deliver (the demo's own alerts come
+		// only on changes). Refused (503) until writes are kept again.
+		if !probed && time.Since(lastProbe) > 2*time.Second {
+			lastProbe = time.Now()
+			probed = r.probeZone(ctx)
+		}
 		for name, ok := range outs {
 			if _, done := took[name]; !done && ok() {
 				took[name] = time.Since(t).Round(100 * time.Millisecond)
@@ -347,10 +357,53 @@ func (r *rig) recovered(ctx context.Context, phase string, t time.Time) {
 			fmt.Fprintf(r.summary, " %s %s", name, d)
 		} else {
 			fmt.Fprintf(r.summary, " %s NOT", name)
-			r.t.Errorf("%s: %s did not deliver again within %s of the fault's end (readyz %+v)", phase, name, recoverWithin, r.readyz(ctx))
+			r.t.Errorf("%s: %s did not deliver again within %s of the fault's end (probe zone put: %v; alert states %v, deliveries %v, pending %v; readyz %+v)",
+				phase, name, recoverWithin, probed, r.metric(ctx, "cuasd_alerts_total"),
+				r.metric(ctx, "cuasd_alert_deliveries_total"), r.metric(ctx, "cuasd_alert_pending"), r.readyz(ctx))
 		}
 	}
 	fmt.Fprintf(r.summary, "; peak RSS so far %d MiB\n", r.peakRSS.Load()>>20)
+}
+
+// putZone puts a circular geofence of radius metres over the demo site
+// and returns the status (0 when the request failed).
+func (r *rig) putZone(ctx context.Context, id string, radius int) int {
+	body := fmt.Sprintf(`{"name":%q,"class":"airport","center":[52.3086,4.7639],"radius_m":%d}`, id, radius)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, r.base+"/v1/geofences/"+id, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") == "" {
+		r.t.Errorf("PUT %s: 503 without Retry-After", id)
+	}
+	return resp.StatusCode
+}
+
+// probeZone moves the probe zone onto the demo site or away from it,
+// whichever it is not: the tracks there start or end a breach, so the
+// alert sinks get new messages (a zone replaced by another in the same
+// place does not always make any). It reports whether the move was kept.
+func (r *rig) probeZone(ctx context.Context) bool {
+	center := "52.3086,4.7639"
+	if r.probeNear {
+		center = "10,10"
+	}
+	body := fmt.Sprintf(`{"name":"Probe","class":"airport","center":[%s],"radius_m":30000}`, center)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPut, r.base+"/v1/geofences/probe", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return false
+	}
+	r.probeNear = !r.probeNear
+	return true
 }
 
 // stall stops cuasd for stallFor (SIGSTOP), then continues it.
@@ -391,13 +444,8 @@ func (r *rig) fullDisk(ctx context.Context, fs string) time.Time {
 		rd := r.readyz(ctx)
 		if degradedAfter == 0 && rd.Status == "degraded" && strings.Contains(strings.Join(rd.Degraded, " "), "disk: data directory") {
 			degradedAfter = time.Since(start)
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPut, r.base+"/v1/geofences/full",
-				strings.NewReader(`{"name":"F","class":"airport","center":[52.3,4.7],"radius_m":300}`))
-			req.Header.Set("Content-Type", "application/json")
-			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-				t.Errorf("geofence PUT while the disk is full: %v %v", resp, err)
-			} else {
-				resp.Body.Close()
+			if code := r.putZone(ctx, "full", 300); code != http.StatusServiceUnavailable {
+				t.Errorf("geofence PUT while the disk is full: %d, want 503", code)
 			}
 			var board struct {
 				Stale bool `json:"stale"`
