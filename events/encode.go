@@ -333,5 +333,6 @@ func (w *jsonWriter) assessment(a *Assessment) {
 	if a.ReceiptIndex != nil {
 		w.int("receipt_index", *a.ReceiptIndex)
 	}
+	w.strOmit("class", a.Class)
 	w.close()
 }

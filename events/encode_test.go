@@ -38,7 +38,7 @@ func sampleEvent(s string, x float64, n int64, full bool) *TrackEvent {
 		idx := n
 		ev.Assessment = &Assessment{Decision: "alert", Lambda: x, HumanDecision: true, Breach: true, Geofence: s,
 			GeofenceName: s, DistanceM: f(x), Caps: []string{s}, TopAxes: []AxisSummary{{ID: s, Name: s, Value: x, Weight: 0.1}},
-			SwarmID: s, AllowListed: true, Side: s, ReceiptIndex: &idx}
+			SwarmID: s, AllowListed: true, Side: s, ReceiptIndex: &idx, Class: s}
 	}
 	return ev
 }

@@ -267,6 +267,8 @@ type Assessment struct {
 	AllowListed  bool          `json:"allow_listed"`
 	Side         string        `json:"side,omitempty"`
 	ReceiptIndex *int64        `json:"receipt_index,omitempty"`
+	// Class is what the track is: aircraft, drone or unknown (issue 33).
+	Class string `json:"class,omitempty"`
 }
 
 // Axis is one of the 13 Λ axes in full: its value in [0, 1], weight, the
@@ -319,6 +321,12 @@ type Threat struct {
 	FirstSeen     time.Time    `json:"first_seen"`
 	LastSeen      time.Time    `json:"last_seen"`
 	ReceiptIndex  *int64       `json:"receipt_index,omitempty"`
+	// Class is what the track is: aircraft, drone or unknown (issue 33).
+	Class string `json:"class,omitempty"`
+	// RawDecision is the latest evaluation's own decision; Decision is
+	// the held one (hysteresis and dwell, issue 33), which differs while
+	// a decision waits to fall.
+	RawDecision string `json:"raw_decision,omitempty"`
 }
 
 // Identity is what a threat claims to be.

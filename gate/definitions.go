@@ -161,6 +161,10 @@ type BandDefinition struct {
 	Decision Decision `json:"decision"`
 	Min      float64  `json:"min"`
 	Max      float64  `json:"max"`
+	// FallBelow is the Λ below which the continuous gate lets a track held
+	// at this decision fall, after the policy's MinHoldS (Held); nil for
+	// monitor.
+	FallBelow *float64 `json:"fall_below,omitempty"`
 }
 
 // CapDefinition documents one governance cap.
@@ -172,6 +176,8 @@ type CapDefinition struct {
 
 // Definitions is the body of GET /v1/lambda.
 type Definitions struct {
+	// MinHoldS is the continuous gate's dwell (Held).
+	MinHoldS  float64          `json:"min_hold_s"`
 	Axes      []AxisDefinition `json:"axes"`
 	Bands     []BandDefinition `json:"bands"`
 	Caps      []CapDefinition  `json:"caps"`
@@ -190,10 +196,12 @@ func Define(policy Policy) Definitions {
 			Inputs: append([]string(nil), a.inputs...), Default: Default{Value: a.def, Evidence: a.unknown},
 		})
 	}
+	d.MinHoldS = p.MinHoldS
+	alertFall, interceptFall := p.AlertAt-p.AlertFallMargin, p.InterceptAt-p.InterceptFallMargin
 	d.Bands = []BandDefinition{
-		{Monitor, 0, p.AlertAt},
-		{Alert, p.AlertAt, p.InterceptAt},
-		{InterceptRecommended, p.InterceptAt, 1},
+		{Decision: Monitor, Min: 0, Max: p.AlertAt},
+		{Decision: Alert, Min: p.AlertAt, Max: p.InterceptAt, FallBelow: &alertFall},
+		{Decision: InterceptRecommended, Min: p.InterceptAt, Max: 1, FallBelow: &interceptFall},
 	}
 	for c := CapID(0); c < NumCaps; c++ {
 		d.Caps = append(d.Caps, CapDefinition{ID: capDefs[c].id, Max: capDefs[c].max, Description: capDefs[c].description})

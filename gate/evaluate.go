@@ -56,6 +56,12 @@ type Result struct {
 	Lambda Lambda
 	// Decision is the band of Λ lowered by every cap that applies.
 	Decision Decision
+	// Sustained is the highest decision this result keeps under the
+	// policy's hysteresis (issue 33): the band of Λ with each threshold
+	// lowered by its fall margin, lowered by every cap that holds. It is
+	// never below Decision. A held decision (Held) at or below it does not
+	// start to fall.
+	Sustained Decision
 	// HumanDecisionRequired is always true.
 	HumanDecisionRequired bool
 }
@@ -150,14 +156,20 @@ func score(r *Result, pol *Policy) {
 		sum += r.Lambda.Axes[i].Weight * r.Lambda.Axes[i].Value
 	}
 	r.Lambda.Score = clamp01(sum)
+	r.Lambda.Band = band(r.Lambda.Score, pol.AlertAt, pol.InterceptAt)
+	r.Sustained = band(r.Lambda.Score, pol.AlertAt-pol.AlertFallMargin, pol.InterceptAt-pol.InterceptFallMargin)
+}
+
+// band is the decision of score s with the thresholds alertAt and
+// interceptAt.
+func band(s, alertAt, interceptAt float64) Decision {
 	switch {
-	case r.Lambda.Score >= pol.InterceptAt:
-		r.Lambda.Band = InterceptRecommended
-	case r.Lambda.Score >= pol.AlertAt:
-		r.Lambda.Band = Alert
-	default:
-		r.Lambda.Band = Monitor
+	case s >= interceptAt:
+		return InterceptRecommended
+	case s >= alertAt:
+		return Alert
 	}
+	return Monitor
 }
 
 // applyCaps records every governance rule whose condition holds and lowers
@@ -177,11 +189,16 @@ func applyCaps(r *Result, in *Input, pol *Policy) {
 	hold(CapFreshness, !ax[AxisFreshness].Known || ax[AxisFreshness].Value < pol.MinFreshness)
 	r.Decision = r.Lambda.Band
 	for c := CapID(0); c < NumCaps; c++ {
-		if r.Lambda.Caps.Has(c) && capDefs[c].max < r.Lambda.Band {
+		if !r.Lambda.Caps.Has(c) {
+			continue
+		}
+		if capDefs[c].max < r.Lambda.Band {
 			r.Lambda.Binding |= 1 << c
 			r.Decision = min(r.Decision, capDefs[c].max)
 		}
+		r.Sustained = min(r.Sustained, capDefs[c].max)
 	}
+	r.Sustained = max(r.Sustained, r.Decision)
 }
 
 // Axis scales and limits.

@@ -37,6 +37,19 @@ type Policy struct {
 	// disagreements that are not spoofing indicators.
 	CrossProtocolToleranceM float64 `json:"cross_protocol_tolerance_m" yaml:"cross_protocol_tolerance_m"`
 	ClockDriftToleranceS    float64 `json:"clock_drift_tolerance_s" yaml:"clock_drift_tolerance_s"`
+
+	// Hysteresis and dwell (issue 33; see Held). A decision rises as soon
+	// as Λ reaches its band's threshold, but falls only once Λ is below
+	// the threshold minus the band's margin (AlertFallMargin below
+	// AlertAt, InterceptFallMargin below InterceptAt), or a cap lowers
+	// it, and has stayed so for MinHoldS: a track whose Λ wavers around a
+	// threshold keeps one decision instead of paging at every crossing.
+	// A breach is held the same MinHoldS after the track leaves the zone.
+	// A tiny positive value (1e-9) turns a margin or the dwell off: zero
+	// means the default.
+	AlertFallMargin     float64 `json:"alert_fall_margin" yaml:"alert_fall_margin"`
+	InterceptFallMargin float64 `json:"intercept_fall_margin" yaml:"intercept_fall_margin"`
+	MinHoldS            float64 `json:"min_hold_s" yaml:"min_hold_s"`
 }
 
 // defaultWeights put the geometry of the intrusion and the classification
@@ -74,6 +87,11 @@ func DefaultPolicy() Policy {
 		MaxPlausibleSpeedMps:    JumpSpeedMps,
 		CrossProtocolToleranceM: 100,
 		ClockDriftToleranceS:    2,
+		// Chosen from the false-alarm scenarios (sim.FalseAlarmSet; the
+		// figures and the reasoning are in ARCHITECTURE.md, "Hysteresis").
+		AlertFallMargin:     0.05,
+		InterceptFallMargin: 0.05,
+		MinHoldS:            30,
 	}
 }
 
@@ -109,6 +127,9 @@ func (p Policy) withDefaults() Policy {
 	def(&p.MaxPlausibleSpeedMps, d.MaxPlausibleSpeedMps)
 	def(&p.CrossProtocolToleranceM, d.CrossProtocolToleranceM)
 	def(&p.ClockDriftToleranceS, d.ClockDriftToleranceS)
+	def(&p.AlertFallMargin, d.AlertFallMargin)
+	def(&p.InterceptFallMargin, d.InterceptFallMargin)
+	def(&p.MinHoldS, d.MinHoldS)
 	return p
 }
 
@@ -140,6 +161,8 @@ func (p *Policy) Validate() error {
 		{"max_plausible_speed_mps", p.MaxPlausibleSpeedMps, math.Inf(1)},
 		{"cross_protocol_tolerance_m", p.CrossProtocolToleranceM, math.Inf(1)},
 		{"clock_drift_tolerance_s", p.ClockDriftToleranceS, math.Inf(1)},
+		{"alert_fall_margin", p.AlertFallMargin, 1}, {"intercept_fall_margin", p.InterceptFallMargin, 1},
+		{"min_hold_s", p.MinHoldS, 24 * 3600},
 	} {
 		if !finite(f.v) || f.v < 0 || f.v > f.max {
 			e.add("", f.name, fmt.Sprintf("must be a number in [0, %g]", f.max))
@@ -148,6 +171,11 @@ func (p *Policy) Validate() error {
 	q := p.withDefaults()
 	if q.AlertAt >= q.InterceptAt {
 		e.add("", "intercept_at", "must be above alert_at")
+	} else if q.InterceptFallMargin > q.InterceptAt-q.AlertAt {
+		e.add("", "intercept_fall_margin", "must not exceed intercept_at - alert_at (the alert band's width)")
+	}
+	if q.AlertFallMargin > q.AlertAt {
+		e.add("", "alert_fall_margin", "must not exceed alert_at")
 	}
 	return e.orNil()
 }

@@ -47,6 +47,18 @@ type DecisionRecord struct {
 	Axes                []RecordAxis `json:"axes"`
 	Caps                []string     `json:"caps"`
 	Decision            Decision     `json:"decision"`
+	// RawDecision and RawBreach are, for the continuous gate, the
+	// evaluation's own decision and breach, and HeldSince when the held
+	// Decision was entered: the continuous gate's Decision and Breach are
+	// held (Held, issue 33), so an auditor sees both what Λ said at that
+	// moment and what the operator was shown. Absent for a requested
+	// evaluation, which holds nothing.
+	RawDecision *Decision `json:"raw_decision,omitempty"`
+	RawBreach   *bool     `json:"raw_breach,omitempty"`
+	HeldSince   string    `json:"held_since,omitempty"`
+	// Class is what the continuous gate took the track to be: aircraft,
+	// drone or unknown (TrackClass).
+	Class string `json:"class,omitempty"`
 	// HumanDecisionRequired is always true: decision support only.
 	HumanDecisionRequired bool   `json:"human_decision_required"`
 	Statement             string `json:"statement"`

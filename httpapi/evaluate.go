@@ -77,7 +77,10 @@ const (
 // geofence check, the 13-axis Λ and the decision, recorded in the ledger.
 // The answer carries the receipt; no decision is returned unrecorded.
 func handleEvaluate(d Deps) http.HandlerFunc {
-	policy := gate.DefaultPolicy()
+	policy := d.Policy
+	if policy == (gate.Policy{}) {
+		policy = gate.DefaultPolicy()
+	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if d.Ledger == nil {
 			unavailable(w, r, "the receipt ledger (every decision must be recorded)")

@@ -24,7 +24,11 @@ func honesty(signingMode string) Honesty {
 		Doctrine: DoctrineLabel,
 		Lambda: "Λ is a conjecture, not a theorem: a 13-axis decision aid that ranks tracks for a human. " +
 			"It is not a proof of safety, and nothing is engaged because of it: every gate answer carries " +
-			"human_decision_required=true and engagement output is decision support only.",
+			"human_decision_required=true and engagement output is decision support only. " +
+			"The continuous gate holds decisions (issue 33): a decision rises as soon as Λ reaches its band and falls only " +
+			"after Λ stayed below the band's threshold minus a margin for a dwell time (GET /v1/lambda), so the board can show " +
+			"a decision Λ alone no longer gives; raw_decision and the receipts say what Λ alone gave. Whether a track is an " +
+			"aircraft, a drone or unknown is read from its unauthenticated claims.",
 		DSSESignature: signatureStatement(signingMode),
 		SLSA: "SLSA level L1 is the stated supply-chain level of the doctrine, not an attestation of this binary: " +
 			"no signed provenance is generated for it; `go version -m cuasd` lists the modules built in.",

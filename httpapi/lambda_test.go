@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/cuasd/cuasd/gate"
 )
 
 func TestLambdaDefinitions(t *testing.T) {
@@ -44,5 +46,28 @@ func TestLambdaDefinitions(t *testing.T) {
 	}
 	if !strings.Contains(d.Statement, "not a proof of safety") {
 		t.Errorf("statement %q", d.Statement)
+	}
+}
+
+// TestLambdaShowsThePolicyInForce (issue 33): with a policy configured
+// (--gate-policy), GET /v1/lambda shows its thresholds, its hysteresis
+// (each band's fall_below) and its dwell, not the built-in ones.
+func TestLambdaShowsThePolicyInForce(t *testing.T) {
+	p := gate.DefaultPolicy()
+	p.AlertAt, p.AlertFallMargin, p.MinHoldS = 0.5, 0.1, 45
+	rec := do(t, newTestServer(t, Deps{Policy: p}), "GET", testBase+"/v1/lambda", nil)
+	var d struct {
+		MinHoldS float64 `json:"min_hold_s"`
+		Bands    []struct {
+			Decision  string   `json:"decision"`
+			Min       float64  `json:"min"`
+			FallBelow *float64 `json:"fall_below"`
+		} `json:"bands"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.MinHoldS != 45 || d.Bands[1].Min != 0.5 || d.Bands[1].FallBelow == nil || math.Abs(*d.Bands[1].FallBelow-0.4) > 1e-9 || d.Bands[0].FallBelow != nil {
+		t.Fatalf("definitions %+v", d)
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"github.com/cuasd/cuasd/gate"
 	"log/slog"
 	"net/http"
 
@@ -20,6 +21,10 @@ type Deps struct {
 	Version string
 	// BasePath is where the API is mounted, e.g. "/api/cuas".
 	BasePath string
+	// Policy is the gate's policy (--gate-policy): what POST
+	// /v1/counter-uas/evaluate scores with and GET /v1/lambda describes.
+	// The zero Policy is gate.DefaultPolicy.
+	Policy gate.Policy
 	// Registry receives the HTTP metrics. Nil means a private registry.
 	Registry prometheus.Registerer
 	// Gatherer serves /metrics. Nil means /metrics is not routed.

@@ -81,7 +81,7 @@ func TestHonestHasExactlyTheSevenFields(t *testing.T) {
 			if !strings.Contains(m["slsa"].(string), "L1") {
 				t.Errorf("slsa statement lacks L1")
 			}
-			for _, s := range []string{"conjecture", "decision aid", "not a proof of safety"} {
+			for _, s := range []string{"conjecture", "decision aid", "not a proof of safety", "holds decisions", "raw_decision"} {
 				if !strings.Contains(m["lambda"].(string), s) {
 					t.Errorf("lambda statement lacks %q", s)
 				}

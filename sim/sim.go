@@ -40,6 +40,9 @@ type Config struct {
 	// Duration bounds the run (0: until ctx ends).
 	Duration time.Duration
 	Seed     uint64
+	// Actors are scripted emitters added to the random traffic (the
+	// false-alarm scenarios, FalseAlarmSet).
+	Actors []Actor
 }
 
 // DemoSite is the default protected site: Amsterdam Airport Schiphol's
@@ -94,6 +97,14 @@ type object struct {
 	next      time.Time
 	intruder  bool
 	bootStart time.Time
+	// Scripted actors (Config.Actors, issue 33) fly their script: no
+	// respawn, an ADS-B category and claimed speed of their own, and a
+	// landing that ends their broadcast.
+	actor    *Actor
+	desc     *Actor // a random object's description (World.Actors)
+	category uint8
+	claimed  float64 // ADS-B velocity broadcast instead of speed (0: speed)
+	stopped  bool
 }
 
 // World is the simulation state; Step advances it.
@@ -121,6 +132,7 @@ func NewWorld(cfg Config, now time.Time) *World {
 	for i := 0; i < cfg.MAVLink; i++ {
 		w.objects = append(w.objects, w.newMAVLink(i))
 	}
+	w.addActors()
 	w.scaleToRate()
 	for _, o := range w.objects {
 		o.next = now.Add(time.Duration(w.rng.Int64N(int64(o.interval) + 1)))
@@ -203,7 +215,7 @@ func (w *World) newAircraft(i int) *object {
 		speed: 120 + w.rng.Float64()*120, heading: w.rng.Float64() * 360, turn: (w.rng.Float64() - 0.5) * 0.6,
 		icao:     0x400000 + uint32(w.rng.IntN(0x3FFFFF)),
 		callsign: fmt.Sprintf("%s%d", airlines[i%len(airlines)], 100+w.rng.IntN(8900)),
-		interval: 500 * time.Millisecond,
+		interval: 500 * time.Millisecond, category: 3, // A3: large aircraft
 	}
 }
 
@@ -281,6 +293,10 @@ func (w *World) Step(now time.Time, dt time.Duration, out map[string][][]byte) {
 			o.lat, o.lon = offset(o.lat, o.lon, n, e)
 			o.altM += o.vr * sec
 		}
+		if o.actor != nil {
+			o.fly(now.Sub(w.start))
+			continue
+		}
 		w.keepInArea(o)
 	}
 	for _, o := range w.objects {
@@ -290,7 +306,9 @@ func (w *World) Step(now time.Time, dt time.Duration, out map[string][][]byte) {
 			o.altM, o.speed, o.heading = l.altM+5, l.speed, l.heading
 		}
 		for !o.next.After(now) {
-			w.emit(o, now, out)
+			if !o.stopped {
+				w.emit(o, now, out)
+			}
 			o.next = o.next.Add(o.interval)
 		}
 	}
@@ -321,14 +339,18 @@ func (w *World) emit(o *object, now time.Time, out map[string][][]byte) {
 	case kAircraft:
 		var f [14]byte
 		if o.nIdent%10 == 0 {
-			encodeIdent(&f, o.icao, o.callsign, 3)
+			encodeIdent(&f, o.icao, o.callsign, o.category)
 			out["adsb"] = append(out["adsb"], append([]byte(nil), f[:]...))
 		}
 		o.nIdent++
 		encodePosition(&f, o.icao, o.lat, o.lon, o.altM/0.3048, o.odd)
 		o.odd = !o.odd
 		out["adsb"] = append(out["adsb"], append([]byte(nil), f[:]...))
-		encodeVelocity(&f, o.icao, o.speed/0.514444, o.heading, o.vr/0.00508)
+		v := o.speed
+		if o.claimed > 0 {
+			v = o.claimed
+		}
+		encodeVelocity(&f, o.icao, v/0.514444, o.heading, o.vr/0.00508)
 		out["adsb"] = append(out["adsb"], append([]byte(nil), f[:]...))
 	case kDrone:
 		out["remoteid"] = append(out["remoteid"], w.ridPack(o, now))

@@ -67,7 +67,7 @@ func writeAlertRules(t *testing.T, hookURL string) (rules, secret string) {
 	}
 	rules = filepath.Join(dir, "alerts.yaml")
 	y := "sinks:\n  - name: hook\n    webhook: " + hookURL + "\n    secret_file: " + filepath.Join(dir, "hook.secret") +
-		"\nrules:\n  - name: demo-breach\n    zones: [demo-site]\n    min_decision: alert\n    cooldown: 10m\n    sinks: [hook]\n"
+		"\nrules:\n  - name: demo-breach\n    zones: [demo-site]\n    classes: [drone, unknown]\n    min_decision: alert\n    cooldown: 10m\n    sinks: [hook]\n"
 	if err := os.WriteFile(rules, []byte(y), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +172,7 @@ func TestServeRefusesBadAlertRules(t *testing.T) {
 		{"unknown zone", "sinks: [{name: h, webhook: 'http://x/'}]\nrules:\n  - {name: r, sinks: [h], zones: [nowhere]}\n", `rules[0].zones: unknown zone "nowhere"`},
 		{"secret file", "sinks: [{name: h, webhook: 'http://x/', secret_file: /nonexistent}]\nrules:\n  - {name: r, sinks: [h]}\n", "sinks[0].secret_file: cannot read"},
 		{"mqtt without broker", "sinks: [{name: b, mqtt: true}]\nrules:\n  - {name: r, sinks: [b]}\n", "--mqtt-url is not set"},
+		{"unknown class", "sinks: [{name: h, webhook: 'http://x/'}]\nrules:\n  - name: r\n    sinks: [h]\n    classes: [drone, airliner]\n", f + `:5: rules[0].classes[1]: unknown class "airliner" (known: aircraft, drone, unknown)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(f, []byte(tc.yaml), 0o600); err != nil {

@@ -112,16 +112,20 @@ type config struct {
 	TileURL         string   `yaml:"tile-url"`
 	TileAttribution string   `yaml:"tile-attribution"`
 	EvalInterval    duration `yaml:"eval-interval"`
-	AuthTokens      string   `yaml:"auth-tokens"`
-	RateLimit       float64  `yaml:"rate-limit"`
-	HTTPMaxConns    int      `yaml:"http-max-conns"`
-	InsecureOpen    bool     `yaml:"insecure-open"`
-	MetricsToken    string   `yaml:"metrics-token"`
-	TLSCert         string   `yaml:"tls-cert"`
-	TLSKey          string   `yaml:"tls-key"`
-	NATSUsers       string   `yaml:"nats-users"`
-	NATSTLSCert     string   `yaml:"nats-tls-cert"`
-	NATSTLSKey      string   `yaml:"nats-tls-key"`
+	// GatePolicy is the gate's policy file (issue 33); policy is what it
+	// holds, read by validate.
+	GatePolicy   string      `yaml:"gate-policy"`
+	policy       gate.Policy `yaml:"-"`
+	AuthTokens   string      `yaml:"auth-tokens"`
+	RateLimit    float64     `yaml:"rate-limit"`
+	HTTPMaxConns int         `yaml:"http-max-conns"`
+	InsecureOpen bool        `yaml:"insecure-open"`
+	MetricsToken string      `yaml:"metrics-token"`
+	TLSCert      string      `yaml:"tls-cert"`
+	TLSKey       string      `yaml:"tls-key"`
+	NATSUsers    string      `yaml:"nats-users"`
+	NATSTLSCert  string      `yaml:"nats-tls-cert"`
+	NATSTLSKey   string      `yaml:"nats-tls-key"`
 
 	// Track history (issue 20, package output/history).
 	History         bool     `yaml:"history"`
@@ -223,6 +227,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TileURL, "tile-url", c.TileURL, "online map tile `URL` template for the map (default: offline world outline)")
 	fs.StringVar(&c.TileAttribution, "tile-attribution", c.TileAttribution, "attribution `TEXT` the --tile-url provider requires")
 	fs.Var(&c.EvalInterval, "eval-interval", "how often (`DURATION`) the continuous gate evaluates every live track")
+	c.gatePolicyFlag(fs) // issue 33
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
 	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", c.HTTPMaxConns, "at most `N` HTTP connections at once (more wait to be accepted); idle ones close after 2 minutes, silent ones after 5 s")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
@@ -360,8 +365,9 @@ func (c *config) validate() error {
 	errs = c.validateCore(errs)
 	errs = c.validateZones(errs)
 	errs = c.validateHTTP(errs)
-	errs = append(errs, c.validateAlerts()) // issue 19
-	if err := c.cotValidate(); err != nil { // issue 18
+	errs = append(errs, c.validateAlerts())     // issue 19
+	errs = append(errs, c.validateGatePolicy()) // issue 33
+	if err := c.cotValidate(); err != nil {     // issue 18
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -115,6 +115,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Logger:      s.log,
 		Version:     version(),
 		BasePath:    s.cfg.BasePath,
+		Policy:      s.cfg.policy,
 		Registry:    s.reg,
 		Gatherer:    s.reg,
 		Ready:       s.readiness,

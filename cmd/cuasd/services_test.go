@@ -6,6 +6,7 @@ import (
 	"github.com/cuasd/cuasd/decode/remoteid"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/reference"
 )
 
@@ -17,7 +18,7 @@ func TestClassifier(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := classifier(db)
+	c := board.Classifier(db)
 	want := db.Lookup(func() reference.Query { q := reference.NewQuery(); q.SerialNumber = "1581"; return q }()).Side
 	if want == "" || want == reference.SideUnknown {
 		t.Fatalf("the database has no side for serial prefix 1581: %q", want)

@@ -121,9 +121,18 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 		d.dead = append(d.dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(err), detail: err.Error()})
 		return false
 	}
-	proto := d.dec.Protocol()
-	for j := n; j < len(d.obs); j++ {
-		o := &d.obs[j]
+	Stamp(d.obs[n:], d.dec.Protocol(), meta)
+	return true
+}
+
+// Stamp completes observations a FrameDecoder made of one frame with what
+// the message around the frame says: the protocol, and the sensor,
+// receive time, signal and product type where the frame did not say them.
+// A caller that decodes frames without a Feed (the false-alarm
+// scenarios) stamps them as the Feed does.
+func Stamp(obs []decode.Observation, proto decode.Protocol, meta Meta) {
+	for j := range obs {
+		o := &obs[j]
 		o.Protocol = proto
 		if o.Sensor == "" {
 			o.Sensor = meta.Sensor
@@ -139,7 +148,6 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 			o.ProductType = meta.ProductType // issue 25
 		}
 	}
-	return true
 }
 
 // MaxDeadLetterBytes is how much of a refused frame or message a dead

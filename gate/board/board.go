@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/fusion"
 
@@ -79,6 +80,16 @@ type Entry struct {
 	SwarmSize   int
 	Allow       gate.AllowStatus
 	Side        gate.Side
+	// Class is what the track is: aircraft, drone or unknown (classOf).
+	Class gate.TrackClass
+	// RawDecision and RawBreach are this sweep's own decision and breach.
+	// Result.Decision and Result.Breach are the held ones (gate.Held,
+	// issue 33): what the board shows, the events say and the receipts
+	// record, so a track whose Λ wavers does not flap.
+	RawDecision gate.Decision
+	RawBreach   bool
+	// HeldSince is when the held decision was entered.
+	HeldSince time.Time
 	// ReceiptIndex is the ledger index of the latest receipt for this
 	// track's decision, -1 while none is recorded.
 	ReceiptIndex int64
@@ -121,10 +132,9 @@ type Gate struct {
 const DefaultStaleAfter = 5 * time.Second
 
 type decisionState struct {
-	decision gate.Decision
-	breach   bool
-	// seen is false until the track's first evaluation.
-	seen bool
+	// held is the track's decision and breach under the policy's
+	// hysteresis; held.Seen() is false until its first evaluation.
+	held gate.Held
 	// owned is whether this instance recorded the track's decisions at the
 	// last evaluation (see Config.Owns).
 	owned   bool
@@ -394,7 +404,41 @@ func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Ge
 		// zone (which could recommend an intercept).
 		e.Result = gate.Result{Decision: gate.Monitor, HumanDecisionRequired: true}
 	}
+	e.Class = classOf(t, &e.Result, &b.cfg.Policy)
 	return e
+}
+
+// classOf is what the track is (gate.TrackClass): a track whose signal
+// integrity is known and below the policy's min_integrity is unknown,
+// whatever it claims (a spoofer claims what it likes); otherwise Remote
+// ID, DJI DroneID and MAVLink are drones, as is an ADS-B emitter of
+// category B6 (unmanned aerial vehicle); any other ADS-B track is an
+// aircraft, and a track with none of these claims is unknown.
+func classOf(t *fusion.Track, r *gate.Result, policy *gate.Policy) gate.TrackClass {
+	integ := &r.Lambda.Axes[gate.AxisSignalIntegrity]
+	minInteg := policy.MinIntegrity
+	if minInteg == 0 {
+		minInteg = gate.DefaultPolicy().MinIntegrity
+	}
+	if integ.Known && integ.Value < minInteg {
+		return gate.TrackUnknown
+	}
+	adsb := false
+	for _, p := range t.Protocols {
+		switch decode.Protocol(p) {
+		case decode.RemoteID, decode.DJI, decode.MAVLink:
+			return gate.TrackDrone
+		case decode.ADSB:
+			adsb = true
+		}
+	}
+	switch {
+	case adsb && t.CategoryKind == decode.CategoryEmitter && t.Category == "B6":
+		return gate.TrackDrone
+	case adsb:
+		return gate.TrackAircraft
+	}
+	return gate.TrackUnknown
 }
 
 // forgetExpired drops the decision state of tracks no longer on the board.
@@ -484,10 +528,14 @@ func (b *Gate) track(ctx context.Context, e *Entry, now time.Time) int64 {
 		st.receipt.Store(-1)
 		b.state[id] = st
 	}
-	reason = recordReason(st, e, owns)
+	before := st.held
+	e.RawDecision, e.RawBreach = e.Result.Decision, e.Result.Breach
+	st.held.Update(&e.Result, now.UnixNano(), &b.cfg.Policy)
+	e.Result.Decision, e.Result.Breach = st.held.Decision, st.held.Breach
+	e.HeldSince = time.Unix(0, st.held.Since)
+	reason = recordReason(&before, e, owns, st.owned)
 	st.owned = owns
-	prev := st.decision
-	st.decision, st.breach, st.seen = e.Result.Decision, e.Result.Breach, true
+	prev := before.Decision
 	if reason == "" || b.cfg.Ledger == nil || !e.HasGeofence || !owns {
 		return st.receipt.Load()
 	}
@@ -505,28 +553,29 @@ func (b *Gate) track(ctx context.Context, e *Entry, now time.Time) int64 {
 	return st.receipt.Load()
 }
 
-// recordReason says why the entry's decision must be recorded, or "" when
-// nothing changed since the last record: a first evaluation above
+// recordReason says why the entry's held decision must be recorded, or ""
+// when nothing changed since the last record (before is the track's held
+// state then, owned whether this instance recorded it): a first evaluation above
 // monitor, a breach that started or ended, a new decision, or a track this
 // instance has just taken over (its partition's previous owner died or a
 // hand-over is under way, so the state found is the new owner's starting
 // point).
-func recordReason(st *decisionState, e *Entry, owns bool) string {
+func recordReason(before *gate.Held, e *Entry, owns, owned bool) string {
 	notable := e.Result.Decision != gate.Monitor || e.Result.Breach
 	switch {
-	case !st.seen:
+	case !before.Seen():
 		if notable {
 			return "first_evaluation"
 		}
-	case e.Result.Breach != st.breach:
+	case e.Result.Breach != before.Breach:
 		if e.Result.Breach {
 			return "breach_started"
 		}
 		return "breach_ended"
-	case e.Result.Decision != st.decision:
+	case e.Result.Decision != before.Decision:
 		return "decision_changed"
 	}
-	if owns && !st.owned && notable && st.seen {
+	if owns && !owned && notable && before.Seen() {
 		return "ownership_acquired"
 	}
 	return ""
@@ -537,16 +586,26 @@ func (b *Gate) recordLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			// Record what is already queued: these decisions were made.
-			for {
-				select {
-				case j := <-b.queue:
-					b.append(context.Background(), j)
-				default:
-					return
-				}
-			}
+			b.RecordQueued(context.Background())
+			return
 		case j := <-b.queue:
 			b.append(ctx, j)
+		}
+	}
+}
+
+// RecordQueued records every receipt the sweeps have queued and announces
+// their threat events, on the caller's goroutine. It is for a caller that
+// sweeps the gate on a clock of its own instead of calling Run (the
+// false-alarm scenarios run hours of traffic in seconds), so that each
+// sweep's decisions are recorded, in order, before the next sweep.
+func (b *Gate) RecordQueued(ctx context.Context) {
+	for {
+		select {
+		case j := <-b.queue:
+			b.append(ctx, j)
+		default:
+			return
 		}
 	}
 }
@@ -580,6 +639,9 @@ func (b *Gate) append(ctx context.Context, j receiptJob) {
 func (b *Gate) record(e *Entry, reason string, prev gate.Decision, now time.Time) (json.RawMessage, error) {
 	rec := gate.NewDecisionRecord(gate.RecordContinuous, &e.Result, b.cfg.Version, now)
 	rec.Reason, rec.PreviousDecision = reason, prev.String()
+	rec.RawDecision, rec.RawBreach = &e.RawDecision, &e.RawBreach
+	rec.HeldSince = e.HeldSince.UTC().Format(time.RFC3339Nano)
+	rec.Class = string(e.Class)
 	rec.Track = recordTrackOf(e)
 	rec.Geofence = refOf(&e.Geofence)
 	return json.Marshal(rec)

@@ -84,6 +84,16 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	}
 	step(52.0011)
 	step(52.02)
+	// Issue 33: the breach is held for the policy's min_hold_s (30 s)
+	// after the track left; the raw breach says it left.
+	if e := b.Snapshot().Entries; !e[0].Result.Breach || e[0].RawBreach {
+		t.Fatalf("10 s after leaving: breach %v raw %v, want held true, raw false", e[0].Result.Breach, e[0].RawBreach)
+	}
+	if got := led.reasons(); len(got) > 0 && got[len(got)-1] == "breach_ended" {
+		t.Fatalf("breach ended 10 s after leaving: %v", got)
+	}
+	step(52.02)
+	step(52.02) // 30 s after the last result inside
 	cancel()
 	<-done
 	got := led.reasons()
@@ -97,6 +107,15 @@ func TestBoardRecordsBreachStartAndEnd(t *testing.T) {
 	}
 	if axes, ok := r["axes"].([]any); !ok || len(axes) != gate.NumAxes || r["kind"] != gate.RecordContinuous || r["reason"] != "breach_started" {
 		t.Fatalf("record lacks the 13 axes, its kind or its reason: %v", r)
+	}
+	// Issue 33: the record keeps the evaluation's own decision and breach
+	// beside the held ones, when the held decision began, and the class.
+	// The breach ended while held: its record says breach false, raw false.
+	if r["raw_decision"] == nil || r["raw_breach"] != true || r["held_since"] == nil || r["class"] != "drone" {
+		t.Fatalf("breach record lacks raw_decision, raw_breach, held_since or class: %v", r)
+	}
+	if end := led.records[len(led.records)-1]; end["breach"] != false || end["raw_breach"] != false {
+		t.Fatalf("breach_ended record: breach %v raw %v", end["breach"], end["raw_breach"])
 	}
 	// swarm_size is a number, as in a requested evaluation's record (it was
 	// once a string here).

@@ -20,6 +20,7 @@ func (e *Entry) Threat(withAxes bool) events.Threat {
 		Lambda: fusion.Round(e.Result.Lambda.Score, 4), Decision: e.Result.Decision.String(), HumanDecision: true,
 		Caps: e.caps(), Breach: e.Result.Breach, SwarmID: e.SwarmID, Sensors: t.Sensors, Warnings: t.Warnings,
 		FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, ReceiptIndex: e.receipt(),
+		Class: string(e.Class), RawDecision: e.RawDecision.String(),
 	}
 	if j.Sensors == nil {
 		j.Sensors = []string{}
@@ -53,7 +54,7 @@ func (e *Entry) Assessment() *events.Assessment {
 	a := &events.Assessment{
 		Decision: e.Result.Decision.String(), Lambda: fusion.Round(e.Result.Lambda.Score, 4), HumanDecision: true,
 		Breach: e.Result.Breach, Caps: e.caps(), SwarmID: e.SwarmID, AllowListed: e.Allow == gate.AllowListed,
-		Side: string(e.Side), ReceiptIndex: e.receipt(),
+		Side: string(e.Side), ReceiptIndex: e.receipt(), Class: string(e.Class),
 	}
 	if e.HasGeofence {
 		a.Geofence, a.GeofenceName = e.Geofence.ID, e.Geofence.Name

@@ -67,6 +67,8 @@ type Track struct {
 	AltM      *float64        `json:"alt_m,omitempty"`
 	SpeedMps  *float64        `json:"speed_mps,omitempty"`
 	SwarmID   string          `json:"swarm_id,omitempty"`
+	// Class is what the track is: aircraft, drone or unknown (issue 33).
+	Class string `json:"class,omitempty"`
 }
 
 // Receipt points at the signed decision record that raised the alert.
@@ -133,7 +135,10 @@ func (e *Engine) Threat(ev *events.ThreatEvent) []Message {
 		case st != nil:
 			st.restored = false // still matching: confirmed
 		case st == nil && match:
-			if last, ok := e.lastOpen[k]; ok && ev.Time.Sub(last) < r.CooldownD {
+			// A breach that starts always pages (issue 33: every breach
+			// alerts); the gate holds a breach for its dwell after the
+			// track leaves, so breach_started cannot repeat faster.
+			if last, ok := e.lastOpen[k]; ok && ev.Time.Sub(last) < r.CooldownD && ev.Reason != "breach_started" {
 				e.Suppressed++
 				continue
 			}
@@ -167,7 +172,19 @@ func (e *Engine) matches(r *Rule, t *events.Threat, d gate.Decision) bool {
 	if r.SwarmMin > 0 && (t.SwarmID == "" || e.swarms[t.SwarmID] < r.SwarmMin) {
 		return false
 	}
+	if len(r.Classes) > 0 && !slices.Contains(r.Classes, classOf(t)) {
+		return false
+	}
 	return true
+}
+
+// classOf is the threat's class; a threat event from a cuasd before issue
+// 33 says none, and is unknown.
+func classOf(t *events.Threat) string {
+	if t.Class == "" {
+		return string(gate.TrackUnknown)
+	}
+	return t.Class
 }
 
 func (e *Engine) openAlert(k ruleTrack, r *Rule, d gate.Decision, ev *events.ThreatEvent, t *events.Threat) Message {
@@ -187,7 +204,7 @@ func (e *Engine) next(st *openAlert, state, reason string, now time.Time, t *eve
 	m.State, m.Reason, m.Timestamp = state, reason, now.UTC()
 	if t != nil {
 		m.Track = Track{TrackID: t.TrackID, Protocols: t.Protocols, Identity: t.Identity, Lat: t.Lat, Lon: t.Lon,
-			AltM: t.AltM, SpeedMps: t.SpeedMps, SwarmID: t.SwarmID}
+			AltM: t.AltM, SpeedMps: t.SpeedMps, SwarmID: t.SwarmID, Class: classOf(t)}
 		m.Lambda, m.Decision, m.Breach = t.Lambda, t.Decision, t.Breach
 		if t.ReceiptIndex != nil {
 			m.Receipt = &Receipt{Index: *t.ReceiptIndex, URL: e.receiptURL(*t.ReceiptIndex),
@@ -343,18 +360,33 @@ func describe(m *Message) (title, sentence string) {
 	if m.Breach {
 		where = "inside"
 	}
+	// The track's class names it (issue 33): an airliner on its approach
+	// is an aircraft, not a drone.
+	class := gate.TrackClass(m.Track.Class)
+	if _, ok := gate.ParseTrackClass(m.Track.Class); !ok {
+		class = gate.TrackUnknown
+	}
+	noun := class.Noun()
 	switch m.State {
 	case StateResolved:
-		return "Resolved: drone at " + zone, fmt.Sprintf("Alert %s on %s resolved (%s).", m.ID, who, strings.ReplaceAll(m.Reason, "_", " "))
+		return "Resolved: " + noun + " at " + zone, fmt.Sprintf("Alert %s on %s resolved (%s).", m.ID, who, strings.ReplaceAll(m.Reason, "_", " "))
 	case StateUpdate:
-		title = "Escalated: drone at " + zone
+		title = "Escalated: " + noun + " at " + zone
 	default:
-		title = "Drone at " + zone
+		title = upperFirst(noun) + " at " + zone
 	}
 	alt := ""
 	if m.Track.AltM != nil {
 		alt = fmt.Sprintf(" at %.0f m", *m.Track.AltM)
 	}
-	return title, fmt.Sprintf("Drone %s is %s %s%s; Λ %.2f, decision %s; a human decides what to do.",
-		who, where, zone, alt, m.Lambda, m.Decision)
+	return title, fmt.Sprintf("%s %s is %s %s%s; Λ %.2f, decision %s; a human decides what to do.",
+		upperFirst(noun), who, where, zone, alt, m.Lambda, m.Decision)
+}
+
+// upperFirst capitalises the first letter of an ASCII word.
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }

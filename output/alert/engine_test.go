@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -75,6 +76,24 @@ func TestEngineCooldown(t *testing.T) {
 	}
 }
 
+// TestEngineBreachBypassesCooldown (issue 33): a breach that starts
+// within the cooldown of a resolved alert opens one (every breach pages);
+// any other match within it stays suppressed.
+func TestEngineBreachBypassesCooldown(t *testing.T) {
+	e := testEngine(t, oneRule)
+	e.Threat(threat(0, "rid:1", "z", "alert", false, 1))
+	e.Threat(threat(time.Second, "rid:1", "z", "monitor", false, 2))
+	if got := e.Threat(threat(10*time.Second, "rid:1", "z", "alert", false, 3)); len(got) != 0 {
+		t.Fatalf("a match without a breach within the cooldown opened: %v", states(got))
+	}
+	e.Threat(threat(11*time.Second, "rid:1", "z", "monitor", false, 4))
+	ev := threat(20*time.Second, "rid:1", "z", "alert", true, 5)
+	ev.Reason = "breach_started"
+	if got := e.Threat(ev); len(got) != 1 || got[0].State != StateOpen || got[0].Reason != "breach_started" {
+		t.Fatalf("a breach within the cooldown: %+v, want it paged", got)
+	}
+}
+
 func TestEngineTrackLostAndZoneChange(t *testing.T) {
 	e := testEngine(t, "sinks: [{name: h, mqtt: true}]\nrules:\n  - {name: a, sinks: [h]}\n  - {name: b, sinks: [h], breach: true}\n")
 	if got := e.Threat(threat(0, "rid:1", "z", "alert", false, 1)); len(got) != 1 || got[0].Rule != "a" {
@@ -140,5 +159,35 @@ func TestEngineRestore(t *testing.T) {
 	e3.Restore([]Message{open})
 	if len(e3.Open()) != 0 {
 		t.Error("an alert of a removed rule was restored")
+	}
+}
+
+// TestEngineClasses (issue 33): a rule with classes pages only on those
+// classes, and the words of the message name the track's class.
+func TestEngineClasses(t *testing.T) {
+	e := testEngine(t, "sinks: [{name: h, webhook: 'http://x/'}]\nrules:\n  - {name: r, classes: [drone, unknown], sinks: [h]}\n")
+	for _, tc := range []struct {
+		class, title string
+		paged        bool
+	}{
+		{"aircraft", "", false},
+		{"drone", "Drone at Zone z", true},
+		{"unknown", "Unknown object at Zone z", true},
+		{"", "Unknown object at Zone z", true}, // an event from before classes: unknown
+	} {
+		ev := threat(0, "track-"+tc.class, "z", "alert", false, 1)
+		ev.Threat.Class = tc.class
+		got := e.Threat(ev)
+		if (len(got) == 1) != tc.paged || (tc.paged && got[0].Title != tc.title) {
+			t.Errorf("class %q: %d messages %+v, want paged %v titled %q", tc.class, len(got), got, tc.paged, tc.title)
+		}
+	}
+	// Without classes every class is paged, each in its own words.
+	all := testEngine(t, oneRule)
+	ev := threat(0, "adsb:4840D6", "z", "alert", false, 1)
+	ev.Threat.Class = "aircraft"
+	got := all.Threat(ev)
+	if len(got) != 1 || got[0].Title != "Aircraft at Zone z" || got[0].Track.Class != "aircraft" || !strings.HasPrefix(got[0].Message, "Aircraft adsb:4840D6 is near") {
+		t.Fatalf("aircraft: %+v", got)
 	}
 }

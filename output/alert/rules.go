@@ -75,8 +75,11 @@ type Rule struct {
 	SwarmMin int `yaml:"swarm_min"`
 	// Breach, when true, matches only while the track is inside the zone.
 	Breach bool `yaml:"breach"`
+	// Classes, when given, match only tracks of these classes: aircraft,
+	// drone, unknown (gate.TrackClass; issue 33). Empty means every class.
+	Classes []string `yaml:"classes"`
 	// Cooldown: within it a track and rule never open a second alert
-	// (default 60s).
+	// (default 60s), unless a breach starts: every breach pages.
 	Cooldown string   `yaml:"cooldown"`
 	Sinks    []string `yaml:"sinks"`
 
@@ -348,6 +351,11 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 	for j, proto := range r.Protocols {
 		if !decode.Protocol(proto).Valid() {
 			v.fail(append(p, "protocols", j), "unknown protocol %q: want one of %s (lower case)", proto, strings.Join(decode.ProtocolNames(), ", "))
+		}
+	}
+	for j, c := range r.Classes {
+		if _, ok := gate.ParseTrackClass(c); !ok {
+			v.fail(append(p, "classes", j), "unknown class %q (known: aircraft, drone, unknown)", c)
 		}
 	}
 }

@@ -58,6 +58,7 @@ func TestParseErrorsNameLineAndKey(t *testing.T) {
 		// Issue 32: a miscased or unknown protocol was accepted and the rule never fired.
 		{"miscased protocol", base + "    protocols: [adsb, remoteID]\n", `f.yaml:7: rules[0].protocols[1]: unknown protocol "remoteID": want one of adsb, remoteid, mavlink, dji`},
 		{"unknown protocol", base + "    protocols:\n      - lora\n", `f.yaml:8: rules[0].protocols[0]: unknown protocol "lora"`},
+		{"unknown class", base + "    classes: [drone, ufo]\n", `f.yaml:7: rules[0].classes[1]: unknown class "ufo" (known: aircraft, drone, unknown)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse("f.yaml", []byte(tc.yaml))

@@ -30,7 +30,7 @@ func airliner() *events.TrackEvent {
 		TrackID: "adsb:4CA1FA", Protocols: []string{"adsb"}, ICAO: "4CA1FA", Callsign: "RYR12AB", Category: "A3",
 		Lat: f(52.30123), Lon: f(4.70456), AltM: f(3048), AltKind: "baro", SpeedMps: f(180.5), HeadingDeg: f(271.3),
 		HAccuracyM: f(18.52), Sensors: []string{"rx1"},
-	}, Assessment: &events.Assessment{Decision: "monitor", Lambda: 0.12, HumanDecision: true, Caps: []string{}}}
+	}, Assessment: &events.Assessment{Decision: "monitor", Lambda: 0.12, HumanDecision: true, Caps: []string{}, Class: "aircraft"}}
 }
 
 func droneAlert() *events.TrackEvent {
@@ -40,7 +40,7 @@ func droneAlert() *events.TrackEvent {
 		Lat: f(52.31), Lon: f(4.76), AltM: f(120.5), AltKind: "geo", SpeedMps: f(12.25), HeadingDeg: f(90),
 		HAccuracyM: f(10), VAccuracyM: f(3), OperatorLat: f(52.305), OperatorLon: f(4.755), Sensors: []string{"wifi1", "ble2"},
 	}, Assessment: &events.Assessment{Decision: "alert", Lambda: 0.62, HumanDecision: true, Geofence: "demo-site",
-		GeofenceName: "Schiphol (demo)", DistanceM: f(850), Caps: []string{"hold"}, ReceiptIndex: i64(17),
+		GeofenceName: "Schiphol (demo)", DistanceM: f(850), Caps: []string{"hold"}, ReceiptIndex: i64(17), Class: "drone",
 		TopAxes: []events.AxisSummary{{ID: "proximity", Name: "Proximity", Value: 0.91, Weight: 2}, {ID: "speed", Name: "Speed", Value: 0.4, Weight: 1}}}}
 }
 
@@ -254,7 +254,7 @@ func checkAirliner(t *testing.T, g cottest.Parsed) {
 	if g.Time != "2026-11-26T06:00:00.000Z" || g.Start != g.Time || g.Stale != "2026-11-26T06:00:20.000Z" {
 		t.Errorf("times %s %s %s", g.Time, g.Start, g.Stale)
 	}
-	for _, want := range []string{"MONITOR", "barometric", "UNAUTHENTICATED", "rx1", "ICAO 4CA1FA"} {
+	for _, want := range []string{"Aircraft: MONITOR", "barometric", "UNAUTHENTICATED", "rx1", "ICAO 4CA1FA"} {
 		if !strings.Contains(g.Remarks, want) {
 			t.Errorf("airliner remarks lack %q: %q", want, g.Remarks)
 		}
@@ -269,7 +269,7 @@ func checkDrone(t *testing.T, g, op cottest.Parsed) {
 	if !near(g.CE, 10/2.4477, 0.05) || !near(g.LE, 3/1.96, 0.05) {
 		t.Errorf("drone ce/le %v %v", g.CE, g.LE)
 	}
-	for _, want := range []string{"ALERT Λ 0.62", "Proximity 0.91", "protocols remoteid", "Schiphol (demo), 850 m", "receipt #17", "GNSS height above the WGS-84 ellipsoid", "wifi1, ble2", "UNAUTHENTICATED"} {
+	for _, want := range []string{"Drone: ALERT Λ 0.62", "Proximity 0.91", "protocols remoteid", "Schiphol (demo), 850 m", "receipt #17", "GNSS height above the WGS-84 ellipsoid", "wifi1, ble2", "UNAUTHENTICATED"} {
 		if !strings.Contains(g.Remarks, want) {
 			t.Errorf("drone remarks lack %q: %q", want, g.Remarks)
 		}

@@ -21,6 +21,12 @@ func (e *Encoder) appendRemarks(dst []byte, ev *events.TrackEvent, lost bool) []
 	if lost {
 		dst = append(dst, "Track lost. "...)
 	}
+	// What the track is comes first (issue 33): "Aircraft: ALERT ..." is
+	// not read as a drone alert.
+	if a := ev.Assessment; a != nil && a.Class != "" {
+		dst = appendUpperFirst(dst, a.Class)
+		dst = append(dst, ": "...)
+	}
 	dst = appendDecision(dst, ev.Assessment, !e.Compact)
 	if e.Compact {
 		dst = append(dst, ' ')
@@ -164,4 +170,18 @@ func appendList(dst []byte, label string, items []string) []byte {
 		dst = appendEscaped(dst, s, false)
 	}
 	return dst
+}
+
+// appendUpperFirst appends an ASCII word (a track class) with its first
+// letter capitalised.
+func appendUpperFirst(dst []byte, s string) []byte {
+	if s == "" {
+		return dst
+	}
+	c := s[0]
+	if c >= 'a' && c <= 'z' {
+		c -= 'a' - 'A'
+	}
+	dst = append(dst, c)
+	return appendEscaped(dst, s[1:], false)
 }

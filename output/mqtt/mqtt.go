@@ -363,7 +363,7 @@ func (o *Output) discoverZone(c paho.Client, z Zone) {
 	if name == "" {
 		name = z.ID
 	}
-	d := o.discovery("binary_sensor", "breach_"+topicToken(z.ID), map[string]any{"name": "Drone in " + name,
+	d := o.discovery("binary_sensor", "breach_"+topicToken(z.ID), map[string]any{"name": "Drone or unknown object in " + name,
 		"state_topic": o.cfg.Prefix + "/zone/" + topicToken(z.ID) + "/breach", "payload_on": "ON", "payload_off": "OFF",
 		"device_class": "safety"})
 	c.Publish(d.topic, 1, true, d.payload)

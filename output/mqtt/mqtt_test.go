@@ -289,6 +289,15 @@ func TestPictureStates(t *testing.T) {
 	if len(changed) != 3 || string(changed[0].payload) != "0" || string(changed[2].payload) != "OFF" {
 		t.Fatalf("after loss %v", changed)
 	}
+	// Issue 33: an aircraft in the zone does not switch its breach
+	// sensor on (it still counts as an active threat at alert).
+	b, _ = json.Marshal(events.ThreatEvent{Header: events.Header{V: 1, Type: events.TypeThreat},
+		Threat: events.Threat{TrackID: "adsb:1", Geofence: "z", Breach: true, Decision: "alert", Lambda: 0.5, Class: "aircraft"}})
+	if _, changed = p.apply(b); len(changed) != 2 || string(changed[0].payload) != "1" || string(p.all()[2].payload) != "OFF" {
+		t.Fatalf("aircraft in the zone: changed %v, all %v", changed, p.all())
+	}
+	b, _ = json.Marshal(events.TrackEvent{Header: events.Header{V: 1, Type: events.TypeTrackLost}, Track: events.Track{TrackID: "adsb:1"}})
+	p.apply(b)
 	if _, changed = p.apply([]byte("not json")); changed != nil {
 		t.Fatal("garbage changed the picture")
 	}

@@ -86,7 +86,11 @@ func (p *picture) apply(b []byte) (*zoneChange, []publication) {
 		}
 		d, _ := alert.ParseDecision(t.Threat.Decision)
 		p.mu.Lock()
-		p.tracks[t.Threat.TrackID] = threatState{zone: t.Threat.Geofence, breach: t.Threat.Breach, alert: d >= gate.Alert, lambda: t.Threat.Lambda}
+		// A zone's breach sensor is about drones (issue 33): an airliner
+		// crossing an airport's zone on its approach does not switch it
+		// on; a drone or a track of unknown class does.
+		aircraft := t.Threat.Class == string(gate.TrackAircraft)
+		p.tracks[t.Threat.TrackID] = threatState{zone: t.Threat.Geofence, breach: t.Threat.Breach && !aircraft, alert: d >= gate.Alert, lambda: t.Threat.Lambda}
 		p.mu.Unlock()
 	case events.TypeTrackLost:
 		var t events.TrackEvent

@@ -653,6 +653,7 @@ function alertRules(dir, hook) {
     "rules:",
     "  - name: demo-breach",
     "    zones: [demo-site]",
+    "    classes: [drone, unknown]",
     "    min_decision: alert",
     "    sinks: [hook]",
     "",

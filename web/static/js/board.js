@@ -91,11 +91,12 @@ function fillRow(btn, t, selected) {
       "span",
       { class: "sub" },
       protocolList(t.protocols, "+"),
+      t.class ? " · " + t.class : "",
       where ? " · " + where : "",
       t.breach ? el("span", { class: "breach", text: " · BREACH" }) : "",
       dist ? " · " + dist : "",
       t.swarm_id ? " · swarm " + t.swarm_id : "",
     ),
   );
-  btn.setAttribute("aria-label", `${trackLabel(t)}, Λ ${fmt.lambda(t.lambda)}, ${t.decision || "no decision"}${t.breach ? ", breach" : ""}`);
+  btn.setAttribute("aria-label", `${trackLabel(t)}${t.class ? ", " + t.class : ""}, Λ ${fmt.lambda(t.lambda)}, ${t.decision || "no decision"}${t.breach ? ", breach" : ""}`);
 }

@@ -83,8 +83,14 @@ export class DetailPanel {
           { class: "headline" },
           el("span", { class: "lambda-big", text: "Λ " + fmt.lambda(th.lambda) }),
           el("span", { class: "badge " + th.decision, text: th.decision }),
+          th.class ? el("span", { class: "class", text: th.class }) : null,
           th.breach ? el("span", { class: "breach", text: "BREACH" }) : null,
         ),
+        // Issue 33: the decision is held (hysteresis and dwell); say so
+        // while Λ alone would already say something else.
+        th.raw_decision && th.raw_decision !== th.decision
+          ? el("div", { class: "note", text: `Held: Λ alone now says ${th.raw_decision}; the decision falls once Λ stays below the band's margin for the policy's dwell.` })
+          : null,
         el("div", { class: "human", text: "Decision support only: a human decision is required (Λ is a decision aid, not a proof of safety)." }),
       );
     } else {

@@ -1,4 +1,4 @@
-package main
+package board
 
 import (
 	"testing"
@@ -50,7 +50,7 @@ func TestClassifierUsesTheProductClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := classifier(db)
+	c := Classifier(db)
 	claim := func(text string) *fusion.ProductClaim {
 		return &fusion.ProductClaim{Text: text, Match: db.MatchProduct(text, 0)}
 	}
@@ -70,5 +70,37 @@ func TestClassifierUsesTheProductClaim(t *testing.T) {
 				t.Errorf("side %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestClassOf (issue 33): what a track is, from its protocols, its ADS-B
+// emitter category and its signal integrity.
+func TestClassOf(t *testing.T) {
+	pol := gate.DefaultPolicy()
+	low := gate.Result{}
+	low.Lambda.Axes[gate.AxisSignalIntegrity] = gate.Axis{Known: true, Value: 0.6}
+	ok := gate.Result{}
+	ok.Lambda.Axes[gate.AxisSignalIntegrity] = gate.Axis{Known: true, Value: 0.8}
+	for _, tc := range []struct {
+		name  string
+		track fusion.Track
+		res   *gate.Result
+		want  gate.TrackClass
+	}{
+		{"Remote ID", fusion.Track{Protocols: []string{"remoteid"}}, &ok, gate.TrackDrone},
+		{"DJI DroneID", fusion.Track{Protocols: []string{"dji"}}, &ok, gate.TrackDrone},
+		{"MAVLink", fusion.Track{Protocols: []string{"mavlink"}}, &ok, gate.TrackDrone},
+		{"ADS-B airliner", fusion.Track{Protocols: []string{"adsb"}, Category: "A3", CategoryKind: decode.CategoryEmitter}, &ok, gate.TrackAircraft},
+		{"ADS-B without category", fusion.Track{Protocols: []string{"adsb"}}, &ok, gate.TrackAircraft},
+		{"ADS-B UAV (B6)", fusion.Track{Protocols: []string{"adsb"}, Category: "B6", CategoryKind: decode.CategoryEmitter}, &ok, gate.TrackDrone},
+		{"B6 text of another scheme", fusion.Track{Protocols: []string{"adsb"}, Category: "B6", CategoryKind: decode.CategoryUAType}, &ok, gate.TrackAircraft},
+		{"ADS-B with low integrity", fusion.Track{Protocols: []string{"adsb"}, Category: "A3", CategoryKind: decode.CategoryEmitter}, &low, gate.TrackUnknown},
+		{"Remote ID with low integrity", fusion.Track{Protocols: []string{"remoteid"}}, &low, gate.TrackUnknown},
+		{"no claims", fusion.Track{}, &ok, gate.TrackUnknown},
+		{"not scored (no zone)", fusion.Track{Protocols: []string{"adsb"}}, &gate.Result{}, gate.TrackAircraft},
+	} {
+		if got := classOf(&tc.track, tc.res, &pol); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
