@@ -151,6 +151,12 @@ func (r *rig) receivers(broker string) []string {
 		}
 	}()
 
+	// Breaches end as soon as a track leaves a zone (no 30 s dwell), so
+	// that moving the probe zone away resolves alerts at once.
+	policy := filepath.Join(r.dir, "gate-policy.yaml")
+	if err := os.WriteFile(policy, []byte("min_hold_s: 0.000000001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	secret := filepath.Join(r.dir, "hook.secret")
 	rules := filepath.Join(r.dir, "alerts.yaml")
 	if err := os.WriteFile(secret, []byte("fault-suite-secret\n"), 0o600); err != nil {
@@ -165,7 +171,7 @@ rules:
 	if err := os.WriteFile(rules, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return []string{"--alerts", rules, "--mqtt-url", "mqtt://" + broker, "--cot-udp", udp.LocalAddr().String()}
+	return []string{"--alerts", rules, "--mqtt-url", "mqtt://" + broker, "--cot-udp", udp.LocalAddr().String(), "--gate-policy", policy}
 }
 
 // start runs cuasd with the outputs and inputs of the suite plus extra.
