@@ -117,10 +117,7 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 			return nil, err
 		}
 		copts = append(copts, internal...)
-		b.srv = srv
-		if c := srv.JetStreamConfig(); c != nil {
-			b.jsCfg = *c
-		}
+		b.srv, b.jsCfg = srv, jetStreamConfig(srv)
 		// In-process connection: no TCP, no loopback port needed.
 		copts = append(copts, nats.InProcessServer(srv))
 		url = srv.ClientURL()
@@ -271,6 +268,14 @@ func (b *Bus) RestartJetStream() error {
 		return &Error{"jetstream restart: reconnect", err}
 	}
 	return nil
+}
+
+// jetStreamConfig is srv's JetStream configuration (zero when disabled).
+func jetStreamConfig(srv *server.Server) server.JetStreamConfig {
+	if c := srv.JetStreamConfig(); c != nil {
+		return *c
+	}
+	return server.JetStreamConfig{}
 }
 
 // Embedded reports whether the bus runs its own nats-server.

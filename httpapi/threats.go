@@ -146,6 +146,16 @@ func knownGeofence(w http.ResponseWriter, r *http.Request, d Deps, id string) bo
 	return true
 }
 
+// startEventStream answers the headers of a Server-Sent Events stream; it
+// reports whether the stream follows (not for HEAD: the headers only).
+func startEventStream(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return r.Method != http.MethodHead
+}
+
 // handleThreatsStream serves GET /v1/threats/stream as Server-Sent Events:
 // an "board" event after every change, and a comment every 15 s.
 func handleThreatsStream(d Deps) http.HandlerFunc {
@@ -162,12 +172,8 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 			return
 		}
 		rc := http.NewResponseController(w)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
-		if r.Method == http.MethodHead {
-			return // the headers of the stream, not the stream
+		if !startEventStream(w, r) {
+			return
 		}
 		ch, cancel := d.Threats.Subscribe()
 		defer cancel()
@@ -181,31 +187,36 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 			}
 			return rc.Flush() == nil
 		}
-		if !send() {
-			return
+		if send() {
+			streamBoard(w, r, rc, ch, send)
 		}
-		keep := time.NewTicker(15 * time.Second)
-		defer keep.Stop()
-		heartbeat := time.NewTicker(5 * time.Second)
-		defer heartbeat.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
+	}
+}
+
+// streamBoard sends the board on every change and at least every 5 s, and
+// a keep-alive comment every 15 s, until the client goes or a write fails.
+func streamBoard(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, ch <-chan struct{}, send func() bool) {
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	heartbeat := time.NewTicker(5 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ch:
+			if !send() {
 				return
-			case <-ch:
-				if !send() {
-					return
-				}
-			case <-heartbeat.C:
-				// At least every 5 s, as documented, even when idle.
-				if !send() {
-					return
-				}
-			case <-keep.C:
-				_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
-					return
-				}
+			}
+		case <-heartbeat.C:
+			// At least every 5 s, as documented, even when idle.
+			if !send() {
+				return
+			}
+		case <-keep.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
 			}
 		}
 	}

@@ -346,6 +346,12 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 			v.fail(append(p, "zones", j), "empty zone id")
 		}
 	}
+	v.ruleFilters(r, p)
+}
+
+// ruleFilters checks a rule's protocol and class filters against the
+// known names.
+func (v *validator) ruleFilters(r *Rule, p []any) {
 	// An unknown or miscased protocol ("remoteID") matched nothing, so the
 	// rule never fired (issue 32): refused, naming the known ones.
 	for j, proto := range r.Protocols {
