@@ -112,6 +112,11 @@ const (
 	// metadata, never part of an identity, because it changes whenever a
 	// link reconnects.
 	HeaderLink = "Cuas-Link"
+	// HeaderSimulated is "1" on frames a simulator made (cuasd serve
+	// --demo, cuasd simulate): they are decoded and tracked like any other,
+	// but the feeds that re-export what was received (Beast out, SBS,
+	// aircraft.json) leave them out unless --demo-outputs (issue 34).
+	HeaderSimulated = "Cuas-Simulated"
 	// HeaderMsgID is NATS's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
 )
@@ -157,6 +162,29 @@ func ValidSensor(s string) bool {
 		}
 	}
 	return true
+}
+
+// SensorName makes s a valid sensor name (ValidSensor): every character
+// outside the rule becomes '_', and it is cut to MaxSensorName bytes; an
+// empty s is "_". Adapters name sensors they derive from addresses, device
+// paths or interface names with it ("127.0.0.1:30005" → "127_0_0_1_30005").
+func SensorName(s string) string {
+	if ValidSensor(s) {
+		return s
+	}
+	b := []byte(s)
+	if len(b) > MaxSensorName {
+		b = b[:MaxSensorName]
+	}
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
 }
 
 // SensorRule describes ValidSensor for error messages.
@@ -259,4 +287,11 @@ const (
 // AlertSubject is the subject of an alert message for one sink.
 func AlertSubject(sink, zone string) string {
 	return AlertPrefix + "." + Token(sink) + "." + Token(zone)
+}
+
+// Simulated reports whether a raw-frame message's headers mark it as a
+// simulator's (HeaderSimulated).
+func Simulated(h map[string][]string) bool {
+	v := h[HeaderSimulated]
+	return len(v) > 0 && v[0] == "1"
 }

@@ -65,6 +65,10 @@ const flProduct = 1 << 24
 // NavHeadingDeg); its tail follows the product claim's.
 const flADSBInfo = 1 << 25
 
+// flSimulated marks an observation of a simulated frame (issue 34); no
+// tail. Bit 26 is issue 30's sensor time (branch i30).
+const flSimulated = 1 << 27
+
 // The bits of the issue 21 block's u16.
 const (
 	adsbBitNICB = 1 << iota
@@ -108,6 +112,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.Signal != 0, flSignal)
 	set(o.Description != "" || o.ProductType != 0, flProduct) // issue 25
 	set(o.HasADSBInfo(), flADSBInfo)                          // issue 21
+	set(o.Simulated, flSimulated)                             // issue 34
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -202,6 +207,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.CPROdd = fl&flCPROdd != 0
 	o.CPRSurface = fl&flCPRSurface != 0
 	o.ModeSReply = fl&flModeS != 0
+	o.Simulated = fl&flSimulated != 0
 	o.CategoryKind = CategoryKind((fl & flCatMask) >> flCatShift)
 	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon, &o.HAccuracyM, &o.VAccuracyM} {
 		*f = math.Float64frombits(r.u64())

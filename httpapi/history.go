@@ -37,7 +37,7 @@ const (
 	DefaultHistoryWindow  = time.Hour
 )
 
-var historyFormats = []string{"json", "geojson", "kml", "csv"}
+var historyFormats = []string{"json", "geojson", "kml", "csv", "csvt"}
 
 // historyFormat is the format= parameter, else what Accept asks for.
 func historyFormat(q *queryChecker) history.Format {

@@ -52,9 +52,9 @@ type Intake struct {
 	// 8); a sensor's batches always go to the same one, so its frames stay
 	// in order.
 	Publishers int
-	// Limits are the per-sensor rate and byte limits (issue 32); the zero
-	// value is DefaultSensorLimits.
-	Limits SensorLimits
+	// Limits are the per-sensor rate and byte limits (issue 32); nil is
+	// DefaultSensorLimits.
+	Limits *SensorLimits
 
 	nc  *nats.Conn
 	log *slog.Logger
@@ -197,10 +197,11 @@ func (in *Intake) defaults() {
 	if in.Publishers <= 0 {
 		in.Publishers = 8
 	}
-	if in.Limits == (SensorLimits{}) {
-		in.Limits = DefaultSensorLimits()
+	if in.Limits == nil {
+		l := DefaultSensorLimits()
+		in.Limits = &l
 	}
-	in.buckets = newSensorBuckets(in.Limits)
+	in.buckets = newSensorBuckets(*in.Limits)
 }
 
 func (in *Intake) closeQueues(wg *sync.WaitGroup) {

@@ -255,7 +255,7 @@ func runLimitedIntake(t *testing.T, s *natstest.Server, l SensorLimits, linger t
 	t.Helper()
 	pub := NewPublisher(s.JetStream(), prometheus.NewRegistry())
 	in := NewIntake(s.Conn, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
-	in.Limits = l
+	in.Limits = &l
 	in.Linger = linger
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

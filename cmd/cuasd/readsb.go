@@ -23,7 +23,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		w, err := readsbjson.New(readsbjson.Config{Dir: cfg.JSONDir, Drones: cfg.ReadsbDrones, Frames: cfg.ReadsbFrames, Lat: lat, Lon: lon,
+		w, err := readsbjson.New(readsbjson.Config{Dir: cfg.JSONDir, Drones: cfg.ReadsbDrones, Simulated: cfg.DemoOutputs, Frames: cfg.ReadsbFrames, Lat: lat, Lon: lon,
 			Version: version(), Log: s.log})
 		if err != nil {
 			return nil, fmt.Errorf("--json-dir: %w", err)
@@ -36,6 +36,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, listenError("--sbs-listen", cfg.SBSListen, err)
 		}
+		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)
 	}
@@ -44,11 +45,13 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, listenError("--beast-out-listen", cfg.BeastOutListen, err)
 		}
+		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	if cfg.BeastOutConnect != "" {
 		o := beastout.Connect(cfg.BeastOutConnect, cfg.BeastOutAll, s.log)
+		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)
 	}

@@ -119,7 +119,7 @@ func (s *service) components() []lifecycle.Component {
 	cs := []lifecycle.Component{
 		{Name: "listeners", Start: s.bindListeners, Stop: s.closeListeners},
 		{Name: "data directory", Start: s.lockDataDir, Stop: func(context.Context) error { return s.lock.Release() }},
-		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { return s.bus.Close(ctx) }},
+		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { removeNATSURL(s.cfg.DataDir); return s.bus.Close(ctx) }},
 		s.diskWatch(), // issue 32: free-space watermarks
 		{Name: "drone database", Start: s.loadDrones},
 		{Name: "ledger", Start: s.openLedger, Stop: func(context.Context) error { return s.ledger.Close() }},
@@ -162,6 +162,9 @@ func (s *service) startBus(ctx context.Context) error {
 	}
 	s.bus = b
 	s.publisher = ingest.NewPublisher(b.JetStream(), s.reg)
+	if err := writeNATSURL(s.cfg.DataDir, b.ClientURL()); err != nil {
+		s.log.Warn("cannot record the NATS URL for cuasd replay and simulate", "err", err)
+	}
 	return nil
 }
 
@@ -386,8 +389,11 @@ func (s *service) inputs() lifecycle.Component {
 		// sensor script publishes one frame per message.
 		// HTTP ingest is one too: requests reach the pipeline only while
 		// the inputs run.
-		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg), s.httpIn}, s.sources...)
+		intake := ingest.NewIntake(s.bus.Conn, s.log, s.reg)
+		intake.Limits = &ingest.SensorLimits{FramesPerSecond: s.cfg.IntakeSensorRate, BytesPerSecond: float64(s.cfg.IntakeSensorBytes)}
+		sources := append([]ingest.Source{intake, s.httpIn}, s.sources...)
 		declareCounters(s.publisher, sources)
+		registerKernelDrops(s.reg, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {
 			// Registered before the goroutine runs, so that the HTTP

@@ -141,6 +141,7 @@ func Stamp(obs []decode.Observation, proto decode.Protocol, meta Meta) {
 			o.TimeUnixNano = meta.RecvUnixNano
 		}
 		o.IngestUnixNano = meta.IngestUnixNano
+		o.Simulated = meta.Simulated
 		if o.Signal == 0 {
 			o.Signal = meta.Signal
 		}

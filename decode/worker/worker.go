@@ -28,6 +28,8 @@ type Meta struct {
 	Signal float64
 	// ProductType is the Cuas-Product-Type header (issue 25; 0: none).
 	ProductType uint16
+	// Simulated is the Cuas-Simulated header: a simulator made the frame.
+	Simulated bool
 	// StoredUnixNano is when JetStream stored the raw message (0:
 	// unknown): the server's clock, against which a receiver's stated
 	// receive time is bounded.
@@ -346,7 +348,7 @@ func (w *Worker) publishDead(seq uint64, meta Meta, futures []bus.PubAckFuture) 
 // falls back to JetStream's storage time from md (unknown without ok).
 func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 	h := m.Header()
-	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier)}
+	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier), Simulated: h.Get(bus.HeaderSimulated) == "1"}
 	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
 	meta.IngestUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderIngestTime), 10, 64)
 	if s := h.Get(bus.HeaderSignal); s != "" {

@@ -339,6 +339,12 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 			v.fail(append(p, "sinks", j), "unknown sink %q", s)
 		}
 	}
+	v.ruleLists(r, p)
+}
+
+// ruleLists checks a rule's zones, classes and protocols, and keeps the
+// zones' lines for CheckZones.
+func (v *validator) ruleLists(r *Rule, p []any) {
 	r.zoneLines = make([]int, len(r.Zones))
 	for j, z := range r.Zones {
 		r.zoneLines[j] = v.line(append(p, "zones", j))
@@ -346,12 +352,6 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 			v.fail(append(p, "zones", j), "empty zone id")
 		}
 	}
-	v.ruleFilters(r, p)
-}
-
-// ruleFilters checks a rule's protocol and class filters against the
-// known names.
-func (v *validator) ruleFilters(r *Rule, p []any) {
 	// An unknown or miscased protocol ("remoteID") matched nothing, so the
 	// rule never fired (issue 32): refused, naming the known ones.
 	for j, proto := range r.Protocols {

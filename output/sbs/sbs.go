@@ -234,7 +234,14 @@ type Out struct {
 	bc     *output.Broadcast
 	drones bool
 	log    *slog.Logger
+	// simulated writes simulated tracks too (--demo-outputs; issue 34).
+	simulated bool
 }
+
+// IncludeSimulated makes the output write simulated tracks too (cuasd's
+// --demo-outputs); by default a feeder never forwards made-up traffic.
+// SBS has no field to mark them. Call it before Run.
+func (o *Out) IncludeSimulated(yes bool) { o.simulated = yes }
 
 // Listen binds addr for SBS clients.
 func Listen(addr string, drones bool, log *slog.Logger) (*Out, error) {
@@ -259,7 +266,7 @@ func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter)
 	enc := &Encoder{Drones: o.drones}
 	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
 		var te events.TrackEvent
-		if _, err := events.Peek(m.Data); err != nil || json.Unmarshal(m.Data, &te) != nil {
+		if _, err := events.Peek(m.Data); err != nil || json.Unmarshal(m.Data, &te) != nil || te.Track.Simulated && !o.simulated {
 			return
 		}
 		if b := enc.AppendEvent(nil, &te, time.Now()); len(b) > 0 {
