@@ -35,8 +35,10 @@ lint: vet lint-openapi
 	$(GO) run $(STATICCHECK) $(PKGS)
 	$(GO) test -count=1 ./internal/codecheck/
 
-# The merged OpenAPI document through an independent linter, @redocly/cli
-# pinned in httpapi/openapi/lint/package-lock.json (issue 24). Without npm
+# The merged OpenAPI document through two independent linters, @redocly/cli
+# (issue 24) and Stoplight's @stoplight/spectral-cli with spectral:oas
+# (issue 34; a warning fails too), pinned in
+# httpapi/openapi/lint/package-lock.json. Without npm
 # it is skipped, saying so, except under CI=true where that is a failure.
 lint-openapi:
 	@if ! command -v npm >/dev/null 2>&1; then \
@@ -45,7 +47,8 @@ lint-openapi:
 	fi; \
 	mkdir -p out && $(GO) run ./httpapi/openapi/lint/dump out/openapi.json && \
 	cd httpapi/openapi/lint && npm ci --no-audit --no-fund --loglevel=error && \
-	npx --no-install redocly lint --config redocly.yaml --format=stylish ../../../out/openapi.json
+	npx --no-install redocly lint --config redocly.yaml --format=stylish ../../../out/openapi.json && \
+	npx --no-install spectral lint --ruleset .spectral.yaml --fail-severity=warn ../../../out/openapi.json
 
 unit:
 	$(GO) test -race -count=1 -timeout 25m $(PKGS)

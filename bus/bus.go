@@ -61,7 +61,11 @@ type Options struct {
 	// MaxConns bounds the client connections of the embedded listener
 	// (DefaultMaxConns when 0); nats-server's own default is 65,536.
 	MaxConns int
-	Logger   *slog.Logger
+	// OnOversize is called for every client message the embedded server
+	// refuses for being over MaxMessageBytes (a client that ignored the
+	// limit it was told; nats.go clients refuse such a publish themselves).
+	OnOversize func()
+	Logger     *slog.Logger
 }
 
 // DefaultMaxConns is the embedded NATS listener's connection limit (issue
@@ -90,6 +94,9 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 	b := &Bus{log: log}
 	copts := append([]nats.Option{
 		nats.Name(o.ConnectName),
+		// Replies to cuasd (acks, consumer deliveries, KV and API answers)
+		// go where no sensor or reader may subscribe (see Permissions).
+		nats.CustomInboxPrefix(InternalInboxPrefix),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
@@ -162,7 +169,7 @@ func startEmbedded(o *Options) (*server.Server, []nats.Option, error) {
 		// exit the process on its own.
 		NoSigs:     true,
 		NoLog:      true,
-		MaxPayload: 8 << 20,
+		MaxPayload: MaxMessageBytes,
 		MaxConn:    cmp.Or(o.MaxConns, DefaultMaxConns),
 	}
 	if so.ServerName == "" {
@@ -192,6 +199,7 @@ func startEmbedded(o *Options) (*server.Server, []nats.Option, error) {
 	if err != nil {
 		return nil, nil, &Error{"embedded server", err}
 	}
+	srv.SetLoggerV2(serverLog{log: cmp.Or(o.Logger, slog.Default()), onOversize: o.OnOversize}, false, false, false)
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
@@ -291,6 +299,7 @@ func StreamConfigs(l Limits) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardNew,
 			MaxAge:      l.RawMaxAge,
 			MaxBytes:    l.RawMaxBytes,
+			MaxMsgSize:  MaxMessageBytes,
 			Duplicates:  l.DuplicateWindow,
 			Replicas:    r,
 		},
@@ -303,6 +312,7 @@ func StreamConfigs(l Limits) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardNew,
 			MaxAge:      l.ObsMaxAge,
 			MaxBytes:    l.ObsMaxBytes,
+			MaxMsgSize:  MaxMessageBytes,
 			Duplicates:  l.DuplicateWindow,
 			Replicas:    r,
 		},
@@ -315,6 +325,7 @@ func StreamConfigs(l Limits) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardOld,
 			MaxAge:      l.DeadMaxAge,
 			MaxBytes:    l.DeadMaxBytes,
+			MaxMsgSize:  MaxMessageBytes,
 			Duplicates:  deadDuplicates(l),
 			Replicas:    r,
 		},

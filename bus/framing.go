@@ -89,6 +89,25 @@ func EachBeast(body []byte, fn func(typ byte, ts uint64, signal byte, data []byt
 // decoder worker.
 const MaxFramesPerMessage = 10000
 
+// MaxMessageBytes is the largest NATS message (headers and body) the
+// embedded server takes from any client: nats-server's own default
+// max_payload, which an external cluster has unless configured otherwise
+// (issue 32). It fits the largest batch an adapter makes with room to
+// spare (MaxFramesPerMessage Mode S frames in Beast framing are 220 KB),
+// and it is the CUAS_RAW, CUAS_OBS and CUAS_DEAD streams' message size
+// limit, so a larger message is refused before it is stored: a nats.go
+// publisher gets "nats: maximum payload exceeded" without sending, a client
+// that sends anyway gets -ERR 'Maximum Payload Violation' and is
+// disconnected (counted in cuasd_nats_oversize_refused_total), and on a
+// cluster whose max_payload is larger JetStream answers "message size
+// exceeds maximum allowed". Before, 40 messages of 8 MB on cuas.raw.*
+// took cuasd from 55 MB to 925 MB of memory.
+const MaxMessageBytes = 1 << 20
+
+// MaxBatchBytes is the largest batch body cuasd itself publishes in one
+// message, leaving room for the headers within MaxMessageBytes.
+const MaxBatchBytes = MaxMessageBytes - 16<<10
+
 // ErrFraming reports a malformed batch body.
 var ErrFraming = errors.New("bus: malformed frame batch")
 

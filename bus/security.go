@@ -8,13 +8,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
+	"net/url"
 	"regexp"
 	"strings"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"gopkg.in/yaml.v3"
+
+	"github.com/cuasd/cuasd/internal/secretfile"
 )
 
 // Role is what a NATS client of the embedded server may do.
@@ -23,11 +25,12 @@ type Role string
 // The roles of NATS clients. cuasd's own connection is always an admin,
 // with a password that exists only in the process's memory.
 const (
-	// RoleSensor publishes raw frames (cuas.raw.>) and receives the
-	// acknowledgements on its inbox; nothing else.
+	// RoleSensor publishes raw frames (cuas.raw.>, cuas.in.>) and
+	// receives the acknowledgements on its own inboxes (InboxPrefix);
+	// nothing else.
 	RoleSensor Role = "sensor"
 	// RoleReader subscribes to the JSON events (EventSubjects, or
-	// cuas.> without the internal subjects); nothing else.
+	// cuas.> without the internal subjects); nothing else, no inbox.
 	RoleReader Role = "reader"
 	// RoleAdmin may do anything, JetStream administration included.
 	RoleAdmin Role = "admin"
@@ -55,7 +58,8 @@ var userNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 // LoadUsers reads a --nats-users YAML file: a list of {user, password,
 // role}.
 func LoadUsers(path string) ([]User, error) {
-	b, err := os.ReadFile(path)
+	// A regular file of at most 1 MiB (issue 32: secret files are bounded).
+	b, err := secretfile.Read(path, 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -68,8 +72,13 @@ func LoadUsers(path string) ([]User, error) {
 	if len(us) == 0 {
 		return nil, errors.New("no users listed")
 	}
+	inboxes := map[string]string{}
 	for i := range us {
 		u := &us[i]
+		if other, dup := inboxes[InboxPrefix(u.Name)]; dup {
+			return nil, fmt.Errorf("users %q and %q would share the inbox prefix %s: rename one", other, u.Name, InboxPrefix(u.Name))
+		}
+		inboxes[InboxPrefix(u.Name)] = u.Name
 		if !userNameRE.MatchString(u.Name) || u.Name == internalUser || u.Name == anonymousUser {
 			return nil, fmt.Errorf("user %d: name must be 1-64 letters, digits, '.', '_' or '-' (and not %s or %s)", i, internalUser, anonymousUser)
 		}
@@ -86,17 +95,67 @@ func LoadUsers(path string) ([]User, error) {
 	return us, nil
 }
 
+// Reply subjects (issue 32). A client that makes requests — a JetStream
+// publish waiting for its acknowledgement, a request to the single-frame
+// intake — receives the answers on an inbox subject it subscribes to.
+// Subscribing to every inbox (`_INBOX.>`) would show a client every other
+// client's answers, and cuasd's own: its consumers' deliveries (raw frames),
+// key-value entries and JetStream API replies. So inboxes are private:
+//
+//   - cuasd's own connection uses InternalInboxPrefix, outside `_INBOX`,
+//     which no other client may subscribe to (only admins may);
+//   - a configured user U may subscribe to its own inboxes only,
+//     InboxPrefix(U) = `_INBOX.U`, and sets that prefix in its client
+//     (nats.go CustomInboxPrefix, `nats --inbox-prefix`, nats.py
+//     inbox_prefix); `cuasd simulate` and `cuasd replay` do so from the
+//     user in their URL;
+//   - readers publish nothing, so they make no requests and have no inbox;
+//   - anonymous clients (loopback, when no users are configured) keep
+//     `_INBOX.>`: they are one principal, so they may read one another's
+//     answers, but never cuasd's or a configured user's.
+const (
+	// InternalInboxPrefix is the inbox prefix of cuasd's own connections.
+	InternalInboxPrefix = "_CUASD_INBOX"
+	// inboxRoot is nats.go's default inbox prefix.
+	inboxRoot = "_INBOX"
+)
+
+// InboxPrefix is the inbox prefix the configured NATS user named user must
+// set in its client (`_INBOX.<user>`); Permissions lets it subscribe
+// there and nowhere else under `_INBOX`. An empty user (anonymous) has
+// the default prefix.
+func InboxPrefix(user string) string {
+	if user == "" {
+		return inboxRoot
+	}
+	return inboxRoot + "." + Token(user)
+}
+
+// ClientInbox is the inbox option of a client of cuasd's NATS connecting
+// to urls (comma-separated, as nats.Connect takes them): the user named in
+// the first URL gets its private prefix (InboxPrefix), a URL without a user
+// keeps nats.go's default. `cuasd simulate` and `cuasd replay` use it.
+func ClientInbox(urls string) nats.Option {
+	first, _, _ := strings.Cut(urls, ",")
+	u, err := url.Parse(strings.TrimSpace(first))
+	if err != nil || u.User == nil || u.User.Username() == "" {
+		return func(*nats.Options) error { return nil }
+	}
+	return nats.CustomInboxPrefix(InboxPrefix(u.User.Username()))
+}
+
 // Permissions returns what a role may publish and subscribe to on the
-// embedded server; nil for admin (everything). These are also the
+// embedded server; nil for admin (everything). user is the user's name,
+// whose inboxes a sensor may read (see InboxPrefix). These are also the
 // permissions to configure for sensors and event consumers on an external
 // cluster (docs/OPERATIONS.md).
-func Permissions(r Role) *server.Permissions {
-	inbox := []string{"_INBOX.>"}
+func Permissions(r Role, user string) *server.Permissions {
+	publish := &server.SubjectPermission{Allow: []string{RawPrefix + ".>", IntakePrefix + ".>"}}
 	switch r {
 	case RoleSensor:
 		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{RawPrefix + ".>", IntakePrefix + ".>"}},
-			Subscribe: &server.SubjectPermission{Allow: inbox},
+			Publish:   publish,
+			Subscribe: &server.SubjectPermission{Allow: []string{InboxPrefix(user) + ".>"}},
 		}
 	case RoleReader:
 		return &server.Permissions{
@@ -104,10 +163,9 @@ func Permissions(r Role) *server.Permissions {
 			Subscribe: eventsOnly(),
 		}
 	case anonymousRole:
-		return &server.Permissions{
-			Publish:   &server.SubjectPermission{Allow: []string{RawPrefix + ".>", IntakePrefix + ".>"}},
-			Subscribe: eventsOnly(),
-		}
+		sub := eventsOnly()
+		sub.Allow = append(sub.Allow, inboxRoot+".>")
+		return &server.Permissions{Publish: publish, Subscribe: sub}
 	}
 	return nil
 }
@@ -115,13 +173,13 @@ func Permissions(r Role) *server.Permissions {
 // eventsOnly lets a client subscribe to the events, including with the
 // wildcard `cuas.>` (so `nats sub 'cuas.>'` works), while nats-server
 // withholds the pipeline's internal subjects (InternalPrefixes) from it at
-// delivery; and to its own inbox.
+// delivery.
 func eventsOnly() *server.SubjectPermission {
 	deny := make([]string, len(InternalPrefixes))
 	for i, p := range InternalPrefixes {
 		deny[i] = p + ".>"
 	}
-	return &server.SubjectPermission{Allow: []string{"cuas.>", "_INBOX.>"}, Deny: deny}
+	return &server.SubjectPermission{Allow: []string{"cuas.>"}, Deny: deny}
 }
 
 // anonymousRole is the role of clients without credentials.
@@ -141,11 +199,11 @@ func applySecurity(so *server.Options, o *Options) ([]nats.Option, error) {
 	internal := hex.EncodeToString(pw[:])
 	so.Users = []*server.User{{Username: internalUser, Password: internal}}
 	if len(o.Users) == 0 {
-		so.Users = append(so.Users, &server.User{Username: anonymousUser, Permissions: Permissions(anonymousRole)})
+		so.Users = append(so.Users, &server.User{Username: anonymousUser, Permissions: Permissions(anonymousRole, "")})
 		so.NoAuthUser = anonymousUser
 	}
 	for _, u := range o.Users {
-		so.Users = append(so.Users, &server.User{Username: u.Name, Password: u.Password, Permissions: Permissions(u.Role)})
+		so.Users = append(so.Users, &server.User{Username: u.Name, Password: u.Password, Permissions: Permissions(u.Role, u.Name)})
 	}
 	copts := []nats.Option{nats.UserInfo(internalUser, internal)}
 	if o.TLS != nil {

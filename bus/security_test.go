@@ -108,7 +108,7 @@ func TestConfiguredUsersHaveTheirRoles(t *testing.T) {
 	if _, err := nats.Connect(b.ClientURL()); err == nil {
 		t.Fatal("an anonymous client connected although users are configured")
 	}
-	sensor, _ := connect(t, b, nats.UserInfo("rx1", "sensor-password-1"))
+	sensor, _ := connect(t, b, nats.UserInfo("rx1", "sensor-password-1"), nats.CustomInboxPrefix(InboxPrefix("rx1")))
 	reader, _ := connect(t, b, nats.UserInfo("map", "reader-password-1"))
 	admin, _ := connect(t, b, nats.UserInfo("ops", "admin-password-01"))
 	if !canPublishRaw(t, sensor) || canPublishRaw(t, reader) {
@@ -138,6 +138,7 @@ func TestLoadUsers(t *testing.T) {
 		{"reserved name", "- {user: anonymous, password: 0123456789ab}\n", "name must be"},
 		{"bad role", "- {user: a, password: 0123456789ab, role: root}\n", "role must be"},
 		{"unknown key", "- {user: a, password: 0123456789ab, perms: all}\n", "not found"},
+		{"shared inbox", "- {user: a.b, password: 0123456789ab}\n- {user: a_b, password: 0123456789ab}\n", "share the inbox prefix"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, tc.name+".yaml")
@@ -155,6 +156,22 @@ func TestLoadUsers(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestClientInbox: the command-line clients take the inbox prefix of the
+// user in their URL.
+func TestClientInbox(t *testing.T) {
+	for url, want := range map[string]string{
+		"nats://rx1:pw@127.0.0.1:4222":                "_INBOX.rx1",
+		"nats://rx1:pw@n1:4222,nats://rx1:pw@n2:4222": "_INBOX.rx1",
+		"nats://127.0.0.1:4222":                       "",
+		"":                                            "",
+	} {
+		var o nats.Options
+		if err := ClientInbox(url)(&o); err != nil || o.InboxPrefix != want {
+			t.Errorf("%q: prefix %q (%v), want %q", url, o.InboxPrefix, err, want)
+		}
 	}
 }
 
@@ -197,12 +214,23 @@ func TestExternalClusterPermissionsDocumented(t *testing.T) {
 		return strings.Join(strings.Fields(doc[i:i+j]), " ")
 	}
 	list := func(s []string) string { return `["` + strings.Join(s, `", "`) + `"]` }
-	sensor, reader := Permissions(RoleSensor), Permissions(RoleReader)
+	sensor, reader := Permissions(RoleSensor, "rx1"), Permissions(RoleReader, "viewer")
 	rx := block("{user: rx1,", "{user: viewer")
 	for _, want := range []string{"publish: {allow: " + list(sensor.Publish.Allow) + "}",
 		"subscribe: {allow: " + list(sensor.Subscribe.Allow) + "}"} {
 		if !strings.Contains(rx, want) {
 			t.Errorf("receiver permissions %q lack %q", rx, want)
+		}
+	}
+	compose, err := os.ReadFile(filepath.Join("..", "deploy", "compose", "nats.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rxCompose := Permissions(RoleSensor, "sensor")
+	for _, want := range []string{"publish: { allow: " + list(rxCompose.Publish.Allow) + " }",
+		"subscribe: { allow: " + list(rxCompose.Subscribe.Allow) + " }"} {
+		if !strings.Contains(string(compose), want) {
+			t.Errorf("deploy/compose/nats.conf: the sensor user lacks %q", want)
 		}
 	}
 	viewer := block("{user: viewer,", "]\n  }")
@@ -281,4 +309,136 @@ func natsGreeting(t *testing.T, c net.Conn) string {
 			return line
 		}
 	}
+}
+
+// cuasdTraffic makes the requests and deliveries cuasd's own connection
+// makes all the time: an acknowledged raw publish, a key-value put and get,
+// an ordered consumer delivering raw frames, a plain request/reply. It
+// fails the test when any of them does not work.
+func cuasdTraffic(t *testing.T, b *Bus) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	js := b.JetStream()
+	if _, err := js.Publish(ctx, &nats.Msg{Subject: RawSubject("adsb", "own"), Data: []byte("secret raw frame")}); err != nil {
+		t.Fatalf("cuasd's own acknowledged publish: %v", err)
+	}
+	kv, err := b.JS.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "CUAS_INBOX_TEST"})
+	if err != nil {
+		t.Fatalf("cuasd's own key-value bucket: %v", err)
+	}
+	if _, err := kv.Put(ctx, "k", []byte("secret kv entry")); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := kv.Get(ctx, "k"); err != nil || string(e.Value()) != "secret kv entry" {
+		t.Fatalf("cuasd's own key-value get: %v", err)
+	}
+	got := make(chan struct{}, 1)
+	stop, err := js.ConsumeFrom(ctx, StreamRaw, RawPrefix+".>", time.Now().Add(-time.Hour), func(m Msg) {
+		select {
+		case got <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatalf("cuasd's own consumer: %v", err)
+	}
+	defer stop()
+	select {
+	case <-got:
+	case <-ctx.Done():
+		t.Fatal("cuasd's own consumer delivered nothing")
+	}
+	sub, err := b.Conn.Subscribe("cuas.test.echo", func(m *nats.Msg) { _ = m.Respond([]byte("secret reply")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if _, err := b.Conn.Request("cuas.test.echo", nil, 5*time.Second); err != nil {
+		t.Fatalf("cuasd's own request/reply: %v", err)
+	}
+}
+
+// sniff subscribes nc to every inbox and returns what it then collects
+// while traffic runs, and whether the server refused the subscription.
+func sniff(t *testing.T, nc *nats.Conn, errs chan error, traffic func()) (seen []string, refused bool) {
+	t.Helper()
+	for len(errs) > 0 {
+		<-errs
+	}
+	ch := make(chan *nats.Msg, 1024)
+	sub, err := nc.ChanSubscribe("_INBOX.>", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	_ = nc.Flush()
+	traffic()
+	_ = nc.Flush()
+	time.Sleep(200 * time.Millisecond) // let stragglers of traffic arrive; no timing is asserted
+	for {
+		select {
+		case m := <-ch:
+			seen = append(seen, m.Subject+" "+string(m.Data))
+		case err := <-errs:
+			refused = refused || strings.Contains(err.Error(), "Permissions Violation") || strings.Contains(err.Error(), "permissions violation")
+		default:
+			return seen, refused
+		}
+	}
+}
+
+// TestInboxesArePrivate (issue 32, item 3): a client subscribing to every
+// inbox (`_INBOX.>`) read cuasd's consumer deliveries (raw frames), its
+// key-value entries and JetStream answers, and other clients' acks. Now
+// cuasd's replies go to InternalInboxPrefix, a configured user reads only
+// its own inboxes (InboxPrefix), a reader has none; real clients on the
+// embedded server check each role, and that cuasd's own requests still
+// work.
+func TestInboxesArePrivate(t *testing.T) {
+	t.Run("anonymous", func(t *testing.T) {
+		b := startListening(t, nil)
+		nc, errs := connect(t, b)
+		seen, _ := sniff(t, nc, errs, func() { cuasdTraffic(t, b) })
+		if len(seen) != 0 {
+			t.Errorf("an anonymous client read %d of cuasd's replies, first %q", len(seen), seen[0])
+		}
+		if !canPublishRaw(t, nc) {
+			t.Error("an anonymous client cannot publish with acknowledgements any more")
+		}
+	})
+	t.Run("users", func(t *testing.T) {
+		b := startListening(t, []User{
+			{Name: "rx1", Password: "sensor-password-1", Role: RoleSensor},
+			{Name: "rx2", Password: "sensor-password-2", Role: RoleSensor},
+			{Name: "map", Password: "reader-password-1", Role: RoleReader},
+			{Name: "ops", Password: "admin-password-01", Role: RoleAdmin},
+		})
+		rx1, rx1errs := connect(t, b, nats.UserInfo("rx1", "sensor-password-1"), nats.CustomInboxPrefix(InboxPrefix("rx1")))
+		rx2, _ := connect(t, b, nats.UserInfo("rx2", "sensor-password-2"), nats.CustomInboxPrefix(InboxPrefix("rx2")))
+		reader, readerErrs := connect(t, b, nats.UserInfo("map", "reader-password-1"))
+		admin, _ := connect(t, b, nats.UserInfo("ops", "admin-password-01"), nats.CustomInboxPrefix(InboxPrefix("ops")))
+		traffic := func() {
+			cuasdTraffic(t, b)
+			if !canPublishRaw(t, rx2) {
+				t.Error("sensor rx2 cannot publish with acknowledgements on its own inbox prefix")
+			}
+		}
+		for name, c := range map[string]struct {
+			nc   *nats.Conn
+			errs chan error
+		}{"sensor": {rx1, rx1errs}, "reader": {reader, readerErrs}} {
+			seen, refused := sniff(t, c.nc, c.errs, traffic)
+			if len(seen) != 0 || !refused {
+				t.Errorf("%s subscribing to _INBOX.>: refused %v (want true), read %d replies %q", name, refused, len(seen), seen)
+			}
+		}
+		if !canPublishRaw(t, rx1) || !canPublishRaw(t, admin) {
+			t.Error("a sensor or admin cannot publish with acknowledgements on its own inbox prefix")
+		}
+		plain, _ := connect(t, b, nats.UserInfo("rx1", "sensor-password-1"))
+		if canPublishRaw(t, plain) {
+			t.Error("a sensor received acknowledgements on the shared _INBOX prefix")
+		}
+	})
 }

@@ -1,6 +1,9 @@
 package bus
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestSplitSubjectInvertsTheBuilders: what RawSubject, IntakeSubject and
 // TrackSubject build splits back into its protocol and last token.
@@ -21,5 +24,17 @@ func TestSplitSubjectInvertsTheBuilders(t *testing.T) {
 				t.Errorf("SplitSubject(%q, %q) = %q, %q, %v; want %q, %q, %v", tc.prefix, tc.subject, p, r, ok, tc.protocol, tc.rest, tc.ok)
 			}
 		})
+	}
+}
+
+// TestSensorName: adapters' derived names fit the one sensor-name rule.
+func TestSensorName(t *testing.T) {
+	for in, want := range map[string]string{
+		"rx1": "rx1", "127.0.0.1:30005": "127_0_0_1_30005", "[::1]:30005": "___1__30005", "": "_",
+		`=HYPERLINK("x")`: "_HYPERLINK__x__", strings.Repeat("é", 40): strings.Repeat("_", 64),
+	} {
+		if got := SensorName(in); got != want || !ValidSensor(got) {
+			t.Errorf("SensorName(%q) = %q (valid %v), want %q", in, got, ValidSensor(got), want)
+		}
 	}
 }

@@ -126,6 +126,11 @@ const (
 	// metadata, never part of an identity, because it changes whenever a
 	// link reconnects.
 	HeaderLink = "Cuas-Link"
+	// HeaderSimulated is "1" on frames a simulator made (cuasd serve
+	// --demo, cuasd simulate): they are decoded and tracked like any other,
+	// but the feeds that re-export what was received (Beast out, SBS,
+	// aircraft.json) leave them out unless --demo-outputs (issue 34).
+	HeaderSimulated = "Cuas-Simulated"
 	// HeaderMsgID is NATS's de-duplication header.
 	HeaderMsgID = "Nats-Msg-Id"
 )
@@ -148,6 +153,56 @@ func SplitSubject(prefix, subject string) (protocol, rest string, ok bool) {
 	}
 	return strings.Cut(after, ".")
 }
+
+// MaxSensorName is the longest sensor name.
+const MaxSensorName = 64
+
+// ValidSensor is the one rule for a sensor's name on every path (issue
+// 32): the HTTP ingest and publish endpoints, the single-frame intake's
+// subject and the raw subjects' sensor (header or last token) all take
+// 1 to 64 ASCII letters, digits, '_' and '-', and nothing else. A name
+// is a subject token, a metrics label and a column of the history's
+// exports, so it must not carry dots, spaces, quotes or markup, nor
+// begin a spreadsheet formula ('=', '+', '@'). Adapters name the
+// sensors they derive from addresses to fit (ingest.PeerSensor).
+func ValidSensor(s string) bool {
+	if len(s) == 0 || len(s) > MaxSensorName {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SensorName makes s a valid sensor name (ValidSensor): every character
+// outside the rule becomes '_', and it is cut to MaxSensorName bytes; an
+// empty s is "_". Adapters name sensors they derive from addresses, device
+// paths or interface names with it ("127.0.0.1:30005" → "127_0_0_1_30005").
+func SensorName(s string) string {
+	if ValidSensor(s) {
+		return s
+	}
+	b := []byte(s)
+	if len(b) > MaxSensorName {
+		b = b[:MaxSensorName]
+	}
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 {
+		return "_"
+	}
+	return string(b)
+}
+
+// SensorRule describes ValidSensor for error messages.
+const SensorRule = "1 to 64 letters, digits, '_' or '-'"
 
 // RawSubject is the subject a receiver publishes raw frames of protocol to.
 func RawSubject(protocol, sensor string) string {
@@ -246,4 +301,11 @@ const (
 // AlertSubject is the subject of an alert message for one sink.
 func AlertSubject(sink, zone string) string {
 	return AlertPrefix + "." + Token(sink) + "." + Token(zone)
+}
+
+// Simulated reports whether a raw-frame message's headers mark it as a
+// simulator's (HeaderSimulated).
+func Simulated(h map[string][]string) bool {
+	v := h[HeaderSimulated]
+	return len(v) > 0 && v[0] == "1"
 }

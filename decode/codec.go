@@ -75,6 +75,10 @@ const flADSBInfo = 1 << 25
 // ADS-B block's.
 const flSensorTime = 1 << 26
 
+// flSimulated marks an observation of a simulated frame (issue 34); no
+// tail. Bit 26 is issue 30's sensor time.
+const flSimulated = 1 << 27
+
 // The bits of the issue 21 block's u16.
 const (
 	adsbBitNICB = 1 << iota
@@ -119,6 +123,7 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.Description != "" || o.ProductType != 0, flProduct) // issue 25
 	set(o.HasADSBInfo(), flADSBInfo)                          // issue 21
 	set(o.SensorNs != 0 || o.SensorTicks != 0 || o.TimeSource != 0, flSensorTime)
+	set(o.Simulated, flSimulated) // issue 34
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -223,6 +228,7 @@ func (o *Observation) UnmarshalBinary(b []byte) error {
 	o.CPROdd = fl&flCPROdd != 0
 	o.CPRSurface = fl&flCPRSurface != 0
 	o.ModeSReply = fl&flModeS != 0
+	o.Simulated = fl&flSimulated != 0
 	o.CategoryKind = CategoryKind((fl & flCatMask) >> flCatShift)
 	for _, f := range [...]*float64{&o.Lat, &o.Lon, &o.AltM, &o.SpeedMps, &o.HeadingDeg, &o.VRateMps, &o.OperatorLat, &o.OperatorLon, &o.HAccuracyM, &o.VAccuracyM} {
 		*f = math.Float64frombits(r.u64())

@@ -23,7 +23,9 @@ func sampleObs() Observation {
 func TestCodecRoundTrip(t *testing.T) {
 	withSignal := sampleObs()
 	withSignal.Signal = -71
-	for _, in := range []Observation{sampleObs(), {}, {Protocol: RemoteID, Key: "x"},
+	simulated := sampleObs()
+	simulated.Simulated = true // issue 34
+	for _, in := range []Observation{sampleObs(), simulated, {}, {Protocol: RemoteID, Key: "x"},
 		{Protocol: MAVLink, Category: "MAV_TYPE_QUADROTOR", CategoryKind: CategoryMAVType},
 		{Protocol: RemoteID, Category: "Helicopter (or Multirotor)", CategoryKind: CategoryUAType}, withSignal} {
 		var out Observation

@@ -119,6 +119,9 @@ type Observation struct {
 	// IngestUnixNano is when cuasd first accepted the frame (pipeline
 	// latency is measured from it; TimeUnixNano may be a replayed past).
 	IngestUnixNano int64 `json:"ingest_unix_nano,omitempty"`
+	// Simulated says a simulator made the frame (bus.HeaderSimulated):
+	// tracked like any other, never passed off as received (issue 34).
+	Simulated bool `json:"simulated,omitempty"`
 
 	// Warnings are the decoder's plausibility findings (spoofing indicators).
 	Warnings []string `json:"warnings,omitempty"`

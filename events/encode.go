@@ -251,6 +251,10 @@ func (w *jsonWriter) trackTail(t *Track) {
 		w.key("adsb")
 		w.adsb(t.ADSB)
 	}
+	if t.Simulated {
+		w.key("simulated")
+		w.b = append(w.b, "true"...)
+	}
 }
 
 func (w *jsonWriter) points(ps []Point) {

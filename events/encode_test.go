@@ -23,7 +23,7 @@ func sampleEvent(s string, x float64, n int64, full bool) *TrackEvent {
 			AltKind: "baro", SpeedMps: f(x * 1e22), HeadingDeg: f(0), Sensors: []string{s}, FirstSeen: at,
 			LastSeen: at.Add(time.Duration(n % 1e9)), Observations: uint64(n), Warnings: []string{s},
 			History:      []Point{{T: at, Lat: x, Lon: x / 3, AltM: f(math.Copysign(0, -1))}, {T: at, Lat: 1e-7, Lon: 1e21}},
-			PositionTime: &at},
+			PositionTime: &at, Simulated: x > 0},
 	}
 	if full {
 		ev.Track.ID = ev.Track.TrackID

@@ -164,6 +164,11 @@ type Track struct {
 	// ADSB is an aircraft's address type, air/ground state, integrity and
 	// intent as its own messages stated them; absent for other tracks.
 	ADSB *ADSBInfo `json:"adsb,omitempty"`
+
+	// Simulated is true when every frame of the track came from a
+	// simulator (cuasd serve --demo, cuasd simulate; issue 34): the feeds
+	// that re-export what was received leave it out unless --demo-outputs.
+	Simulated bool `json:"simulated,omitempty"`
 }
 
 // ADSBInfo is what an aircraft's own Mode S and ADS-B messages said of its

@@ -232,9 +232,11 @@ func (s *Store) rekeyTransmitter(o *decode.Observation) (string, bool) {
 	return mt.id, true
 }
 
-// touch counts the observation: protocols, times, sensors.
+// touch counts the observation: protocols, times, sensors, and whether
+// the track is simulated (all its observations were).
 func (t *track) touch(o *decode.Observation, recv, now int64) {
 	t.protocols |= maskOf(o.Protocol)
+	t.simulated = o.Simulated && (t.nObs == 0 || t.simulated)
 	t.nObs++
 	if recv > t.lastSeen {
 		t.lastSeen = recv

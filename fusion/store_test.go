@@ -337,3 +337,24 @@ func TestListBBox(t *testing.T) {
 		}
 	}
 }
+
+// TestSimulatedTrack: a track is simulated while every observation was of
+// a simulated frame (issue 34); one received frame makes it received for
+// good, so the feeds carry it.
+func TestSimulatedTrack(t *testing.T) {
+	c := &clock{t: time.Unix(1700000000, 0)}
+	s := newTestStore(c)
+	o := ridObs("SIM-1", 52.3, 4.76, c.t.UnixNano())
+	o.Simulated = true
+	up, _ := s.Apply(&o)
+	if tr, _ := s.Get(up.TrackID); !tr.Simulated || !tr.View(false).Simulated {
+		t.Fatalf("a track of simulated frames is not marked: %+v", tr.View(false))
+	}
+	o2 := ridObs("SIM-1", 52.3001, 4.7601, c.t.Add(time.Second).UnixNano())
+	s.Apply(&o2)
+	o.TimeUnixNano = c.t.Add(2 * time.Second).UnixNano()
+	s.Apply(&o)
+	if tr, _ := s.Get(up.TrackID); tr.Simulated {
+		t.Fatal("a track with a received frame is still marked simulated")
+	}
+}

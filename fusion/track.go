@@ -111,8 +111,10 @@ type track struct {
 	// size class only while padding does not push it over (1,544 bytes
 	// cost a 1,792-byte block).
 	hasPos, hasAlt, hasVel, hasOp bool
-	systemID, componentID         uint8
-	categoryKind                  decode.CategoryKind
+	// simulated: every observation so far was of a simulated frame.
+	simulated             bool
+	systemID, componentID uint8
+	categoryKind          decode.CategoryKind
 	// timeSource is where the last observation's time came from (issue 30).
 	timeSource sensorclock.Source
 
@@ -310,6 +312,9 @@ type Track struct {
 	SensorSignals []SensorSignal
 	// ADSB is readsb's ADS-B state of an aircraft (issue 21; nil: none).
 	ADSB *ADSBInfo
+	// Simulated: every observation of the track was of a simulated frame
+	// (issue 34); the feeds leave it out unless --demo-outputs.
+	Simulated bool
 }
 
 // SwarmTrack is the track as an input of swarm detection: what the board
@@ -331,6 +336,7 @@ func (t *track) snapshot(withHistory bool) Track {
 		Sensors:   append([]string(nil), t.sensors...),
 		FirstSeen: time.Unix(0, t.firstSeen).UTC(), LastSeen: time.Unix(0, t.lastSeen).UTC(),
 		Observations: t.nObs, Warnings: append([]string(nil), t.warnings...), Positions: t.histTotal,
+		Simulated: t.simulated,
 	}
 	if t.cpr != nil {
 		s.RejectedPositions = t.cpr.rejected

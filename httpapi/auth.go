@@ -9,11 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/cuasd/cuasd/internal/secretfile"
 )
 
 // Role is what a bearer token may do. A role includes the roles before it.
@@ -105,9 +106,13 @@ func NewAuthenticator(entries []TokenEntry) (*Authenticator, error) {
 	return a, nil
 }
 
+// MaxTokensFile bounds a --auth-tokens file (thousands of tokens); like
+// every file of secrets it must be a regular file (issue 32).
+const MaxTokensFile = 1 << 20
+
 // LoadTokens reads a --auth-tokens YAML file.
 func LoadTokens(path string) (*Authenticator, error) {
-	b, err := os.ReadFile(path)
+	b, err := secretfile.Read(path, MaxTokensFile)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -36,7 +37,7 @@ const (
 	DefaultHistoryWindow  = time.Hour
 )
 
-var historyFormats = []string{"json", "geojson", "kml", "csv"}
+var historyFormats = []string{"json", "geojson", "kml", "csv", "csvt"}
 
 // historyFormat is the format= parameter, else what Accept asks for.
 func historyFormat(q *queryChecker) history.Format {
@@ -57,8 +58,22 @@ func (q *queryChecker) timeParam(name string, def time.Time) time.Time {
 		q.errs = append(q.errs, FieldError{Field: name, Message: fmt.Sprintf("must be an RFC 3339 time such as 2026-11-26T05:00:00Z or 2026-11-26T05:00:00.250+01:00, got %q", clip(v))})
 		return def
 	}
+	if t.Before(minStoredTime) || t.After(maxStoredTime) {
+		// Times are stored as int64 Unix nanoseconds: outside this range
+		// they overflowed and a query answered 200 with nothing (issue 32).
+		q.errs = append(q.errs, FieldError{Field: name, Message: fmt.Sprintf("must be between %s and %s (Unix nanoseconds), got %q",
+			minStoredTime.Format(time.RFC3339), maxStoredTime.Format(time.RFC3339), clip(v))})
+		return def
+	}
 	return t.UTC()
 }
+
+// minStoredTime and maxStoredTime bound the times the history can hold,
+// int64 Unix nanoseconds (1677-09-21 to 2262-04-11).
+var (
+	minStoredTime = time.Unix(0, math.MinInt64).UTC()
+	maxStoredTime = time.Unix(0, math.MaxInt64).UTC()
+)
 
 // window reads to (default defTo) and from (default defFrom(to)),
 // checking their order.

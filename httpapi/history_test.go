@@ -143,6 +143,11 @@ func TestHistoryBadInput(t *testing.T) {
 		{"area bad cursor", "/v1/history", "cursor", []string{"cursor", "not-a-cursor"}},
 		{"area limit 0", "/v1/history", "limit", []string{"limit", "0"}},
 		{"area unknown protocol", "/v1/history", "protocol", []string{"protocol", "lora"}},
+		// Issue 32: times outside int64 nanoseconds overflowed into 200 with nothing.
+		{"from before 1677", track, "from", []string{"from", "1600-01-01T00:00:00Z"}},
+		{"to after 2262", track, "to", []string{"to", "2300-01-01T00:00:00Z"}},
+		{"area from before 1677", "/v1/history", "from", []string{"from", "1677-09-20T23:00:00Z", "to", "1677-09-21T12:00:00Z"}},
+		{"area to after 2262", "/v1/history", "to", []string{"from", "2262-04-11T23:00:00Z", "to", "2262-04-12T00:00:00Z"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rec := do(t, h, "GET", histURL(c.path, c.kv...), nil)

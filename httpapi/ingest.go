@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
 )
 
@@ -24,8 +24,6 @@ type RawPublisher interface {
 
 // MaxIngestFrames caps the frames of one ingest request.
 const MaxIngestFrames = 1000
-
-var sensorRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 type ingestRequest struct {
 	Frames       []string `json:"frames"`
@@ -83,8 +81,8 @@ func handleIngest(d Deps) http.HandlerFunc {
 // check names every invalid field of the request, in field order.
 func (req *ingestRequest) check(protocol string) []FieldError {
 	var errs []FieldError
-	if !sensorRE.MatchString(req.Sensor) {
-		errs = append(errs, FieldError{Field: "sensor", Message: "must be 1-64 letters, digits, '-' or '_'"})
+	if !bus.ValidSensor(req.Sensor) {
+		errs = append(errs, FieldError{Field: "sensor", Message: "must be " + bus.SensorRule})
 	}
 	n := len(req.Frames) + len(req.FramesBase64)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
 )
 
@@ -27,8 +28,8 @@ func (p *publishOption) check(r *http.Request, d Deps) (int, string, []FieldErro
 	if p.Sensor == "" {
 		p.Sensor = "http-decode"
 	}
-	if !sensorRE.MatchString(p.Sensor) {
-		return http.StatusBadRequest, "sensor must be 1-64 letters, digits, '-' or '_'", []FieldError{{Field: "sensor", Message: "invalid"}}
+	if !bus.ValidSensor(p.Sensor) {
+		return http.StatusBadRequest, "sensor must be " + bus.SensorRule, []FieldError{{Field: "sensor", Message: "invalid"}}
 	}
 	if d.Auth != nil && roleFrom(r) < RoleSensor {
 		return http.StatusForbidden, `"publish": true needs the sensor role`, nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -13,7 +14,9 @@ import (
 // here, in baseRoutes, v1Routes and hostRoutes below.
 func routes(d Deps) http.Handler {
 	r := chi.NewRouter()
-	r.Use(requestID, instrument(requestHistogram(d.Registry), d.Logger), recoverer(d.Logger), headerLimit)
+	// HEAD is served for every GET route (RFC 9110 §9.3.2, issue 32): the
+	// GET handler runs and net/http discards the body.
+	r.Use(requestID, instrument(requestHistogram(d.Registry), d.Logger), recoverer(d.Logger), headerLimit, middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
 		writeProblem(w, req, http.StatusNotFound, "no resource at "+req.URL.Path+"; see "+d.BasePath+"/openapi.json")
 	})
@@ -163,7 +166,9 @@ func methodNotAllowed(mux chi.Routes) http.HandlerFunc {
 	return func(w http.ResponseWriter, req *http.Request) {
 		var allow []string
 		for _, m := range methods {
-			if mux.Match(chi.NewRouteContext(), m, req.URL.Path) {
+			// A GET route also answers HEAD (middleware.GetHead).
+			if mux.Match(chi.NewRouteContext(), m, req.URL.Path) ||
+				m == http.MethodHead && mux.Match(chi.NewRouteContext(), http.MethodGet, req.URL.Path) {
 				allow = append(allow, m)
 			}
 		}

@@ -111,14 +111,7 @@ func markStale(out *boardJSON, b ThreatBoard) {
 func handleThreatsActive(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		bq, ok := parseBoardQuery(w, r, false)
-		if !ok {
-			return
-		}
-		if d.Threats == nil {
-			unavailable(w, r, "the threat board")
-			return
-		}
-		if !knownGeofence(w, r, d, bq.geofence) {
+		if !ok || !boardReady(w, r, d, bq.geofence) {
 			return
 		}
 		out := bq.page(d.Threats.Snapshot(), true)
@@ -146,6 +139,26 @@ func knownGeofence(w http.ResponseWriter, r *http.Request, d Deps, id string) bo
 	return true
 }
 
+// boardReady answers 503 without a threat board and 404 for an unknown
+// geofence filter; it reports whether the board can be served.
+func boardReady(w http.ResponseWriter, r *http.Request, d Deps, geofence string) bool {
+	if d.Threats == nil {
+		unavailable(w, r, "the threat board")
+		return false
+	}
+	return knownGeofence(w, r, d, geofence)
+}
+
+// startEventStream answers an event stream's headers; it reports whether
+// to stream (not for HEAD, which gets the headers of the stream only).
+func startEventStream(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	return r.Method != http.MethodHead
+}
+
 // handleThreatsStream serves GET /v1/threats/stream as Server-Sent Events:
 // an "board" event after every change, and a comment every 15 s.
 func handleThreatsStream(d Deps) http.HandlerFunc {
@@ -154,18 +167,13 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 		if !ok {
 			return
 		}
-		if d.Threats == nil {
-			unavailable(w, r, "the threat board")
-			return
-		}
-		if !knownGeofence(w, r, d, bq.geofence) {
+		if !boardReady(w, r, d, bq.geofence) {
 			return
 		}
 		rc := http.NewResponseController(w)
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.Header().Set("X-Accel-Buffering", "no")
-		w.WriteHeader(http.StatusOK)
+		if !startEventStream(w, r) {
+			return
+		}
 		ch, cancel := d.Threats.Subscribe()
 		defer cancel()
 		send := func() bool {

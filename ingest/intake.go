@@ -52,6 +52,9 @@ type Intake struct {
 	// 8); a sensor's batches always go to the same one, so its frames stay
 	// in order.
 	Publishers int
+	// Limits are the per-sensor rate and byte limits (issue 32); nil is
+	// DefaultSensorLimits.
+	Limits *SensorLimits
 
 	nc  *nats.Conn
 	log *slog.Logger
@@ -64,6 +67,7 @@ type Intake struct {
 	// wmu guards windows; it is never held while waiting for a publisher.
 	wmu     sync.Mutex
 	windows map[string]*seqWindow
+	buckets *sensorBuckets
 }
 
 // IntakeQueue is the NATS queue group the instances share.
@@ -73,6 +77,7 @@ type intakeMetrics struct {
 	frames     *prometheus.CounterVec
 	duplicates prometheus.Counter
 	batches    prometheus.Counter
+	slow       *slowDropped
 }
 
 // NewIntake returns the intake on nc; its metrics are registered on reg
@@ -99,15 +104,19 @@ func NewIntake(nc *nats.Conn, log *slog.Logger, reg prometheus.Registerer) *Inta
 			in.m.frames.WithLabelValues(p, mode)
 		}
 	}
+	in.m.slow = &slowDropped{}
 	if reg != nil {
-		reg.MustRegister(in.m.frames, in.m.duplicates, in.m.batches)
+		reg.MustRegister(in.m.frames, in.m.duplicates, in.m.batches, prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "cuasd_intake_slow_consumer_dropped_total",
+			Help: "Messages on cuas.in.> the NATS client dropped because the intake's pending buffer (64 MiB) was full.",
+		}, in.m.slow.value))
 	}
 	return in
 }
 
 // Counters implements Counted.
 func (in *Intake) Counters() Counters {
-	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid"}}
+	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid", "too_large", "rate_limited"}}
 }
 
 // Name implements Source.
@@ -145,8 +154,14 @@ func (in *Intake) Run(ctx context.Context, sink Sink, rep lifecycle.Reporter) er
 	}
 	sub, err := in.nc.QueueSubscribe(bus.IntakePrefix+".>", IntakeQueue, func(m *nats.Msg) { in.receive(m, sink) })
 	if err == nil {
-		// A burst waits in the client's buffer rather than being dropped.
-		err = sub.SetPendingLimits(1<<20, 512<<20)
+		// A burst waits in the client's buffer rather than being dropped,
+		// up to IntakePendingBytes: beyond it NATS drops messages for this
+		// slow consumer (cuasd_intake_slow_consumer_dropped_total) rather
+		// than cuasd's memory growing with a flood.
+		err = sub.SetPendingLimits(1<<20, IntakePendingBytes)
+	}
+	if err == nil {
+		in.m.slow.set(sub)
 	}
 	if err == nil {
 		// Up means a sensor's request finds us: the server has the
@@ -168,6 +183,7 @@ func (in *Intake) Run(ctx context.Context, sink Sink, rep lifecycle.Reporter) er
 			in.flushOlder(now.Add(-in.Linger))
 		}
 	}
+	in.m.slow.set(nil) // keep its count past the subscription
 	_ = sub.Drain()
 	in.flushOlder(time.Now().Add(time.Hour))
 	in.closeQueues(&wg)
@@ -184,6 +200,11 @@ func (in *Intake) defaults() {
 	if in.Publishers <= 0 {
 		in.Publishers = 8
 	}
+	if in.Limits == nil {
+		l := DefaultSensorLimits()
+		in.Limits = &l
+	}
+	in.buckets = newSensorBuckets(*in.Limits)
 }
 
 func (in *Intake) closeQueues(wg *sync.WaitGroup) {
@@ -199,9 +220,9 @@ func (in *Intake) closeQueues(wg *sync.WaitGroup) {
 // receive adds one frame to its batch.
 func (in *Intake) receive(m *nats.Msg, sink Sink) {
 	protocol, sensor, ok := intakeSubject(m.Subject)
-	if !ok || len(m.Data) == 0 || len(m.Data) > 0xffff {
-		sink.Dropped(protocol, "intake", "invalid", 1)
-		in.reply(m.Reply, "-ERR invalid: want cuas.in.{adsb|remoteid|mavlink}.{sensor} and one frame of 1 to 65535 bytes")
+	if refusal, reason := in.refuse(protocol, sensor, ok, m.Data); refusal != "" {
+		sink.Dropped(protocol, "intake", reason, 1)
+		in.reply(m.Reply, refusal)
 		return
 	}
 	mode := "fire_and_forget"
@@ -223,6 +244,13 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 	}
 	in.mu.Lock()
 	b := in.batches[bkey]
+	if b != nil && len(b.body)+10+len(m.Data) > bus.MaxBatchBytes {
+		// The batch would outgrow a NATS message: store it and begin
+		// another.
+		delete(in.batches, bkey)
+		in.dispatchLocked(key, b)
+		b = nil
+	}
 	if b == nil {
 		b = &intakeBatch{protocol: protocol, sensor: sensor, started: time.Now(), recv: recvTime(m), framing: bus.FramingLP}
 		if sensorNs != 0 {
@@ -245,6 +273,31 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 		in.dispatchLocked(key, b)
 	}
 	in.mu.Unlock()
+}
+
+// MaxIntakeFrame is the largest frame the intake takes (a length prefix's
+// range; the largest frame of any protocol, MAVLink's, fits).
+const MaxIntakeFrame = 0xffff
+
+// IntakePendingBytes bounds the messages the NATS client holds for the
+// intake before it hands them over (a burst; see Run).
+const IntakePendingBytes = 64 << 20
+
+// refuse says why a message is refused ("" when it is not): the answer to
+// its sender and the drop reason it is counted under.
+func (in *Intake) refuse(protocol, sensor string, ok bool, data []byte) (answer, reason string) {
+	switch {
+	case !ok:
+		return "-ERR invalid: want cuas.in.{" + strings.Join(decode.ProtocolNames(), "|") + "}.{sensor}, the sensor " + bus.SensorRule, "invalid"
+	case len(data) == 0:
+		return "-ERR invalid: an empty message; send one frame of 1 to 65535 bytes", "invalid"
+	case len(data) > MaxIntakeFrame:
+		return "-ERR too_large: a frame of " + strconv.Itoa(len(data)) + " bytes; at most 65535", "too_large"
+	}
+	if why := in.buckets.take(protocol+"."+sensor, len(data), time.Now()); why != "" {
+		return "-ERR rate_limited: sensor " + sensor + " " + why + "; slow down", "rate_limited"
+	}
+	return "", ""
 }
 
 // seen marks a sensor's sequence number received and reports whether it
@@ -357,7 +410,7 @@ func (in *Intake) reply(subject, text string) {
 // intakeSubject splits cuas.in.{protocol}.{sensor}.
 func intakeSubject(s string) (protocol, sensor string, ok bool) {
 	protocol, sensor, ok = bus.SplitSubject(bus.IntakePrefix, s)
-	if !ok || sensor == "" || strings.Contains(sensor, ".") || !decode.Protocol(protocol).Valid() {
+	if !ok || !bus.ValidSensor(sensor) || !decode.Protocol(protocol).Valid() {
 		return "", "", false
 	}
 	return protocol, sensor, true

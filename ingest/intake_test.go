@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/internal/natstest"
@@ -244,4 +247,103 @@ func TestSeqWindow(t *testing.T) {
 			t.Fatal("a forgotten number is still seen")
 		}
 	})
+}
+
+// runLimitedIntake runs an intake with limits and linger on s, and returns its Publisher (metrics on a registry of its own)
+// and a request helper.
+func runLimitedIntake(t *testing.T, s *natstest.Server, l SensorLimits, linger time.Duration) (*Publisher, func(string, []byte) string) {
+	t.Helper()
+	pub := NewPublisher(s.JetStream(), prometheus.NewRegistry())
+	in := NewIntake(s.Conn, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	in.Limits = &l
+	in.Linger = linger
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ctx, pub, lifecycle.Discard) }()
+	t.Cleanup(func() { cancel(); <-done })
+	nc := s.Connect(t)
+	return pub, func(subject string, data []byte) string {
+		for i := 0; i < 100; i++ {
+			m, err := nc.Request(subject, data, 5*time.Second)
+			if err == nil {
+				return string(m.Data)
+			}
+			if !errors.Is(err, nats.ErrNoResponders) && i >= 2 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // the queue subscription is made asynchronously
+		}
+		t.Errorf("%s: no answer", subject)
+		return ""
+	}
+}
+
+// TestIntakeRefusesWhatItCannotKeep (issue 32): a sensor name outside the
+// one rule (bus.ValidSensor; `=HYPERLINK(...)` was accepted on NATS while
+// HTTP refused it), a frame over 65535 bytes and a sensor over its rate or
+// byte limit are each answered -ERR with the reason and counted in
+// cuasd_frames_dropped_total.
+func TestIntakeRefusesWhatItCannotKeep(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	pub, ask := runLimitedIntake(t, s, SensorLimits{FramesPerSecond: 5, BytesPerSecond: 1000}, 0)
+	if a := ask(`cuas.in.adsb.=HYPERLINK("x")`, []byte{1}); !strings.HasPrefix(a, "-ERR invalid") {
+		t.Errorf("a formula as sensor name: %q", a)
+	}
+	if a := ask("cuas.in.mavlink.big", make([]byte, 70000)); !strings.HasPrefix(a, "-ERR too_large: a frame of 70000 bytes") {
+		t.Errorf("a 70000-byte frame: %q", a)
+	}
+	if a := ask("cuas.in.mavlink.wide", make([]byte, 2000)); !strings.HasPrefix(a, "-ERR rate_limited: sensor wide is over 1000 bytes a second") {
+		t.Errorf("2000 bytes from a sensor limited to 1000 a second: %q", a)
+	}
+	limited := 0
+	for range 20 {
+		if strings.HasPrefix(ask("cuas.in.adsb.chatty", []byte{1}), "-ERR rate_limited: sensor chatty is over 5 frames a second") {
+			limited++
+		}
+	}
+	if limited < 10 {
+		t.Errorf("%d of 20 frames at once refused from a sensor limited to 5 a second", limited)
+	}
+	for reason, want := range map[string]float64{"invalid": 1, "too_large": 1, "rate_limited": float64(limited + 1)} {
+		if got := sumDropped(pub, reason); got != want {
+			t.Errorf("dropped{reason=%q} = %v, want %v", reason, got, want)
+		}
+	}
+}
+
+// TestIntakeBatchesFitAMessage: 40 frames of 60,000 bytes from one sensor,
+// all in flight, are stored in batches that fit a NATS message
+// (bus.MaxBatchBytes); one batch of all of them (2.4 MB) exceeds
+// CUAS_RAW's message limit and was refused.
+func TestIntakeBatchesFitAMessage(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	// Batches wait up to a second, so frames sent at once share them.
+	_, ask := runLimitedIntake(t, s, DefaultSensorLimits(), time.Second)
+	frame := make([]byte, 60000)
+	var wg sync.WaitGroup
+	answers := make(chan string, 40)
+	for range 40 {
+		wg.Add(1)
+		go func() { defer wg.Done(); answers <- ask("cuas.in.mavlink.big", frame) }()
+	}
+	wg.Wait()
+	close(answers)
+	for a := range answers {
+		if a != "+OK" {
+			t.Fatalf("a 60,000-byte frame: %q", a)
+		}
+	}
+	frames, messages := rawFrames(t, s.JS)
+	if len(frames) != 40 || messages < 3 {
+		t.Errorf("%d frames in %d messages, want 40 frames in at least 3 messages of at most %d bytes", len(frames), messages, bus.MaxBatchBytes)
+	}
+}
+
+// sumDropped is the intake's drops for reason over every protocol.
+func sumDropped(p *Publisher, reason string) float64 {
+	n := 0.0
+	for _, proto := range append([]string{""}, Protocols...) {
+		n += testutil.ToFloat64(p.dropped.WithLabelValues(proto, "intake", reason))
+	}
+	return n
 }

@@ -188,7 +188,7 @@ type ModeSClient struct {
 
 // ConnectModeS returns a client of the receiver at addr.
 func ConnectModeS(addr string, format ModeSFormat, log *slog.Logger) *ModeSClient {
-	return &ModeSClient{Addr: addr, Format: format, Sensor: bus.Token(addr), Log: log}
+	return &ModeSClient{Addr: addr, Format: format, Sensor: bus.SensorName(addr), Log: log}
 }
 
 // Name implements Source.

@@ -155,6 +155,7 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 			id = MsgID(protocol, sensor, recv, f.Data)
 		}
 		msg := rawMsg(subj, sensor, f.Data, f.RecvUnixNano, now, ingestNs, id)
+		markSimulated(msg, adapter)
 		if f.Signal != 0 && f.Signal == f.Signal {
 			msg.Header.Set(bus.HeaderSignal, strconv.FormatFloat(f.Signal, 'f', 1, 64))
 		}
@@ -210,12 +211,25 @@ func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, s
 	if clock != "" {
 		msg.Header.Set(bus.HeaderClock, clock)
 	}
+	markSimulated(msg, adapter)
 	fut, err := p.js.PublishAsync(msg)
 	if err != nil {
 		p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(n))
 		return res, classify("publish", err)
 	}
 	return p.wait(ctx, adapter, protocol, res, []bus.PubAckFuture{fut}, n)
+}
+
+// SimulatorAdapter is the adapter name of the simulator source
+// (Simulator): its frames are marked simulated.
+const SimulatorAdapter = "simulator"
+
+// markSimulated sets bus.HeaderSimulated on the simulator's messages, so
+// that no feed passes made-up traffic off as received (issue 34).
+func markSimulated(msg *nats.Msg, adapter string) {
+	if adapter == SimulatorAdapter {
+		msg.Header.Set(bus.HeaderSimulated, "1")
+	}
 }
 
 // rawMsg is a raw-frame message on subj with the headers every raw message

@@ -87,3 +87,32 @@ func TestPublishFramesCarriesLink(t *testing.T) {
 		t.Fatalf("headers %v %v", m.Header, err)
 	}
 }
+
+// TestSimulatorFramesAreMarked: the simulator's frames, batched or one by
+// one, carry Cuas-Simulated; another adapter's do not (issue 34: the seam
+// the feeds filter on).
+func TestSimulatorFramesAreMarked(t *testing.T) {
+	js := testJS(t, bus.DefaultLimits())
+	p := NewPublisher(bus.NewJetStream(js), nil)
+	ctx := context.Background()
+	st, _ := js.Stream(ctx, bus.StreamRaw)
+	for _, tc := range []struct {
+		adapter, sensor string
+		want            bool
+	}{{SimulatorAdapter, "demo", true}, {"beast-in", "rx1", false}} {
+		if _, err := p.PublishFrames(ctx, tc.adapter, "adsb", tc.sensor, []Frame{{Data: []byte{0x8d, 1, 2}}}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := st.GetLastMsgForSubject(ctx, "cuas.raw.adsb."+tc.sensor)
+		if err != nil || bus.Simulated(m.Header) != tc.want {
+			t.Errorf("%s frames: headers %v (%v), simulated want %v", tc.adapter, m.Header, err, tc.want)
+		}
+		if _, err := p.PublishBatch(ctx, tc.adapter, "adsb", tc.sensor+"b", []byte{0, 1, 0x8d}, 1, 0, ""); err != nil {
+			t.Fatal(err)
+		}
+		m, err = st.GetLastMsgForSubject(ctx, "cuas.raw.adsb."+tc.sensor+"b")
+		if err != nil || bus.Simulated(m.Header) != tc.want {
+			t.Errorf("%s batch: headers %v (%v), simulated want %v", tc.adapter, m.Header, err, tc.want)
+		}
+	}
+}

@@ -53,13 +53,13 @@ func (s *simSink) Publish(ctx context.Context, protocol string, frames [][]byte,
 		for _, f := range frames {
 			body = bus.AppendLP(body, f)
 		}
-		_, err := s.sink.PublishBatch(ctx, "simulator", protocol, s.sensor, body, len(frames), recv, "")
+		_, err := s.sink.PublishBatch(ctx, SimulatorAdapter, protocol, s.sensor, body, len(frames), recv, "")
 		return err
 	}
 	fs := make([]Frame, len(frames))
 	for i, f := range frames {
 		fs[i] = Frame{Data: f, RecvUnixNano: recv}
 	}
-	_, err := s.sink.PublishFrames(ctx, "simulator", protocol, s.sensor, fs)
+	_, err := s.sink.PublishFrames(ctx, SimulatorAdapter, protocol, s.sensor, fs)
 	return err
 }

@@ -61,6 +61,13 @@ type Counters struct {
 	DropReasons []string
 }
 
+// KernelDropper is implemented by sources that read a UDP socket: the
+// datagrams the kernel dropped for them (UDPKernelDrops), exported as
+// cuasd_udp_kernel_drops_total{source}.
+type KernelDropper interface {
+	KernelDrops() (uint64, bool)
+}
+
 // PeerSensor names the sensor of one pushing connection: prefix, "-", and
 // the peer's address (its IP for a connection a listener accepted), with
 // every character outside [A-Za-z0-9_-] replaced by '-' and cut to 64

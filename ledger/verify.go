@@ -271,8 +271,16 @@ func checkTrusted(r *Receipt, root []byte, opts VerifyOptions) error {
 		return fmt.Errorf("the bundle's root hash is unreadable")
 	}
 	switch {
+	case size < r.TreeSize && opts.Consistency == nil:
+		return fmt.Errorf("trusted checkpoint (size %d) is older than the bundle's tree (size %d): a consistency proof from %d to %d is needed (GET /v1/receipt/proof/consistency?first=%d&second=%d)",
+			size, r.TreeSize, size, r.TreeSize, size, r.TreeSize)
 	case size < r.TreeSize:
-		return fmt.Errorf("trusted checkpoint (size %d) is older than the bundle's tree (size %d)", size, r.TreeSize)
+		// A checkpoint kept from before (a backup, issue 34's restore
+		// drill): the bundle's tree must extend it.
+		if err := proof.VerifyConsistency(rfc6962.DefaultHasher, size, r.TreeSize, opts.Consistency, troot, root); err != nil {
+			return fmt.Errorf("consistency proof from size %d to %d: %v", size, r.TreeSize, readable(err))
+		}
+		return nil
 	case size == r.TreeSize:
 		if !bytes.Equal(troot, root) {
 			return fmt.Errorf("trusted checkpoint root %x differs from the bundle's %x at size %d", troot, root, size)

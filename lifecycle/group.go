@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,16 @@ type Error struct {
 	Err       error
 }
 
-func (e *Error) Error() string { return e.Component + ": " + e.Err.Error() }
+// Error names the component once: a package error that already starts
+// with the component's name ("bus: connect: …" from the bus component)
+// is not prefixed again (issue 34: "bus: bus: connect").
+func (e *Error) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.Component+": ") {
+		return msg
+	}
+	return e.Component + ": " + msg
+}
 func (e *Error) Unwrap() error { return e.Err }
 
 // Component is one part of the program. Every field but Name is optional.

@@ -146,3 +146,17 @@ func TestBackoffBounds(t *testing.T) {
 		t.Fatalf("after Reset: %v", d)
 	}
 }
+
+// TestErrorNamesTheComponentOnce: a component's own error that already
+// starts with its name is not prefixed again (issue 34: "bus: bus:").
+func TestErrorNamesTheComponentOnce(t *testing.T) {
+	for _, tc := range []struct{ comp, inner, want string }{
+		{"bus", "bus: connect: refused", "bus: connect: refused"},
+		{"bus", "connect: refused", "bus: connect: refused"},
+		{"bus", "busy: no", "bus: busy: no"},
+	} {
+		if got := (&Error{Component: tc.comp, Err: errors.New(tc.inner)}).Error(); got != tc.want {
+			t.Errorf("%s + %q = %q, want %q", tc.comp, tc.inner, got, tc.want)
+		}
+	}
+}

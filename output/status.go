@@ -23,6 +23,10 @@ type SinkStatus struct {
 	Failed  uint64 `json:"failed"`
 	// Queued is the number of events waiting in the sink's queue.
 	Queued int `json:"queued"`
+	// Format is the wire format the sink sends (CoT/TAK: "CoT XML" or "TAK
+	// Protocol version 1"; a TAK Server stream's is the one agreed on the
+	// current connection); empty where it has no choice.
+	Format string `json:"format,omitempty"`
 }
 
 // Describer is implemented by outputs that can report their sinks.

@@ -40,6 +40,13 @@ type Config struct {
 	// Duration bounds the run (0: until ctx ends).
 	Duration time.Duration
 	Seed     uint64
+	// IDBase offsets the identities (issue 34): drone serial numbers,
+	// operator ids and MAVLink system ids count from it, and with it set
+	// the aircraft take addresses from 0x3C0000 up, a block the demo's
+	// (IDBase 0, random from 0x400000) never uses. cuasd simulate sets it,
+	// so that its traffic beside a --demo never reuses the demo's ids
+	// (tracks would otherwise jump between two made-up positions).
+	IDBase int
 	// Actors are scripted emitters added to the random traffic (the
 	// false-alarm scenarios, FalseAlarmSet).
 	Actors []Actor
@@ -213,10 +220,20 @@ func (w *World) newAircraft(i int) *object {
 	return &object{
 		kind: kAircraft, lat: lat, lon: lon, altM: 900 + w.rng.Float64()*10000,
 		speed: 120 + w.rng.Float64()*120, heading: w.rng.Float64() * 360, turn: (w.rng.Float64() - 0.5) * 0.6,
-		icao:     0x400000 + uint32(w.rng.IntN(0x3FFFFF)),
+		icao:     w.aircraftAddress(i),
 		callsign: fmt.Sprintf("%s%d", airlines[i%len(airlines)], 100+w.rng.IntN(8900)),
 		interval: 500 * time.Millisecond, category: 3, // A3: large aircraft
 	}
+}
+
+// aircraftAddress is aircraft i's ICAO address: random from 0x400000 for
+// the demo, from 0x3C0000 by IDBase otherwise (see Config.IDBase).
+func (w *World) aircraftAddress(i int) uint32 {
+	a := 0x400000 + uint32(w.rng.IntN(0x3FFFFF)) // drawn either way: the scenario stays the same
+	if b := w.cfg.IDBase; b != 0 {
+		a = 0x3C0000 + uint32((b*16+i)&0x3FFFF)
+	}
+	return a
 }
 
 func (w *World) newDrone(i int, intruder bool) *object {
@@ -239,9 +256,9 @@ func (w *World) newDrone(i int, intruder bool) *object {
 	if i%3 == 2 || intruder {
 		mfr = "ZZ9X"
 	}
-	serial := fmt.Sprintf("SIM%08d", 1000+i)
+	serial := fmt.Sprintf("SIM%08d", 1000+c.IDBase+i)
 	o.uasID = mfr + string(lengthCode(len(serial))) + serial
-	o.operator = fmt.Sprintf("NLD-OP-DEMO%04d", i)
+	o.operator = fmt.Sprintf("NLD-OP-DEMO%04d", c.IDBase+i)
 	o.opLat, o.opLon = offset(lat, lon, 80, -60)
 	if intruder {
 		// Straight at the zone's centre.
@@ -269,7 +286,7 @@ func (w *World) newMAVLink(i int) *object {
 		mt = 1 // MAV_TYPE_FIXED_WING
 	}
 	return &object{kind: kMAVLink, lat: lat, lon: lon, altM: 120, speed: 12, heading: float64(i * 90), turn: 5,
-		sysID: uint8(1 + i), mavType: mt, interval: 500 * time.Millisecond}
+		sysID: uint8(1 + (c.IDBase/1000+i)%250), mavType: mt, interval: 500 * time.Millisecond}
 }
 
 // offset moves a position by north/east metres (flat-earth, fine at these

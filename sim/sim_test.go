@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -145,4 +146,36 @@ func BenchmarkStep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(frames)/b.Elapsed().Seconds(), "frames/s")
+}
+
+// TestSimulateIDsNeverMeetTheDemo: cuasd simulate's default IDBase gives
+// every object an identity the demo's scenario does not use (issue 34:
+// shared ids made "implausible position jump" tracks).
+func TestSimulateIDsNeverMeetTheDemo(t *testing.T) {
+	ids := func(c Config) map[string]bool {
+		w := NewWorld(c, time.Unix(0, 0))
+		m := map[string]bool{}
+		for _, o := range w.objects {
+			switch o.kind {
+			case kAircraft:
+				m[fmt.Sprintf("icao %06X", o.icao)] = true
+			case kDrone:
+				m["uas "+o.uasID] = true
+			case kMAVLink:
+				m[fmt.Sprintf("sysid %d", o.sysID)] = true
+			}
+		}
+		return m
+	}
+	demo := ids(DefaultDemo())
+	other := DefaultDemo()
+	other.IDBase = 100000 // cuasd simulate's default
+	for id := range ids(other) {
+		if demo[id] {
+			t.Errorf("%s is the demo's too", id)
+		}
+	}
+	if len(demo) < 10 {
+		t.Fatalf("only %d demo ids: the check saw nothing", len(demo))
+	}
 }

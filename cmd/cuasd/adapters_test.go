@@ -201,9 +201,9 @@ func TestConnectOutToReceivers(t *testing.T) {
 		for _, tr := range out.Tracks {
 			for _, s := range tr.Sensors {
 				switch s {
-				case bus.Token(bAddr):
+				case bus.SensorName(bAddr):
 					fromB++
-				case bus.Token(aAddr):
+				case bus.SensorName(aAddr):
 					fromA++
 				}
 			}

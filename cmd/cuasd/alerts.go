@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,9 @@ type alertConfig struct {
 	MQTTKey         string       `yaml:"mqtt-key"`
 	// MQTTCredentials is a file: user name, then password (never logged).
 	MQTTCredentials string `yaml:"mqtt-credentials"`
+	// MQTTAircraft is "LAT,LON,KM": the aircraft within KM of LAT,LON are
+	// Home Assistant device trackers too (drones always are).
+	MQTTAircraft string `yaml:"mqtt-aircraft"`
 
 	rules *alert.Config
 }
@@ -69,6 +73,7 @@ func (c *alertConfig) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.MQTTCert, "mqtt-cert", "", "client certificate `FILE` (PEM) for mqtts://")
 	fs.StringVar(&c.MQTTKey, "mqtt-key", "", "private key `FILE` of --mqtt-cert (PEM)")
 	fs.StringVar(&c.MQTTCredentials, "mqtt-credentials", "", "`FILE` with the MQTT user name on line 1 and the password on line 2")
+	fs.StringVar(&c.MQTTAircraft, "mqtt-aircraft", "", "also show the ADS-B aircraft within a circle on Home Assistant's map: `LAT,LON,KM` (e.g. 52.31,4.76,15); drones are always shown")
 }
 
 // validateAlerts parses and checks the rule file (keys, sinks, durations,
@@ -101,6 +106,9 @@ func (a *alertConfig) checkURLs() (errs []error) {
 		if u, err := url.Parse(a.MQTTURL); err != nil || (u.Scheme != "mqtt" && u.Scheme != "mqtts") || u.Host == "" || u.User != nil {
 			errs = append(errs, errors.New("--mqtt-url must be mqtt://host:port or mqtts://host:port, without credentials (use --mqtt-credentials)"))
 		}
+	}
+	if _, err := a.aircraftCircle(); err != nil {
+		errs = append(errs, err)
 	}
 	if a.AlertsPublicURL != "" {
 		if u, err := url.Parse(a.AlertsPublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -221,9 +229,10 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 		outs = append(outs, o)
 	}
 	if s.cfg.MQTTURL != "" {
+		aircraft, _ := s.cfg.aircraftCircle() // checked with the configuration
 		o, err := mqtt.New(mqtt.Config{URL: s.cfg.MQTTURL, Prefix: s.cfg.MQTTPrefix, DiscoveryPrefix: s.cfg.MQTTDiscovery, Node: s.cfg.Instance,
 			CAFile: s.cfg.MQTTCA, CertFile: s.cfg.MQTTCert, KeyFile: s.cfg.MQTTKey, CredentialsFile: s.cfg.MQTTCredentials,
-			Zones: mz, Sinks: mqttSinks, Deliverer: d, Logger: s.log})
+			Zones: mz, Sinks: mqttSinks, Deliverer: d, Logger: s.log, Aircraft: aircraft})
 		if err != nil {
 			return nil, err
 		}
@@ -236,4 +245,21 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 // receiptURL is where an alert's receipt is fetched.
 func (s *service) receiptURL(i int64) string {
 	return s.cfg.AlertsPublicURL + s.cfg.BasePath + "/v1/receipt/" + strconv.FormatInt(i, 10)
+}
+
+// aircraftCircle parses --mqtt-aircraft (nil when unset).
+func (a *alertConfig) aircraftCircle() (*mqtt.Circle, error) {
+	if a.MQTTAircraft == "" {
+		return nil, nil
+	}
+	f := strings.Split(a.MQTTAircraft, ",")
+	var v [3]float64
+	var err error
+	for i := 0; i < len(f) && i < 3 && err == nil; i++ {
+		v[i], err = strconv.ParseFloat(strings.TrimSpace(f[i]), 64)
+	}
+	if len(f) != 3 || err != nil || v[0] < -90 || v[0] > 90 || v[1] < -180 || v[1] > 180 || !(v[2] > 0 && v[2] <= 1000) {
+		return nil, fmt.Errorf("--mqtt-aircraft must be LAT,LON,KM (degrees, and a radius of 0 < KM <= 1000), e.g. 52.31,4.76,15; got %q", a.MQTTAircraft)
+	}
+	return &mqtt.Circle{Lat: v[0], Lon: v[1], RadiusM: v[2] * 1000}, nil
 }

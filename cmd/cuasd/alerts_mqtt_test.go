@@ -81,7 +81,7 @@ func TestServeDemoMQTT(t *testing.T) {
 	}
 	cfg := w.wait(t, "homeassistant/binary_sensor/site1/breach_demo-site/config", func([]byte) bool { return true })
 	var c map[string]any
-	if err := json.Unmarshal(cfg, &c); err != nil || c["state_topic"] != "cuas/zone/demo-site/breach" || c["name"] != "Drone in Schiphol (demo)" {
+	if err := json.Unmarshal(cfg, &c); err != nil || c["state_topic"] != "cuas/zone/demo-site/breach" || c["name"] != "Drone or unknown object in Schiphol (demo)" {
 		t.Errorf("discovery %s", cfg)
 	}
 	a := w.wait(t, "cuas/alerts/demo-site", func([]byte) bool { return true })

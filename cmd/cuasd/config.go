@@ -6,12 +6,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/output/cot"
 	"github.com/cuasd/cuasd/web"
 )
@@ -118,13 +122,17 @@ type config struct {
 	AuthTokens   string      `yaml:"auth-tokens"`
 	RateLimit    float64     `yaml:"rate-limit"`
 	HTTPMaxConns int         `yaml:"http-max-conns"`
-	InsecureOpen bool        `yaml:"insecure-open"`
-	MetricsToken string      `yaml:"metrics-token"`
-	TLSCert      string      `yaml:"tls-cert"`
-	TLSKey       string      `yaml:"tls-key"`
-	NATSUsers    string      `yaml:"nats-users"`
-	NATSTLSCert  string      `yaml:"nats-tls-cert"`
-	NATSTLSKey   string      `yaml:"nats-tls-key"`
+	// IntakeSensorRate and IntakeSensorBytes are the single-frame intake's
+	// per-sensor limits (issue 32; ingest.SensorLimits).
+	IntakeSensorRate  float64  `yaml:"intake-sensor-rate"`
+	IntakeSensorBytes byteSize `yaml:"intake-sensor-bytes"`
+	InsecureOpen      bool     `yaml:"insecure-open"`
+	MetricsToken      string   `yaml:"metrics-token"`
+	TLSCert           string   `yaml:"tls-cert"`
+	TLSKey            string   `yaml:"tls-key"`
+	NATSUsers         string   `yaml:"nats-users"`
+	NATSTLSCert       string   `yaml:"nats-tls-cert"`
+	NATSTLSKey        string   `yaml:"nats-tls-key"`
 
 	// Track history (issue 20, package output/history).
 	History         bool     `yaml:"history"`
@@ -144,6 +152,9 @@ type config struct {
 	BeastOutListen   string `yaml:"beast-out-listen"`
 	BeastOutConnect  string `yaml:"beast-out-connect"`
 	BeastOutAll      bool   `yaml:"beast-out-all"`
+	// DemoOutputs lets simulated traffic out through Beast out, SBS and
+	// aircraft.json (issue 34; marked "simulated" in aircraft.json).
+	DemoOutputs bool `yaml:"demo-outputs"`
 	// Field sensor inputs (issue 25): repeatable, see docs/SENSORS.md.
 	ZMQConnect   stringList `yaml:"zmq-connect"`
 	JSONUDP      stringList `yaml:"json-udp"`
@@ -162,24 +173,26 @@ type config struct {
 
 func defaultConfig() config {
 	return config{
-		HTTPAddr:     "127.0.0.1:8080",
-		HTTPMaxConns: 1024,
-		BasePath:     "/api/cuas",
-		DataDir:      "./data",
-		LogFormat:    "text",
-		LogLevel:     "info",
-		NATSListen:   "127.0.0.1:4222",
-		JSMaxMemory:  256 << 20,
-		JSMaxStore:   16 << 30,
-		JSSync:       "1s",
-		RawMaxAge:    duration(24 * time.Hour),
-		RawMaxBytes:  4 << 30,
-		ObsMaxAge:    duration(time.Hour),
-		ObsMaxBytes:  1 << 30,
-		Replicas:     1,
-		TrackTTL:     duration(60 * time.Second),
-		EvalInterval: duration(500 * time.Millisecond),
-		ShutdownWait: duration(15 * time.Second),
+		HTTPAddr:          "127.0.0.1:8080",
+		HTTPMaxConns:      1024,
+		IntakeSensorRate:  ingest.DefaultSensorLimits().FramesPerSecond,
+		IntakeSensorBytes: byteSize(ingest.DefaultSensorLimits().BytesPerSecond),
+		BasePath:          "/api/cuas",
+		DataDir:           "./data",
+		LogFormat:         "text",
+		LogLevel:          "info",
+		NATSListen:        "127.0.0.1:4222",
+		JSMaxMemory:       256 << 20,
+		JSMaxStore:        16 << 30,
+		JSSync:            "1s",
+		RawMaxAge:         duration(24 * time.Hour),
+		RawMaxBytes:       4 << 30,
+		ObsMaxAge:         duration(time.Hour),
+		ObsMaxBytes:       1 << 30,
+		Replicas:          1,
+		TrackTTL:          duration(60 * time.Second),
+		EvalInterval:      duration(500 * time.Millisecond),
+		ShutdownWait:      duration(15 * time.Second),
 		// Track history (issue 20).
 		History: true, HistoryMaxAge: duration(7 * 24 * time.Hour), HistoryMaxBytes: 8 << 30,
 		ReadsbJSON:   true,
@@ -228,6 +241,8 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.gatePolicyFlag(fs) // issue 33
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
 	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", c.HTTPMaxConns, "at most `N` HTTP connections at once (more wait to be accepted); idle ones close after 2 minutes, silent ones after 5 s")
+	fs.Float64Var(&c.IntakeSensorRate, "intake-sensor-rate", c.IntakeSensorRate, "at most `FRAMES` a second from one sensor through the single-frame intake (cuas.in.>); 0 = unlimited")
+	fs.Var(&c.IntakeSensorBytes, "intake-sensor-bytes", "at most `SIZE` of frames a second from one sensor through the single-frame intake; 0 = unlimited")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
 	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer `TOKEN` required by /metrics (default: open for probes)")
@@ -363,6 +378,7 @@ func (c *config) validate() error {
 	errs = c.validateCore(errs)
 	errs = c.validateZones(errs)
 	errs = c.validateHTTP(errs)
+	errs = c.validateAddrs(errs)
 	errs = append(errs, c.validateAlerts())     // issue 19
 	errs = append(errs, c.validateGatePolicy()) // issue 33
 	if err := c.cotValidate(); err != nil {     // issue 18
@@ -424,6 +440,9 @@ func (c *config) validateHTTP(errs []error) []error {
 	if c.RateLimit < 0 {
 		errs = append(errs, errors.New("--rate-limit must not be negative"))
 	}
+	if c.IntakeSensorRate < 0 || c.IntakeSensorRate != c.IntakeSensorRate {
+		errs = append(errs, errors.New("--intake-sensor-rate must not be negative (0 = unlimited)"))
+	}
 	if c.HTTPMaxConns < 1 {
 		errs = append(errs, errors.New("--http-max-conns must be at least 1"))
 	}
@@ -434,6 +453,50 @@ func (c *config) validateHTTP(errs []error) []error {
 		errs = append(errs, fmt.Errorf("--replicas must be 1..5, got %d", c.Replicas))
 	}
 	return errs
+}
+
+// validateAddrs checks every HOST:PORT flag at start (issue 32): a
+// malformed --beast-connect address used to be retried for ever as if
+// the receiver were down. An address to connect to needs a host and a
+// port 1..65535; one to listen on may leave the host empty (every
+// interface) and use port 0 (any free port).
+func (c *config) validateAddrs(errs []error) []error {
+	for _, a := range []struct {
+		flag, addr string
+		dial       bool
+	}{
+		{"--http-addr", c.HTTPAddr, false}, {"--nats-listen", c.NATSListen, false}, {"--nats-monitor", c.NATSMonitor, false},
+		{"--beast-listen", c.BeastListen, false}, {"--avr-listen", c.AVRListen, false}, {"--mavlink-udp", c.MAVLinkUDP, false},
+		{"--sbs-listen", c.SBSListen, false}, {"--beast-out-listen", c.BeastOutListen, false},
+		{"--beast-connect", c.BeastConnect, true}, {"--avr-connect", c.AVRConnect, true}, {"--sbs-connect", c.SBSConnect, true},
+		{"--beast-out-connect", c.BeastOutConnect, true}, {"--mavlink-tcp", c.MAVLinkTCP, true},
+	} {
+		if a.addr == "" || a.flag == "--nats-listen" && !bus.Listens(a.addr) {
+			continue
+		}
+		if err := checkAddr(a.addr, a.dial); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
+		}
+	}
+	return errs
+}
+
+// checkAddr says what is wrong with a HOST:PORT address, nil when nothing.
+func checkAddr(addr string, dial bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("want HOST:PORT (IPv6 in brackets, [::1]:30005): %w", err)
+	}
+	p, err := strconv.Atoi(port)
+	switch {
+	case err != nil || p < 0 || p > 65535:
+		return fmt.Errorf("the port must be a number 0..65535, got %q", port)
+	case dial && p == 0:
+		return errors.New("the port to connect to must be 1..65535")
+	case dial && host == "":
+		return errors.New("a host to connect to is needed")
+	}
+	return nil
 }
 
 // mavlinkKey returns the configured signing key, nil when none.
@@ -482,6 +545,7 @@ func (c *config) readsbFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.BeastOutListen, "beast-out-listen", c.BeastOutListen, "serve received frames as Beast on `HOST:PORT` (like readsb's 30005)")
 	fs.StringVar(&c.BeastOutConnect, "beast-out-connect", c.BeastOutConnect, "push received frames as Beast to the aggregator at `HOST:PORT`, reconnecting")
 	fs.BoolVar(&c.BeastOutAll, "beast-out-all", c.BeastOutAll, "relay frames whose CRC does not check too (default: CRC-checked frames only)")
+	fs.BoolVar(&c.DemoOutputs, "demo-outputs", c.DemoOutputs, "let simulated traffic (--demo, cuasd simulate) out through Beast out, SBS and aircraft.json too (marked \"simulated\" in aircraft.json); by default those feeds carry only what was received")
 }
 
 func (c *CoTFlags) cotFlags(fs *flag.FlagSet) {

@@ -3,12 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cuasd/cuasd/internal/secretfile"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/cot"
 )
@@ -49,7 +49,7 @@ func (l *stringList) UnmarshalYAML(n *yaml.Node) error {
 func (c *CoTFlags) tlsFiles() (cot.TLSFiles, error) {
 	f := cot.TLSFiles{Cert: c.TAKCert, Key: c.TAKKey, CA: c.TAKCA, P12: c.TAKP12, P12Password: c.TAKP12Password}
 	if c.TAKP12PasswordFile != "" {
-		b, err := os.ReadFile(c.TAKP12PasswordFile)
+		b, err := secretfile.Read(c.TAKP12PasswordFile, secretfile.MaxKey)
 		if err != nil {
 			return f, fmt.Errorf("--tak-p12-password-file: %w", err)
 		}

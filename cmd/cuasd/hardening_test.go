@@ -275,3 +275,29 @@ func TestNATSMonitor(t *testing.T) {
 		t.Errorf("a non-loopback monitor without --insecure-open: %v", err)
 	}
 }
+
+// TestUDPKernelDropsExported (issue 32, item 4): each UDP input's kernel
+// drops (datagrams lost to a full receive buffer before cuasd reads them)
+// are a metric; ingest.TestUDPKernelDrops checks the count itself.
+func TestUDPKernelDropsExported(t *testing.T) {
+	base, lines, stop := startServeLines(t, "--mavlink-udp", "127.0.0.1:0", "--json-udp", "127.0.0.1:0")
+	defer stop()
+	var udp []string
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter "); ok {
+			k, v, _ := strings.Cut(a, "=")
+			if k == "mavlink-udp" || k == "json-udp" {
+				udp = append(udp, `cuasd_udp_kernel_drops_total{source="`+k+" "+v+`"} 0`)
+			}
+		}
+	}
+	if len(udp) != 2 {
+		t.Fatalf("UDP adapters in %q", lines)
+	}
+	_, m := get(t, strings.TrimSuffix(base, "/api/cuas")+"/metrics")
+	for _, want := range udp {
+		if !strings.Contains(string(m), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,19 +13,28 @@ import (
 	"github.com/cuasd/cuasd/bus"
 )
 
-// TestSingleFrameIntake: an anonymous sensor on the embedded NATS sends one
-// ADS-B frame per request to cuas.in.adsb.{sensor}; each is answered +OK
-// once stored, and the aircraft appears in /v1/tracks with its callsign.
-func TestSingleFrameIntake(t *testing.T) {
-	base, natsURL, stop := startServeNATS(t)
-	defer stop()
+// startIntakeClient starts cuasd serve with its NATS listener (and
+// extra flags), connects an anonymous sensor to it and returns the API
+// base, the connection and pyModeS' identification frame (EZY85MH, ICAO
+// 406B90); the test's cleanup stops both.
+func startIntakeClient(t *testing.T, extra ...string) (base string, nc *nats.Conn, frame []byte) {
+	t.Helper()
+	base, natsURL, stop := startServeNATS(t, extra...)
+	t.Cleanup(stop)
 	nc, err := nats.Connect(natsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	// pyModeS' identification vector (EZY85MH, ICAO 406B90).
-	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	t.Cleanup(nc.Close)
+	frame, _ = hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	return base, nc, frame
+}
+
+// TestSingleFrameIntake: an anonymous sensor on the embedded NATS sends one
+// ADS-B frame per request to cuas.in.adsb.{sensor}; each is answered +OK
+// once stored, and the aircraft appears in /v1/tracks with its callsign.
+func TestSingleFrameIntake(t *testing.T) {
+	base, nc, frame := startIntakeClient(t)
 	for i := 1; i <= 3; i++ {
 		m := nats.NewMsg(bus.IntakeSubject("adsb", "sdr-script"))
 		m.Data = frame
@@ -52,4 +62,17 @@ func msgText(m *nats.Msg) string {
 		return ""
 	}
 	return string(m.Data)
+}
+
+// TestIntakeSensorLimitFlags: --intake-sensor-bytes bounds one sensor's
+// frames through the intake (issue 32): a frame larger than a second's
+// budget is answered -ERR rate_limited, a small one +OK.
+func TestIntakeSensorLimitFlags(t *testing.T) {
+	_, nc, frame := startIntakeClient(t, "--intake-sensor-bytes", "100")
+	for data, want := range map[string]string{string(frame): "+OK", string(make([]byte, 200)): "-ERR rate_limited: sensor sdr-script is over 100 bytes a second"} {
+		reply, err := nc.Request(bus.IntakeSubject("mavlink", "sdr-script"), []byte(data), 5*time.Second)
+		if err != nil || !strings.HasPrefix(string(reply.Data), want) {
+			t.Errorf("%d bytes: %v %q, want %q", len(data), err, msgText(reply), want)
+		}
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cuasd/cuasd/ingest/mavudp"
 	"github.com/cuasd/cuasd/ingest/sensors/jsonudp"
 	"github.com/cuasd/cuasd/sim"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/net/netutil"
 )
 
@@ -195,5 +196,26 @@ func declareCounters(pub *ingest.Publisher, sources []ingest.Source) {
 		if c, ok := src.(ingest.Counted); ok {
 			pub.Declare(c.Counters())
 		}
+	}
+}
+
+// registerKernelDrops exports, for each source reading a UDP socket, the
+// datagrams the kernel dropped for it (issue 32): a burst beyond the
+// socket's receive buffer is lost before cuasd reads it, and only the
+// kernel counts it.
+func registerKernelDrops(reg prometheus.Registerer, sources []ingest.Source) {
+	for _, src := range sources {
+		kd, ok := src.(ingest.KernelDropper)
+		if !ok {
+			continue
+		}
+		_ = reg.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "cuasd_udp_kernel_drops_total",
+			Help:        "Datagrams the kernel dropped for a UDP input's full receive buffer (/proc/net/udp drops), by source.",
+			ConstLabels: prometheus.Labels{"source": src.Name()},
+		}, func() float64 {
+			d, _ := kd.KernelDrops()
+			return float64(d)
+		}))
 	}
 }

@@ -23,7 +23,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		w, err := readsbjson.New(readsbjson.Config{Dir: cfg.JSONDir, Drones: cfg.ReadsbDrones, Frames: cfg.ReadsbFrames, Lat: lat, Lon: lon,
+		w, err := readsbjson.New(readsbjson.Config{Dir: cfg.JSONDir, Drones: cfg.ReadsbDrones, Simulated: cfg.DemoOutputs, Frames: cfg.ReadsbFrames, Lat: lat, Lon: lon,
 			Version: version(), Log: s.log})
 		if err != nil {
 			return nil, fmt.Errorf("--json-dir: %w", err)
@@ -37,6 +37,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 			return nil, listenError("--sbs-listen", cfg.SBSListen, err)
 		}
 		o.Reduce = cfg.SBSReduce // issue 30
+		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)
 	}
@@ -45,11 +46,13 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, listenError("--beast-out-listen", cfg.BeastOutListen, err)
 		}
+		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	if cfg.BeastOutConnect != "" {
 		o := beastout.Connect(cfg.BeastOutConnect, cfg.BeastOutAll, s.log)
+		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)
 	}

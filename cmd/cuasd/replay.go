@@ -7,8 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/lifecycle"
@@ -26,16 +24,17 @@ extension. A capture with no valid frame for its format is an error.`
 
 // replayOptions are the flags of cuasd replay.
 type replayOptions struct {
-	file, format, url, sensor, protocol string
-	speed                               float64
-	maxSpeed, keepTime                  bool
+	file, format, sensor, protocol string
+	nats                           natsClientFlags
+	speed                          float64
+	maxSpeed, keepTime             bool
 }
 
 func parseReplay(args []string, getenv func(string) string, stdout, stderr io.Writer) (replayOptions, error) {
 	var o replayOptions
 	fs := newFlagSet("cuasd replay", replayUsage, args, stdout, stderr)
 	fs.StringVar(&o.format, "format", "", "capture `FORMAT`: beast, avr, tlog, pcap or hex (default: recognised)")
-	fs.StringVar(&o.url, "nats-url", envOr(getenv, "CUAS_NATS_URL", "nats://127.0.0.1:4222"), "NATS `URL` of the running cuasd (CUAS_NATS_URL)")
+	o.nats.register(fs)
 	fs.StringVar(&o.sensor, "sensor", "replay", "sensor `NAME` to publish as")
 	fs.StringVar(&o.protocol, "protocol", "", "`PROTOCOL` of --format hex input: adsb, remoteid or mavlink")
 	fs.Float64Var(&o.speed, "speed", 1, "replay speed `FACTOR` (2 = twice as fast)")
@@ -52,6 +51,9 @@ func parseReplay(args []string, getenv func(string) string, stdout, stderr io.Wr
 	if o.speed <= 0 {
 		return o, errors.New("replay: --speed must be positive")
 	}
+	if !bus.ValidSensor(o.sensor) {
+		return o, fmt.Errorf("replay: --sensor %q: want %s", o.sensor, bus.SensorRule)
+	}
 	return o, nil
 }
 
@@ -67,9 +69,9 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("replay: %w", err)
 	}
-	nc, err := nats.Connect(o.url, nats.Name("cuasd replay"))
+	nc, err := o.nats.target(getenv).connect("cuasd replay")
 	if err != nil {
-		return fmt.Errorf("replay: connect %s: %w", o.url, err)
+		return fmt.Errorf("replay: %w", err)
 	}
 	defer nc.Close()
 	js, err := bus.ConnectJetStream(nc, 0)
@@ -102,11 +104,4 @@ func loadReplay(o *replayOptions) (*ingest.Replay, error) {
 	}
 	return ingest.NewReplay(ingest.ReplayConfig{Format: o.format, Protocol: o.protocol, Sensor: o.sensor,
 		Speed: o.speed, Max: o.maxSpeed, CaptureTime: o.keepTime, Name: inputName(o.file)}, data)
-}
-
-func envOr(getenv func(string) string, k, def string) string {
-	if v := getenv(k); v != "" {
-		return v
-	}
-	return def
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cuasd/cuasd/bus"
 )
 
 func TestRefusesOpenNonLoopback(t *testing.T) {
@@ -80,7 +82,8 @@ func TestNATSSensorCredentials(t *testing.T) {
 	if _, err := nats.Connect(url, nats.Timeout(2*time.Second)); err == nil {
 		t.Fatal("anonymous NATS connection accepted")
 	}
-	nc, err := nats.Connect(url, nats.UserInfo("rx1", "correct-horse-battery"))
+	// A sensor reads its acknowledgements on its own inboxes (issue 32).
+	nc, err := nats.Connect(url, nats.UserInfo("rx1", "correct-horse-battery"), nats.CustomInboxPrefix(bus.InboxPrefix("rx1")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,13 +55,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 // service is everything `cuasd serve` runs. Each field is set by the Start
 // of the component that owns it, before any later component starts.
 type service struct {
-	cfg    config
-	log    *slog.Logger
-	out    io.Writer
-	start  time.Time
-	reg    *prometheus.Registry
-	status *lifecycle.Status
-	group  lifecycle.Group
+	cfg   config
+	log   *slog.Logger
+	out   io.Writer
+	start time.Time
+	reg   *prometheus.Registry
+	// oversize counts NATS messages refused for their size (issue 32).
+	oversize prometheus.Counter
+	status   *lifecycle.Status
+	group    lifecycle.Group
 
 	// Bound before anything else, so that an address in use stops the
 	// start before the data directory is touched.
@@ -115,7 +117,7 @@ func (s *service) components() []lifecycle.Component {
 	cs := []lifecycle.Component{
 		{Name: "listeners", Start: s.bindListeners, Stop: s.closeListeners},
 		{Name: "data directory", Start: s.lockDataDir, Stop: func(context.Context) error { return s.lock.Release() }},
-		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { return s.bus.Close(ctx) }},
+		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { removeNATSURL(s.cfg.DataDir); return s.bus.Close(ctx) }},
 		{Name: "drone database", Start: s.loadDrones},
 		{Name: "ledger", Start: s.openLedger, Stop: func(context.Context) error { return s.ledger.Close() }},
 		{Name: "zones", Start: s.openZones, Stop: func(context.Context) error { return s.zones.Close() }},
@@ -142,6 +144,7 @@ func (s *service) lockDataDir(context.Context) error {
 }
 
 func (s *service) startBus(ctx context.Context) error {
+	s.busOpts.OnOversize = s.oversizeCounter().Inc
 	b, err := bus.Start(ctx, s.busOpts)
 	if err != nil {
 		return err
@@ -156,7 +159,23 @@ func (s *service) startBus(ctx context.Context) error {
 	}
 	s.bus = b
 	s.publisher = ingest.NewPublisher(b.JetStream(), s.reg)
+	if err := writeNATSURL(s.cfg.DataDir, b.ClientURL()); err != nil {
+		s.log.Warn("cannot record the NATS URL for cuasd replay and simulate", "err", err)
+	}
 	return nil
+}
+
+// oversizeCounter is cuasd_nats_oversize_refused_total, made and
+// registered once however often the bus starts.
+func (s *service) oversizeCounter() prometheus.Counter {
+	if s.oversize == nil {
+		s.oversize = prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cuasd_nats_oversize_refused_total",
+			Help: "Client messages the embedded NATS server refused for exceeding bus.MaxMessageBytes (1 MiB); the client was disconnected.",
+		})
+		s.reg.MustRegister(s.oversize)
+	}
+	return s.oversize
 }
 
 func (s *service) loadDrones(context.Context) error {
@@ -386,8 +405,11 @@ func (s *service) inputs() lifecycle.Component {
 		// sensor script publishes one frame per message.
 		// HTTP ingest is one too: requests reach the pipeline only while
 		// the inputs run.
-		sources := append([]ingest.Source{ingest.NewIntake(s.bus.Conn, s.log, s.reg), s.httpIn}, s.sources...)
+		intake := ingest.NewIntake(s.bus.Conn, s.log, s.reg)
+		intake.Limits = &ingest.SensorLimits{FramesPerSecond: s.cfg.IntakeSensorRate, BytesPerSecond: float64(s.cfg.IntakeSensorBytes)}
+		sources := append([]ingest.Source{intake, s.httpIn}, s.sources...)
 		declareCounters(s.publisher, sources)
+		registerKernelDrops(s.reg, sources)
 		var wg sync.WaitGroup
 		for _, src := range sources {
 			// Registered before the goroutine runs, so that the HTTP

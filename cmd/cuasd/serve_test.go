@@ -266,3 +266,30 @@ allowlist:
 		t.Fatal("a geofence at latitude 95 was accepted")
 	}
 }
+
+// TestMalformedAddressFailsAtStart (issue 32, item 4): a malformed
+// --beast-connect address was retried for ever as if the receiver were
+// down. Every HOST:PORT flag is now checked at start, and the error names
+// the flag.
+func TestMalformedAddressFailsAtStart(t *testing.T) {
+	for _, tc := range []struct{ flag, addr, want string }{
+		{"--beast-connect", "receiver", "want HOST:PORT"},
+		{"--beast-connect", "receiver:30005x", "the port must be a number"},
+		{"--avr-connect", ":30002", "a host to connect to is needed"},
+		{"--sbs-connect", "dump1090:0", "1..65535"},
+		{"--mavlink-tcp", "127.0.0.1", "want HOST:PORT"},
+		{"--beast-out-connect", "agg:99999", "the port must be a number"},
+		{"--beast-listen", "0.0.0.0", "want HOST:PORT"},
+		{"--mavlink-udp", "127.0.0.1:port", "the port must be a number"},
+	} {
+		t.Run(tc.flag+" "+tc.addr, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := run(ctx, []string{"serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off", tc.flag, tc.addr},
+				func(string) string { return "" }, io.Discard, io.Discard)
+			if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), tc.flag+` "`+tc.addr+`"`) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s %s: %v, want a start-up error naming the flag and %q", tc.flag, tc.addr, err, tc.want)
+			}
+		})
+	}
+}

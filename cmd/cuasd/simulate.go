@@ -7,8 +7,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/lifecycle"
@@ -24,7 +22,8 @@ func runSimulate(ctx context.Context, args []string, getenv func(string) string,
 Publishes synthetic aircraft (ADS-B), drones (Remote ID), MAVLink vehicles and
 a swarm to a running cuasd over NATS, through the same raw subjects as real
 receivers (--rate N for load tests).`, args, stdout, stderr)
-	url := fs.String("nats-url", envOr(getenv, "CUAS_NATS_URL", "nats://127.0.0.1:4222"), "NATS `URL` of the running cuasd (CUAS_NATS_URL)")
+	var nf natsClientFlags
+	nf.register(fs)
 	cfg := sim.DefaultDemo()
 	fs.IntVar(&cfg.Aircraft, "aircraft", cfg.Aircraft, "`N` aircraft broadcasting ADS-B")
 	fs.IntVar(&cfg.Drones, "drones", cfg.Drones, "`N` drones broadcasting Remote ID")
@@ -35,6 +34,7 @@ receivers (--rate N for load tests).`, args, stdout, stderr)
 	fs.Float64Var(&cfg.CenterLon, "lon", sim.DemoSite[1], "longitude of the protected site, in `DEGREES`")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "target `RATE` in frames per second (0: realistic broadcast rates)")
 	fs.DurationVar(&cfg.Duration, "duration", 0, "stop after this long, a `DURATION` (0: until interrupted)")
+	fs.IntVar(&cfg.IDBase, "id-base", 100000, "offset `N` of the drone serials, operator ids and MAVLink system ids (and, non-zero, aircraft addresses from 0x3C0000): the default never collides with a --demo's ids; 0 reuses them")
 	sensor := fs.String("sensor", "sim", "sensor `NAME` (the last token of the raw subjects)")
 	batch := fs.Bool("batch", false, "publish one lp-framed batch per protocol and tick instead of one message per frame")
 	if err := fs.Parse(args); err != nil {
@@ -43,12 +43,15 @@ receivers (--rate N for load tests).`, args, stdout, stderr)
 	if fs.NArg() > 0 {
 		return fmt.Errorf("simulate: unexpected arguments %v", fs.Args())
 	}
+	if !bus.ValidSensor(*sensor) {
+		return fmt.Errorf("simulate: --sensor %q: want %s", *sensor, bus.SensorRule)
+	}
 	if cfg.Aircraft < 0 || cfg.Drones < 0 || cfg.MAVLink < 0 || cfg.SwarmSize < 0 || cfg.Rate < 0 {
 		return errors.New("simulate: counts and rate must not be negative")
 	}
-	nc, err := nats.Connect(*url, nats.Name("cuasd simulate"))
+	nc, err := nf.target(getenv).connect("cuasd simulate")
 	if err != nil {
-		return fmt.Errorf("simulate: connect %s: %w", *url, err)
+		return fmt.Errorf("simulate: %w", err)
 	}
 	defer nc.Close()
 	js, err := bus.ConnectJetStream(nc, 65536)

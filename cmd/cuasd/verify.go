@@ -27,9 +27,10 @@ directory). Without --pubkey the signatures are not checked and the bundle
 does not verify.
 
 --checkpoint is a checkpoint you trust independently (a signed note, or the
-JSON of GET /v1/receipt/checkpoint). If it is for a larger tree than the
-bundle's, give --consistency: the JSON of
-GET /v1/receipt/proof/consistency?first=<bundle tree_size>&second=<its size>.
+JSON of GET /v1/receipt/checkpoint). If its tree and the bundle's differ in
+size, give --consistency: the JSON of
+GET /v1/receipt/proof/consistency?first=<the smaller>&second=<the larger>
+(a checkpoint kept from before a backup is older than a later bundle's tree).
 
 --envelope-out and --record-out write the DSSE envelope and the record (the
 exact bytes the statement's subject digest covers), the inputs of
@@ -201,6 +202,9 @@ func readConsistency(path string, from uint64, cp []byte) ([][]byte, error) {
 	_, to, _, err := ledger.ParseCheckpoint(cp)
 	if err != nil {
 		return nil, fmt.Errorf("verify: --checkpoint: %w", err)
+	}
+	if to < from {
+		from, to = to, from // a trusted checkpoint older than the bundle's tree: the proof runs from it
 	}
 	if *a.First != from || *a.Second != to {
 		return nil, fmt.Errorf("verify: --consistency proves %d -> %d; the bundle and checkpoint need %d -> %d", *a.First, *a.Second, from, to)

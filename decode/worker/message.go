@@ -58,10 +58,8 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	// A receive time far ahead of the storage time would make a track
 	// last_seen years in the future (issue 23): the message is a dead
 	// letter, kept with its reason, rather than decoded.
-	if bad := futureRecv(meta); bad != "" {
-		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "recv_time", detail: bad})
-	} else if meta.ClockErr {
-		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"})
+	if reason, detail := refuseMessage(meta); reason != "" {
+		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: reason, detail: detail})
 	} else {
 		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
@@ -93,6 +91,28 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 // of JetStream's storage time (clock skew between a receiver and the
 // server).
 const MaxRecvAhead = 5 * time.Minute
+
+// refuseMessage says why a whole raw message is a dead letter rather than
+// decoded ("" when it is not): a sensor name outside the one rule
+// (bus.ValidSensor; a raw publisher names it in its subject or
+// Cuas-Sensor header, and the name reaches metrics, events and the
+// history's exports, issue 32), or a receive time far in the future.
+func refuseMessage(meta Meta) (reason, detail string) {
+	if !bus.ValidSensor(meta.Sensor) {
+		name := meta.Sensor
+		if len(name) > bus.MaxSensorName {
+			name = name[:bus.MaxSensorName] + "…"
+		}
+		return "sensor", fmt.Sprintf("sensor name %q: want %s", name, bus.SensorRule)
+	}
+	if bad := futureRecv(meta); bad != "" {
+		return "recv_time", bad
+	}
+	if meta.ClockErr {
+		return "framing", "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"
+	}
+	return "", ""
+}
 
 // futureRecv says why meta's receive time is unacceptable, or "".
 func futureRecv(meta Meta) string {
@@ -223,6 +243,7 @@ func Stamp(obs []decode.Observation, proto decode.Protocol, meta Meta) {
 			o.TimeUnixNano = meta.RecvUnixNano
 		}
 		o.IngestUnixNano = meta.IngestUnixNano
+		o.Simulated = meta.Simulated
 		if o.Signal == 0 {
 			o.Signal = meta.Signal
 		}
@@ -232,11 +253,22 @@ func Stamp(obs []decode.Observation, proto decode.Protocol, meta Meta) {
 	}
 }
 
+// MaxDeadLetterBytes is how much of a refused frame or message a dead
+// letter keeps (the largest frame of any protocol, a MAVLink frame's
+// bound): enough to see what a sender sent, while a flood of garbage
+// messages near bus.MaxMessageBytes does not copy itself whole into
+// CUAS_DEAD (issue 32). A cut dead letter says so in Cuas-Truncated.
+const MaxDeadLetterBytes = 64 << 10
+
 // deadMsg is the CUAS_DEAD message of a dead letter of raw message seq. Its
 // de-duplication id derives from the raw message, so every instance and
 // every redelivery that decodes the same frame stores it once.
 func deadMsg(protocol string, seq uint64, meta Meta, d deadLetter) *nats.Msg {
 	msg := &nats.Msg{Subject: bus.DeadSubject(protocol), Data: d.frame, Header: nats.Header{}}
+	if len(d.frame) > MaxDeadLetterBytes {
+		msg.Data = d.frame[:MaxDeadLetterBytes]
+		msg.Header.Set(bus.HeaderTruncated, strconv.Itoa(len(d.frame)))
+	}
 	msg.Header.Set(bus.HeaderReason, d.reason+": "+d.detail)
 	msg.Header.Set(bus.HeaderSensor, meta.Sensor)
 	msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(meta.RecvUnixNano, 10))

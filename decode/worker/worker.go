@@ -29,6 +29,8 @@ type Meta struct {
 	Signal float64
 	// ProductType is the Cuas-Product-Type header (issue 25; 0: none).
 	ProductType uint16
+	// Simulated is the Cuas-Simulated header: a simulator made the frame.
+	Simulated bool
 	// StoredUnixNano is when JetStream stored the raw message (0:
 	// unknown): the server's clock, against which a receiver's stated
 	// receive time is bounded.
@@ -312,28 +314,42 @@ func (w *Worker) process(ctx context.Context, msgs []bus.Msg) []pending {
 
 // publishObservations publishes the decoded observations of raw message
 // seq: one message per track-key partition, holding that partition's
-// observations in order, de-duplicated by the raw sequence.
+// observations in order, de-duplicated by the raw sequence. A partition
+// whose observations outgrow bus.MaxBatchBytes (NATS's message limit) is
+// published in several messages, the later ones with ids "…-g.k".
 func (w *Worker) publishObservations(seq uint64, futures []bus.PubAckFuture) ([]bus.PubAckFuture, bool) {
 	obs := w.dec.obs
 	var parts [bus.ObsPartitions][]byte
-	counts := [bus.ObsPartitions]int{}
+	var counts, chunks [bus.ObsPartitions]int
+	flush := func(g int) bool {
+		id := "o" + strconv.FormatUint(seq, 10) + "-" + strconv.Itoa(g)
+		if chunks[g] > 0 {
+			id += "." + strconv.Itoa(chunks[g])
+		}
+		msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: parts[g], Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderMsgID, id)
+		fut, err := w.js.PublishAsync(msg)
+		if err != nil {
+			return false
+		}
+		futures = append(futures, fut)
+		w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
+		parts[g], counts[g] = nil, 0
+		chunks[g]++
+		return true
+	}
 	for j := range obs {
 		p := bus.ObsPartition(obs[j].Key)
 		parts[p] = obs[j].AppendBatch(parts[p])
 		counts[p]++
-	}
-	for g, body := range parts {
-		if len(body) == 0 {
-			continue
-		}
-		msg := &nats.Msg{Subject: bus.ObsSubject(w.proto, g), Data: body, Header: nats.Header{}}
-		msg.Header.Set(bus.HeaderMsgID, "o"+strconv.FormatUint(seq, 10)+"-"+strconv.Itoa(g))
-		fut, err := w.js.PublishAsync(msg)
-		if err != nil {
+		if len(parts[p]) >= bus.MaxBatchBytes && !flush(p) {
 			return futures, true
 		}
-		futures = append(futures, fut)
-		w.m.obs.WithLabelValues(w.proto).Add(float64(counts[g]))
+	}
+	for g := range parts {
+		if len(parts[g]) > 0 && !flush(g) {
+			return futures, true
+		}
 	}
 	return futures, false
 }
@@ -354,7 +370,7 @@ func (w *Worker) publishDead(seq uint64, meta Meta, futures []bus.PubAckFuture) 
 // falls back to JetStream's storage time from md (unknown without ok).
 func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 	h := m.Header()
-	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier)}
+	meta := Meta{Sensor: h.Get(bus.HeaderSensor), Carrier: h.Get(bus.HeaderCarrier), Simulated: h.Get(bus.HeaderSimulated) == "1"}
 	meta.RecvUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderRecvTime), 10, 64)
 	meta.IngestUnixNano, _ = strconv.ParseInt(h.Get(bus.HeaderIngestTime), 10, 64)
 	if s := h.Get(bus.HeaderSignal); s != "" {

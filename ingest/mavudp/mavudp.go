@@ -281,6 +281,10 @@ func (u *UDP) Addr() net.Addr { return u.conn.LocalAddr() }
 // Stats returns the counters.
 func (u *UDP) Stats() Stats { return u.c.snapshot() }
 
+// KernelDrops implements ingest.KernelDropper: the datagrams the kernel
+// dropped for this socket's full receive buffer.
+func (u *UDP) KernelDrops() (uint64, bool) { return ingest.UDPKernelDrops(u.conn) }
+
 // Run implements ingest.Source: it reads datagrams until ctx ends (then it
 // closes the socket, publishes what is queued and returns nil) or the
 // socket fails.

@@ -17,7 +17,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/secretfile"
 )
 
 // Config is a parsed rule file: where alerts go (Sinks) and when they are
@@ -51,6 +53,8 @@ type SinkConfig struct {
 
 	// Secret is the key read from SecretFile (nil without one).
 	Secret []byte `yaml:"-"`
+	// secretLine is the line of SecretFile in the file.
+	secretLine int
 	// TimeoutD and GiveUpD are Timeout and GiveUp parsed.
 	TimeoutD, GiveUpD time.Duration `yaml:"-"`
 }
@@ -82,6 +86,9 @@ type Rule struct {
 	// Min and CooldownD are MinDecision and Cooldown parsed.
 	Min       gate.Decision `yaml:"-"`
 	CooldownD time.Duration `yaml:"-"`
+
+	// zoneLines are the lines of Zones in the file, for CheckZones.
+	zoneLines []int
 }
 
 // Defaults of a sink and a rule.
@@ -236,6 +243,7 @@ func (v *validator) sinks(c *Config) {
 		}
 		seen[s.Name] = true
 		v.sinkTarget(s, p)
+		s.secretLine = v.line(append(p, "secret_file"))
 		s.TimeoutD = v.duration(s.Timeout, DefaultTimeout, append(p, "timeout"))
 		s.GiveUpD = v.duration(s.GiveUp, DefaultGiveUp, append(p, "give_up"))
 	}
@@ -331,7 +339,15 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 			v.fail(append(p, "sinks", j), "unknown sink %q", s)
 		}
 	}
+	v.ruleLists(r, p)
+}
+
+// ruleLists checks a rule's zones, classes and protocols, and keeps the
+// zones' lines for CheckZones.
+func (v *validator) ruleLists(r *Rule, p []any) {
+	r.zoneLines = make([]int, len(r.Zones))
 	for j, z := range r.Zones {
+		r.zoneLines[j] = v.line(append(p, "zones", j))
 		if z == "" {
 			v.fail(append(p, "zones", j), "empty zone id")
 		}
@@ -341,6 +357,21 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 			v.fail(append(p, "classes", j), "unknown class %q (known: aircraft, drone, unknown)", c)
 		}
 	}
+	// An unknown or miscased protocol ("remoteID") matched nothing, so the
+	// rule never fired (issue 32): refused, naming the known ones.
+	for j, proto := range r.Protocols {
+		if !decode.Protocol(proto).Valid() {
+			v.fail(append(p, "protocols", j), "unknown protocol %q: want one of %s (lower case)", proto, strings.Join(decode.ProtocolNames(), ", "))
+		}
+	}
+}
+
+// line is the line of the node at path, or 0.
+func (v *validator) line(path []any) int {
+	if n := lookup(v.root, path); n != nil {
+		return n.Line
+	}
+	return 0
 }
 
 // Resolve checks what Parse cannot: that every zone of a rule exists
@@ -358,9 +389,14 @@ func (c *Config) CheckZones(file string, zones []string) error {
 	}
 	var errs []error
 	for i := range c.Rules {
-		for _, z := range c.Rules[i].Zones {
+		r := &c.Rules[i]
+		for j, z := range r.Zones {
 			if !slices.Contains(zones, z) {
-				errs = append(errs, &Error{File: file, Key: fmt.Sprintf("rules[%d].zones", i), Msg: fmt.Sprintf("unknown zone %q (known: %s)", z, strings.Join(zones, ", "))})
+				line := 0
+				if j < len(r.zoneLines) {
+					line = r.zoneLines[j]
+				}
+				errs = append(errs, &Error{File: file, Line: line, Key: fmt.Sprintf("rules[%d].zones", i), Msg: fmt.Sprintf("unknown zone %q (known: %s)", z, strings.Join(zones, ", "))})
 			}
 		}
 	}
@@ -369,7 +405,9 @@ func (c *Config) CheckZones(file string, zones []string) error {
 
 func (c *Config) readSecrets(file string, readFile func(string) ([]byte, error)) error {
 	if readFile == nil {
-		readFile = os.ReadFile
+		// A regular file of at most MaxSecretFile bytes, never a device or
+		// FIFO (secret_file: /dev/zero was read for 1.8 GB, issue 32).
+		readFile = func(p string) ([]byte, error) { return secretfile.Read(p, MaxSecretFile) }
 	}
 	var errs []error
 	for i := range c.Sinks {
@@ -382,9 +420,9 @@ func (c *Config) readSecrets(file string, readFile func(string) ([]byte, error))
 		switch {
 		case err != nil:
 			// The path is not secret; the error names it, never its content.
-			errs = append(errs, &Error{File: file, Key: key, Msg: "cannot read the secret file: " + err.Error()})
+			errs = append(errs, &Error{File: file, Line: s.secretLine, Key: key, Msg: "cannot read the secret file: " + err.Error()})
 		case len(bytes.TrimSpace(b)) == 0 || len(b) > MaxSecretFile:
-			errs = append(errs, &Error{File: file, Key: key, Msg: fmt.Sprintf("secret file %s must hold 1..%d bytes", s.SecretFile, MaxSecretFile)})
+			errs = append(errs, &Error{File: file, Line: s.secretLine, Key: key, Msg: fmt.Sprintf("secret file %s must hold 1..%d bytes", s.SecretFile, MaxSecretFile)})
 		default:
 			s.Secret = bytes.TrimSpace(b)
 		}

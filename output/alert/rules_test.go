@@ -3,7 +3,9 @@ package alert
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +55,9 @@ func TestParseErrorsNameLineAndKey(t *testing.T) {
 		{"not yaml", "sinks: [\n", "f.yaml:1: did not find expected node content"},
 		{"bad format", strings.Replace(base, "/x\n", "/x\n    format: teams\n", 1), `format must be cuas or slack, got "teams"`},
 		{"lambda range", base + "    min_lambda: 2\n", "min_lambda must be within 0..1"},
+		// Issue 32: a miscased or unknown protocol was accepted and the rule never fired.
+		{"miscased protocol", base + "    protocols: [adsb, remoteID]\n", `f.yaml:7: rules[0].protocols[1]: unknown protocol "remoteID": want one of adsb, remoteid, mavlink, dji`},
+		{"unknown protocol", base + "    protocols:\n      - lora\n", `f.yaml:8: rules[0].protocols[0]: unknown protocol "lora"`},
 		{"unknown class", base + "    classes: [drone, ufo]\n", `f.yaml:7: rules[0].classes[1]: unknown class "ufo" (known: aircraft, drone, unknown)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,9 +79,37 @@ func TestResolveZonesAndSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.Resolve("f.yaml", []string{"demo-site"}, nil)
-	for _, want := range []string{`rules[0].zones: unknown zone "nowhere" (known: demo-site)`, "sinks[0].secret_file: cannot read the secret file"} {
+	// Each names its file and line (issue 32).
+	for _, want := range []string{`f.yaml:7: rules[0].zones: unknown zone "nowhere" (known: demo-site)`, "f.yaml:4: sinks[0].secret_file: cannot read the secret file"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
+
+// TestSecretFileMustBeASmallRegularFile (issue 32): secret_file:
+// /dev/zero was read without limit (1.8 GB, SIGTERM ignored); a device,
+// a FIFO (whose open would block) or a directory now fails at once, as
+// does a regular file over MaxSecretFile.
+func TestSecretFileMustBeASmallRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"/dev/zero": "device, not a regular file", fifo: "FIFO, not a regular file",
+		dir: "directory, not a regular file", big: "at most 4096"} {
+		c, err := Parse("f.yaml", []byte("sinks:\n  - name: h\n    webhook: http://x/\n    secret_file: "+path+"\nrules:\n  - name: r\n    sinks: [h]\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Resolve("f.yaml", nil, nil)
+		if err == nil || !strings.Contains(err.Error(), "f.yaml:4: sinks[0].secret_file") || !strings.Contains(err.Error(), want) {
+			t.Errorf("secret_file %s: %v, want %q", path, err, want)
 		}
 	}
 }

@@ -21,9 +21,11 @@ const queueLen = 4096
 type Out struct {
 	addr string
 	all  bool
-	log  *slog.Logger
-	bc   *output.Broadcast     // listen
-	push *output.Queue[[]byte] // connect
+	// simulated relays simulated frames too (--demo-outputs; issue 34).
+	simulated bool
+	log       *slog.Logger
+	bc        *output.Broadcast     // listen
+	push      *output.Queue[[]byte] // connect
 }
 
 // Listen binds addr for Beast clients (readsb's --net-bo-port 30005).
@@ -41,6 +43,12 @@ func Listen(addr string, all bool, log *slog.Logger) (*Out, error) {
 func Connect(addr string, all bool, log *slog.Logger) *Out {
 	return &Out{addr: addr, all: all, log: log, push: output.NewQueue[[]byte](queueLen)}
 }
+
+// IncludeSimulated makes the output relay simulated frames too (cuasd's
+// --demo-outputs); by default a feeder never forwards made-up traffic to
+// an aggregator. Beast has no field to mark them: the simulator's frames
+// carry timestamp 0 and signal 0. Call it before Run.
+func (o *Out) IncludeSimulated(yes bool) { o.simulated = yes }
 
 // Name implements output.Output.
 func (o *Out) Name() string {
@@ -68,6 +76,9 @@ func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter)
 	lastExpire := time.Now().UnixNano()
 	send := o.send
 	unsub, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
+		if !o.simulated && bus.Simulated(m.Header) {
+			return
+		}
 		now := time.Now().UnixNano()
 		b, err := enc.AppendMsg(nil, m, now)
 		if err != nil {

@@ -151,3 +151,44 @@ func TestConnectPushesAndReconnects(t *testing.T) {
 		conn.Close() // the aggregator goes away; the output must come back
 	}
 }
+
+// TestSimulatedFramesStayInside: a feeder never relays the simulator's
+// frames (issue 34: with --demo, 542 made-up frames went out to an
+// aggregator) unless asked (IncludeSimulated, --demo-outputs). The
+// simulated message is published first: the first record a client reads
+// must be the received one.
+func TestSimulatedFramesStayInside(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := srv.Connect(t)
+	df17 := mustHex(t, "8D406B902015A678D4D220AA4BDA")
+	sim := &nats.Msg{Subject: bus.RawSubject("adsb", "demo"), Data: bus.AppendBeast(nil, '3', 0, 0, df17),
+		Header: nats.Header{bus.HeaderFraming: {bus.FramingBeast}, bus.HeaderSimulated: {"1"}}}
+	real := &nats.Msg{Subject: bus.RawSubject("adsb", "rx1"), Data: bus.AppendBeast(nil, '3', 0x42, 0x1a, df17),
+		Header: nats.Header{bus.HeaderFraming: {bus.FramingBeast}}}
+	for _, include := range []bool{false, true} {
+		o, err := Listen("127.0.0.1:0", false, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.IncludeSimulated(include)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { _ = o.Run(ctx, output.Conn(nc), nopRep{}) }()
+		c, err := net.Dial("tcp", o.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for o.bc.Clients() < 1 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		for _, m := range []*nats.Msg{sim, real} {
+			if err := nc.PublishMsg(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := readRecords(t, c, 1)[0]; (got.Timestamp == 0) != include {
+			t.Errorf("include=%v: first record has timestamp %#x (0 is the simulator's)", include, got.Timestamp)
+		}
+		c.Close()
+		cancel()
+	}
+}

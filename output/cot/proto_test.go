@@ -2,8 +2,11 @@ package cot
 
 import (
 	"bytes"
+	"context"
+	"log/slog"
 	"net"
 	"reflect"
+	"sync/atomic"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -52,13 +55,21 @@ func TestUDPProtocol1(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	s, err := NewUDP("udp://"+l.LocalAddr().String()+"?protocol=1", UDPOptions{}, Options{})
+	logs := &connectedFormat{Handler: slog.DiscardHandler}
+	s, err := NewUDP("udp://"+l.LocalAddr().String()+"?protocol=1", UDPOptions{}, Options{Log: slog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nc, _ := runSink(t, s)
 	publishTrack(t, nc, airliner())
 	d := readDatagrams(t, l, 1)[0]
+	// Issue 34: the log and /v1/outputs name the real format, not "CoT XML".
+	if f, logged := s.Sinks()[0].Format, logs.got.Load(); f != "TAK Protocol version 1" || logged != "TAK Protocol version 1" {
+		t.Errorf("format %q; logged %v", f, logged)
+	}
+	if x, _ := NewUDP(l.LocalAddr().String(), UDPOptions{}, Options{}); x.Sinks()[0].Format != "CoT XML" {
+		t.Errorf("an XML sink's format is %q", x.Sinks()[0].Format)
+	}
 	got := cottest.ParseProto(t, [][]byte{d[3:]})[0]
 	if !bytes.HasPrefix(d, meshHeader) || got.UID != "cuasd.site1.adsb-4CA1FA" || got.Callsign != "RYR12AB" {
 		t.Fatalf("received % x…: %+v", d[:3], got)
@@ -100,4 +111,25 @@ func FuzzMesh(f *testing.F) {
 			}
 		}
 	})
+}
+
+// connectedFormat is a slog handler that keeps the format attribute of the
+// sink's "CoT sink connected" line.
+type connectedFormat struct {
+	slog.Handler
+	got atomic.Value
+}
+
+func (h *connectedFormat) Enabled(context.Context, slog.Level) bool { return true }
+func (h *connectedFormat) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *connectedFormat) WithGroup(string) slog.Handler            { return h }
+
+func (h *connectedFormat) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if r.Message == "CoT sink connected" && a.Key == "format" {
+			h.got.Store(a.Value.String())
+		}
+		return true
+	})
+	return nil
 }

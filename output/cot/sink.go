@@ -74,6 +74,7 @@ type Sink struct {
 
 	sent, failed atomic.Uint64
 	connected    atomic.Bool
+	v1           atomic.Bool // the current connection sends TAK Protocol version 1
 	mu           sync.Mutex
 	lastErr      string
 	lastErrAt    time.Time
@@ -243,7 +244,7 @@ func (s *Sink) wire(doc []byte) ([]byte, bool) {
 // Sinks reports the sink's state (output.Describer).
 func (s *Sink) Sinks() []output.SinkStatus {
 	st := output.SinkStatus{Name: s.name, Kind: s.kind, Target: s.target, Connected: s.connected.Load(),
-		Sent: s.sent.Load(), Dropped: s.q.Dropped(), Failed: s.failed.Load(), Queued: s.q.Len()}
+		Sent: s.sent.Load(), Dropped: s.q.Dropped(), Failed: s.failed.Load(), Queued: s.q.Len(), Format: formatName(s.v1.Load())}
 	s.mu.Lock()
 	if s.lastErr != "" {
 		at := s.lastErrAt

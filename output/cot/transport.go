@@ -88,15 +88,27 @@ func (s *Sink) pump(ctx context.Context, c conn) error {
 }
 
 func (s *Sink) up(rep lifecycle.Reporter, c conn) {
+	// A stream has the format agreed with the server; a datagram socket
+	// sends what was configured (issue 34: a protocol 1 UDP output logged
+	// "CoT XML").
+	v1 := s.proto == ProtocolV1
+	if p, ok := c.(interface{ protocol() int }); ok {
+		v1 = p.protocol() == ProtocolV1
+	}
+	s.v1.Store(v1)
 	if !s.connected.Swap(true) {
-		format := "CoT XML"
-		if p, ok := c.(interface{ protocol() int }); ok && p.protocol() == ProtocolV1 {
-			format = "TAK Protocol version 1"
-		}
-		s.log.Info("CoT sink connected", "format", format)
+		s.log.Info("CoT sink connected", "format", formatName(v1))
 	}
 	s.m.up.Set(1)
 	rep.Up()
+}
+
+// formatName names a sink's wire format in the log and /v1/outputs.
+func formatName(v1 bool) string {
+	if v1 {
+		return "TAK Protocol version 1"
+	}
+	return "CoT XML"
 }
 
 func (s *Sink) down(rep lifecycle.Reporter, err error) {
@@ -290,6 +302,7 @@ func NewUDP(addr string, u UDPOptions, o Options) (*Sink, error) {
 	}
 	s := newSink("cot-udp", target, tr, o)
 	s.proto = proto
+	s.v1.Store(proto == ProtocolV1)
 	return s, nil
 }
 

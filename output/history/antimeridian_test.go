@@ -64,24 +64,15 @@ func checkParts(t *testing.T, parts [][][]float64, want []Point) {
 
 func TestGeoJSONCutsAtTheAntimeridian(t *testing.T) {
 	pts := pacificTrack()
-	var f struct {
-		Geometry struct {
-			Type        string        `json:"type"`
-			Coordinates [][][]float64 `json:"coordinates"`
-		} `json:"geometry"`
-		Properties struct {
-			Times []string `json:"times"`
-		} `json:"properties"`
+	lines, points, _ := geoCollection(t, encode(t, GeoJSON, true, pts, ""))
+	var coords [][][]float64
+	_ = json.Unmarshal(lines[0].Geometry.Coordinates, &coords)
+	if lines[0].Geometry.Type != "MultiLineString" || len(coords) != 3 {
+		t.Fatalf("geometry %s of %d lines, want a MultiLineString of 3", lines[0].Geometry.Type, len(coords))
 	}
-	if err := json.Unmarshal(encode(t, GeoJSON, true, pts, ""), &f); err != nil {
-		t.Fatal(err)
-	}
-	if f.Geometry.Type != "MultiLineString" || len(f.Geometry.Coordinates) != 3 {
-		t.Fatalf("geometry %s of %d lines, want a MultiLineString of 3", f.Geometry.Type, len(f.Geometry.Coordinates))
-	}
-	checkParts(t, f.Geometry.Coordinates, pts)
-	if len(f.Properties.Times) != len(pts) {
-		t.Fatalf("%d times, want one per recorded point (%d)", len(f.Properties.Times), len(pts))
+	checkParts(t, coords, pts)
+	if n := len(points["adsb:PAC1"]); n != len(pts) {
+		t.Fatalf("%d point features, want one per recorded point (%d)", n, len(pts))
 	}
 }
 
@@ -91,16 +82,9 @@ func TestGeoJSONLineNotCrossingStaysALineString(t *testing.T) {
 	pts := pacificTrack()[:2]
 	pts = append(pts, Point{TrackID: "adsb:PAC1", Time: t0.Add(time.Minute), Lat: -16, Lon: 10},
 		Point{TrackID: "adsb:PAC1", Time: t0.Add(2 * time.Minute), Lat: -15, Lon: -10})
-	var f struct {
-		Geometry struct {
-			Type string `json:"type"`
-		} `json:"geometry"`
-	}
-	if err := json.Unmarshal(encode(t, GeoJSON, true, pts, ""), &f); err != nil {
-		t.Fatal(err)
-	}
-	if f.Geometry.Type != "LineString" {
-		t.Fatalf("geometry %s, want LineString", f.Geometry.Type)
+	lines, _, _ := geoCollection(t, encode(t, GeoJSON, true, pts, ""))
+	if lines[0].Geometry.Type != "LineString" {
+		t.Fatalf("geometry %s, want LineString", lines[0].Geometry.Type)
 	}
 }
 

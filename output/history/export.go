@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"encoding/xml"
@@ -21,9 +22,15 @@ const (
 	GeoJSON Format = "geojson"
 	KML     Format = "kml"
 	CSV     Format = "csv"
+	// CSVT is the one-line .csvt sidecar GDAL reads beside a CSV of the
+	// same name for the types of its columns (issue 34): saved as
+	// history.csvt next to history.csv, ogr2ogr reads typed columns
+	// without open options.
+	CSVT Format = "csvt"
 )
 
-// Formats are every format, the default first.
+// Formats are every format an Accept header can ask for, the default
+// first (CSVT has no media type of its own: only format=csvt asks for it).
 var Formats = []Format{JSON, GeoJSON, KML, CSV}
 
 // ContentType is the media type of an answer in f.
@@ -35,6 +42,8 @@ func (f Format) ContentType() string {
 		return "application/vnd.google-earth.kml+xml"
 	case CSV:
 		return "text/csv; charset=utf-8; header=present"
+	case CSVT:
+		return "text/csv; charset=utf-8; header=absent"
 	}
 	return "application/json"
 }
@@ -102,13 +111,13 @@ func (e *Encoder) Begin(trackID string) error {
 			e.str(`{"tracks":[`)
 		}
 	case GeoJSON:
-		if !e.single {
-			e.str(`{"type":"FeatureCollection","features":[`)
-		}
+		e.str(`{"type":"FeatureCollection","features":[`)
 	case KML:
 		e.kmlBegin()
 	case CSV:
 		return e.csv.Write(csvHeader)
+	case CSVT:
+		e.str(csvTypes)
 	}
 	return nil
 }
@@ -134,6 +143,8 @@ func (e *Encoder) Add(p *Point) error {
 		e.inCur++
 	case CSV:
 		return e.csv.Write(csvRow(p))
+	case CSVT:
+		// the types do not depend on the points
 	default:
 		e.cur = append(e.cur, *p)
 	}
@@ -162,11 +173,11 @@ func (e *Encoder) endTrack() {
 			e.str(`],"count":` + strconv.Itoa(e.inCur) + `}`)
 		}
 	case GeoJSON:
-		if len(e.cur) > 0 || e.single {
-			if !e.single && e.tracks > 1 {
+		if len(e.cur) > 0 {
+			if e.tracks > 1 {
 				e.str(",")
 			}
-			e.geoFeature(e.id, e.cur)
+			e.geoTrack(e.id, e.cur)
 		}
 	case KML:
 		if len(e.cur) > 0 {
@@ -195,14 +206,12 @@ func (e *Encoder) End(next string) error {
 		}
 		e.str("}\n")
 	case GeoJSON:
-		if !e.single {
-			e.str(`]`)
-			if next != "" {
-				e.str(`,"next_cursor":`) // a foreign member (RFC 7946 §6.1)
-				e.json(next)
-			}
-			e.str("}\n")
+		e.str(`]`)
+		if next != "" {
+			e.str(`,"next_cursor":`) // a foreign member (RFC 7946 §6.1)
+			e.json(next)
 		}
+		e.str("}\n")
 	case KML:
 		e.str("</Document>\n</kml>\n")
 	case CSV:
@@ -245,36 +254,52 @@ type pointJSON struct {
 // hour (BenchmarkQueryTrackHour). Non-finite measurements are left out,
 // as JSON cannot hold them.
 func appendPointJSON(b []byte, p *Point) []byte {
-	b = append(b, `{"time":"`...)
+	return append(appendPointFields(append(b, '{'), p, false), '}')
+}
+
+// appendPointFields appends the members of appendPointJSON's object,
+// without its braces. real writes every measurement with a fraction
+// (1000.0; see geoReal), as the GeoJSON Point features need.
+func appendPointFields(b []byte, p *Point, real bool) []byte {
+	b = append(b, `"time":"`...)
 	b = p.Time.UTC().AppendFormat(b, timeFormat)
 	b = append(b, `","lat":`...)
-	b = appendFloat(b, p.Lat)
+	b = appendFloat(b, p.Lat, real)
 	b = append(b, `,"lon":`...)
-	b = appendFloat(b, p.Lon)
-	b = appendOptFloat(b, `,"alt_m":`, p.AltM)
+	b = appendFloat(b, p.Lon, real)
+	b = appendOptFloat(b, `,"alt_m":`, p.AltM, real)
 	b = appendOptString(b, `,"alt_kind":`, p.AltKind)
-	b = appendOptFloat(b, `,"speed_mps":`, p.SpeedMps)
-	b = appendOptFloat(b, `,"heading_deg":`, p.HeadingDeg)
-	b = appendOptFloat(b, `,"vertical_rate_mps":`, p.VRateMps)
+	b = appendOptFloat(b, `,"speed_mps":`, p.SpeedMps, real)
+	b = appendOptFloat(b, `,"heading_deg":`, p.HeadingDeg, real)
+	b = appendOptFloat(b, `,"vertical_rate_mps":`, p.VRateMps, real)
 	b = appendOptString(b, `,"protocol":`, p.Protocol)
 	b = appendOptString(b, `,"sensor":`, p.Sensor)
 	b = appendOptString(b, `,"decision":`, p.Decision)
-	b = appendOptFloat(b, `,"lambda":`, p.Lambda)
-	return append(b, '}')
+	return appendOptFloat(b, `,"lambda":`, p.Lambda, real)
 }
 
-func appendFloat(b []byte, v float64) []byte {
+func appendFloat(b []byte, v float64, real bool) []byte {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return append(b, '0')
 	}
-	return strconv.AppendFloat(b, v, 'f', -1, 64)
+	return appendNum(b, v, real)
 }
 
-func appendOptFloat(b []byte, key string, v *float64) []byte {
+func appendOptFloat(b []byte, key string, v *float64, real bool) []byte {
 	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) {
 		return b
 	}
-	return strconv.AppendFloat(append(b, key...), *v, 'f', -1, 64)
+	return appendNum(append(b, key...), *v, real)
+}
+
+// appendNum appends v in decimal; real adds ".0" to a whole number.
+func appendNum(b []byte, v float64, real bool) []byte {
+	n := len(b)
+	b = strconv.AppendFloat(b, v, 'f', -1, 64)
+	if real && bytes.IndexByte(b[n:], '.') < 0 {
+		b = append(b, ".0"...)
+	}
+	return b
 }
 
 func appendOptString(b []byte, key, s string) []byte {
@@ -302,12 +327,33 @@ func pointJSONOf(p *Point) pointJSON {
 		Protocol: p.Protocol, Sensor: p.Sensor, Decision: p.Decision, Lambda: p.Lambda}
 }
 
+// csvHeader names the CSV columns. The last, WKT, is the point as
+// well-known text: GDAL's CSV driver reads a column named WKT as the
+// geometry by default, so QGIS and ogr2ogr see points without open
+// options (issue 34).
 var csvHeader = []string{"track_id", "time", "lat", "lon", "alt_m", "alt_kind", "speed_mps", "heading_deg",
-	"vertical_rate_mps", "protocol", "sensor", "decision", "lambda"}
+	"vertical_rate_mps", "protocol", "sensor", "decision", "lambda", "WKT"}
+
+// csvTypes is the .csvt line of csvHeader's columns, in GDAL's type
+// names (String, DateTime, Real, WKT).
+const csvTypes = "String,DateTime,Real,Real,Real,String,Real,Real,Real,String,String,String,Real,WKT\r\n"
 
 func csvRow(p *Point) []string {
-	return []string{p.TrackID, p.Time.UTC().Format(timeFormat), fnum(p.Lat), fnum(p.Lon), fptr(p.AltM), p.AltKind,
-		fptr(p.SpeedMps), fptr(p.HeadingDeg), fptr(p.VRateMps), p.Protocol, p.Sensor, p.Decision, fptr(p.Lambda)}
+	return []string{csvText(p.TrackID), p.Time.UTC().Format(timeFormat), fnum(p.Lat), fnum(p.Lon), fptr(p.AltM), csvText(p.AltKind),
+		fptr(p.SpeedMps), fptr(p.HeadingDeg), fptr(p.VRateMps), csvText(p.Protocol), csvText(p.Sensor), csvText(p.Decision), fptr(p.Lambda),
+		"POINT (" + fnum(p.Lon) + " " + fnum(p.Lat) + ")"}
+}
+
+// csvText makes a text cell safe to open in a spreadsheet (OWASP "CSV
+// injection", issue 32): a cell beginning with '=', '+', '-', '@', a tab
+// or a carriage return would be taken for a formula, so it gets a leading
+// apostrophe, which spreadsheets show as text. Only text cells: numbers
+// are written by fnum and stay numbers (a longitude of -0.5 stays -0.5).
+func csvText(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 func fnum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
@@ -319,60 +365,115 @@ func fptr(v *float64) string {
 	return fnum(*v)
 }
 
-// geoFeature writes one track as an RFC 7946 Feature: a LineString of
-// [lon, lat(, alt)] (a Point when the track has one position), with the
-// time of every position in properties.times. Positions carry an
-// altitude only when every point has one, so that no position is 3D and
-// its neighbour 2D.
-func (e *Encoder) geoFeature(id string, pts []Point) {
-	all3D := len(pts) > 0
+// geoTrack writes one track as RFC 7946 Features: the track's line, then
+// one Point per recorded fix. GIS tools (GDAL, QGIS) read a GeoJSON
+// property as a typed column only when it is a scalar; lists of per-point
+// values became strings with a warning (issue 34), so every per-point
+// value lives on its own Point feature (feature "point") and the line
+// (feature "track") carries the track's summary. Positions are
+// [lon, lat]: RFC 7946 wants a third element to be height above the
+// WGS 84 ellipsoid, and the altitudes cuasd receives are barometric
+// (ADS-B), above mean sea level (MAVLink) or ellipsoidal (Remote ID), so
+// each point carries alt_m with its alt_kind instead.
+func (e *Encoder) geoTrack(id string, pts []Point) {
+	last := &pts[len(pts)-1]
+	props := geoLineProps{Feature: "track", TrackID: id, Count: len(pts), Start: pts[0].Time.UTC().Format(timeFormat),
+		End: last.Time.UTC().Format(timeFormat), Protocol: last.Protocol, Sensor: last.Sensor,
+		Decision: worstDecision(pts)}
+	if l := maxLambda(pts); l != nil {
+		g := geoReal(*l)
+		props.Lambda = &g
+	}
+	e.json(geoFeatureJSON{Type: "Feature", ID: id, Geometry: lineGeometry(pts), Properties: props})
 	for i := range pts {
-		all3D = all3D && pts[i].AltM != nil
-	}
-	coord := func(v vertex) []float64 {
-		if all3D {
-			return []float64{v.Lon, v.Lat, v.Alt}
+		p := &pts[i]
+		e.buf = append(e.buf[:0], `,{"type":"Feature","geometry":{"type":"Point","coordinates":[`...)
+		e.buf = appendFloat(e.buf, p.Lon, false)
+		e.buf = append(e.buf, ',')
+		e.buf = appendFloat(e.buf, p.Lat, false)
+		e.buf = append(e.buf, `]},"properties":{"feature":"point","track_id":`...)
+		if e.buf = appendOptString(e.buf, "", id); id == "" {
+			e.buf = append(e.buf, `""`...)
 		}
-		return []float64{v.Lon, v.Lat}
+		e.buf = append(appendPointFields(append(e.buf, ','), p, true), "}}"...)
+		_, _ = e.w.Write(e.buf)
 	}
-	var geom any
-	switch len(pts) {
-	case 0:
-		geom = nil // a track with no points in the window
-	case 1:
-		geom = map[string]any{"type": "Point", "coordinates": coord(vertexOf(&pts[0]))}
-	default:
-		parts := splitAntimeridian(pts)
-		lines := make([][][]float64, len(parts))
-		for i, part := range parts {
-			for _, v := range part {
-				lines[i] = append(lines[i], coord(v))
+}
+
+// geoFeatureJSON is one GeoJSON Feature.
+type geoFeatureJSON struct {
+	Type       string `json:"type"`
+	ID         string `json:"id,omitempty"`
+	Geometry   any    `json:"geometry"`
+	Properties any    `json:"properties"`
+}
+
+// geoLineProps are the properties of a track's line feature.
+type geoLineProps struct {
+	Feature  string   `json:"feature"`
+	TrackID  string   `json:"track_id"`
+	Count    int      `json:"count"`
+	Start    string   `json:"start"`
+	End      string   `json:"end"`
+	Protocol string   `json:"protocol,omitempty"`
+	Sensor   string   `json:"sensor,omitempty"`
+	Decision string   `json:"decision,omitempty"`
+	Lambda   *geoReal `json:"lambda,omitempty"`
+}
+
+// geoReal is a measurement written with a fraction even when whole
+// (1000.0): GDAL types a property by the numbers it sees, and an
+// altitude column must be Real on every page, not Integer on one.
+type geoReal float64
+
+// MarshalJSON writes g as a JSON number with a decimal point.
+func (g geoReal) MarshalJSON() ([]byte, error) {
+	b := strconv.AppendFloat(nil, float64(g), 'f', -1, 64)
+	if bytes.IndexByte(b, '.') < 0 {
+		b = append(b, ".0"...)
+	}
+	return b, nil
+}
+
+// lineGeometry is the track's line: a LineString of [lon, lat], a
+// MultiLineString when it crosses the antimeridian, a Point when the
+// track never moved. A vertex equal to the one before it is left out
+// (its time is kept on its Point feature): ADS-B repeats a position in
+// the events between two position messages, and a repeated vertex is a
+// zero-length segment GIS tools flag.
+func lineGeometry(pts []Point) map[string]any {
+	parts := splitAntimeridian(pts)
+	lines := make([][][]float64, 0, len(parts))
+	for _, part := range parts {
+		var line [][]float64
+		for _, v := range part {
+			if n := len(line); n > 0 && line[n-1][0] == v.Lon && line[n-1][1] == v.Lat {
+				continue
 			}
+			line = append(line, []float64{v.Lon, v.Lat})
 		}
-		if len(lines) == 1 {
-			geom = map[string]any{"type": "LineString", "coordinates": lines[0]}
-		} else {
-			geom = map[string]any{"type": "MultiLineString", "coordinates": lines}
+		if len(line) > 1 || len(parts) == 1 {
+			lines = append(lines, line) // a part of one vertex has no segment: left out
 		}
 	}
-	props := map[string]any{"track_id": id, "count": len(pts)}
-	times := make([]string, len(pts))
-	alts := make([]*float64, len(pts))
-	decs := make([]string, len(pts))
+	switch {
+	case len(lines) > 1:
+		return map[string]any{"type": "MultiLineString", "coordinates": lines}
+	case len(lines) == 0 || len(lines[0]) == 1:
+		return map[string]any{"type": "Point", "coordinates": []float64{pts[0].Lon, pts[0].Lat}}
+	}
+	return map[string]any{"type": "LineString", "coordinates": lines[0]}
+}
+
+// maxLambda is the highest Λ among pts (nil when none has one).
+func maxLambda(pts []Point) *float64 {
+	var m *float64
 	for i := range pts {
-		times[i], alts[i], decs[i] = pts[i].Time.UTC().Format(timeFormat), pts[i].AltM, pts[i].Decision
+		if l := pts[i].Lambda; l != nil && !math.IsNaN(*l) && (m == nil || *l > *m) {
+			m = l
+		}
 	}
-	props["times"], props["alt_m"], props["decisions"] = times, alts, decs
-	if len(pts) > 0 {
-		last := &pts[len(pts)-1]
-		props["protocol"], props["sensor"], props["alt_kind"] = last.Protocol, last.Sensor, last.AltKind
-		props["start"], props["end"] = times[0], times[len(times)-1]
-		props["decision"] = worstDecision(pts)
-	}
-	e.json(map[string]any{"type": "Feature", "id": id, "geometry": geom, "properties": props})
-	if e.single {
-		e.str("\n")
-	}
+	return m
 }
 
 // decisionRank orders the gate's decisions by severity.
@@ -408,6 +509,19 @@ func (e *Encoder) kmlBegin() {
 		e.str(`<Style id="decision-` + s.id + `"><IconStyle><color>` + s.color + `</color></IconStyle>` +
 			`<LineStyle><color>` + s.color + `</color><width>3</width></LineStyle></Style>` + "\n")
 	}
+	e.str(`<Schema name="cuasd_track" id="cuasd_track">`)
+	for _, f := range kmlFields {
+		e.str(`<SimpleField name="` + f.name + `" type="` + f.typ + `"></SimpleField>`)
+	}
+	e.str("</Schema>\n")
+}
+
+// kmlFields are the typed ExtendedData of each track's Placemark (KML 2.2
+// §9.5 Schema, §9.4 SchemaData): GDAL and Google Earth show them as
+// columns (issue 34; before, a Placemark had only its name).
+var kmlFields = []struct{ name, typ string }{
+	{"track_id", "string"}, {"protocol", "string"}, {"sensor", "string"}, {"decision", "string"},
+	{"lambda", "double"}, {"count", "int"}, {"start", "string"}, {"end", "string"},
 }
 
 // kmlPlacemark writes one track as a Placemark holding a time-stamped
@@ -431,6 +545,23 @@ func (e *Encoder) kmlPlacemark(id string, pts []Point) {
 	e.xmlText(last.Protocol + " track, " + strconv.Itoa(len(pts)) + " positions from " +
 		pts[0].Time.UTC().Format(timeFormat) + " to " + last.Time.UTC().Format(timeFormat) + "; sensors " + last.Sensor)
 	e.str("</description><styleUrl>#decision-" + style + "</styleUrl>\n")
+	start, end := pts[0].Time.UTC().Format(timeFormat), last.Time.UTC().Format(timeFormat)
+	e.str("<TimeSpan><begin>" + start + "</begin><end>" + end + "</end></TimeSpan>\n")
+	lambda := ""
+	if l := maxLambda(pts); l != nil {
+		lambda = fnum(*l)
+	}
+	worst := worstDecision(pts)
+	e.str(`<ExtendedData><SchemaData schemaUrl="#cuasd_track">`)
+	for i, v := range []string{id, last.Protocol, last.Sensor, worst, lambda, strconv.Itoa(len(pts)), start, end} {
+		if v == "" {
+			continue // absent, not an empty value of the field's type
+		}
+		e.str(`<SimpleData name="` + kmlFields[i].name + `">`)
+		e.xmlText(v)
+		e.str("</SimpleData>")
+	}
+	e.str("</SchemaData></ExtendedData>\n")
 	parts := splitAntimeridian(pts)
 	if len(parts) == 1 {
 		e.kmlTrack(mode, parts[0])
@@ -446,8 +577,12 @@ func (e *Encoder) kmlPlacemark(id string, pts []Point) {
 	e.str("</Placemark>\n")
 }
 
-// kmlTrack writes one gx:Track: every <when>, then every <gx:coord>.
+// kmlTrack writes one gx:Track: every <when>, then every <gx:coord>. A
+// vertex repeating the one before it in place and time is left out; one
+// at the same place at a later time is kept, as its <when> says when the
+// track was still there.
 func (e *Encoder) kmlTrack(mode string, vs []vertex) {
+	vs = dropRepeats(vs)
 	e.str("<gx:Track><altitudeMode>" + mode + "</altitudeMode>\n")
 	for i := range vs {
 		e.str("<when>" + vs[i].Time.UTC().Format(timeFormat) + "</when>\n")
@@ -460,6 +595,20 @@ func (e *Encoder) kmlTrack(mode string, vs []vertex) {
 		e.str("<gx:coord>" + fnum(vs[i].Lon) + " " + fnum(vs[i].Lat) + " " + fnum(alt) + "</gx:coord>\n")
 	}
 	e.str("</gx:Track>")
+}
+
+// dropRepeats returns vs without the vertices equal to their predecessor
+// in position, altitude and time (in place).
+func dropRepeats(vs []vertex) []vertex {
+	out := vs[:0]
+	for _, v := range vs {
+		if n := len(out); n > 0 && out[n-1].Lon == v.Lon && out[n-1].Lat == v.Lat && out[n-1].Alt == v.Alt &&
+			out[n-1].HasAlt == v.HasAlt && out[n-1].Time.Equal(v.Time) {
+			continue
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func (e *Encoder) xmlText(s string) { _ = xml.EscapeText(e.w, []byte(s)) }

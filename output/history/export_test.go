@@ -120,68 +120,136 @@ func TestKMLEscapesNames(t *testing.T) {
 	}
 }
 
-// checkGeoJSONFeature checks one Feature against RFC 7946 (§3.1.2, §3.1.4,
-// §3.2) and against the points it must hold.
-func checkGeoJSONFeature(t *testing.T, f map[string]any, want []Point) {
+// geoFeature is one Feature as the GeoJSON export writes it.
+type geoFeature struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Geometry struct {
+		Type        string          `json:"type"`
+		Coordinates json.RawMessage `json:"coordinates"`
+	} `json:"geometry"`
+	Properties map[string]any `json:"properties"`
+}
+
+// geoCollection decodes a GeoJSON export: the FeatureCollection's line
+// feature and point features of each track, in order.
+func geoCollection(t *testing.T, raw []byte) (lines []geoFeature, points map[string][]geoFeature, next any) {
 	t.Helper()
-	if f["type"] != "Feature" {
-		t.Fatalf("type %v, want Feature", f["type"])
+	var fc struct {
+		Type     string       `json:"type"`
+		Features []geoFeature `json:"features"`
+		Next     any          `json:"next_cursor"`
 	}
-	g := f["geometry"].(map[string]any)
-	coords := g["coordinates"].([]any)
-	if g["type"] != "LineString" || len(coords) < 2 {
-		t.Fatalf("geometry %v with %d positions; a LineString needs two or more", g["type"], len(coords))
+	if err := json.Unmarshal(raw, &fc); err != nil || fc.Type != "FeatureCollection" {
+		t.Fatalf("not a FeatureCollection (%v): %s", err, raw)
 	}
-	props := f["properties"].(map[string]any)
-	times := props["times"].([]any)
-	if len(coords) != len(want) || len(times) != len(want) || props["track_id"] != want[0].TrackID {
-		t.Fatalf("%d positions, %d times for %v; want %d of %s", len(coords), len(times), props["track_id"], len(want), want[0].TrackID)
+	points = map[string][]geoFeature{}
+	for _, f := range fc.Features {
+		if f.Type != "Feature" {
+			t.Fatalf("type %q, want Feature", f.Type)
+		}
+		switch f.Properties["feature"] {
+		case "track":
+			lines = append(lines, f)
+		case "point":
+			id := f.Properties["track_id"].(string)
+			points[id] = append(points[id], f)
+		default:
+			t.Fatalf("feature kind %v, want track or point", f.Properties["feature"])
+		}
 	}
-	for i, c := range coords {
-		pos := c.([]any)
-		lon, lat := pos[0].(float64), pos[1].(float64)
-		if len(pos) < 2 || len(pos) > 3 || lon < -180 || lon > 180 || lat < -90 || lat > 90 {
-			t.Fatalf("position %v is not [lon, lat(, alt)] in range", pos)
+	return lines, points, fc.Next
+}
+
+// checkGeoJSONTrack checks one track's features against RFC 7946 (§3.1.2,
+// §3.1.4, §3.2), against the points they must hold, and against what GIS
+// tools read as typed columns: every property a scalar.
+func checkGeoJSONTrack(t *testing.T, line geoFeature, pts []geoFeature, want []Point) {
+	t.Helper()
+	var coords [][]float64
+	if err := json.Unmarshal(line.Geometry.Coordinates, &coords); err != nil || line.Geometry.Type != "LineString" || len(coords) < 2 {
+		t.Fatalf("geometry %s %s; a LineString needs two or more positions (%v)", line.Geometry.Type, line.Geometry.Coordinates, err)
+	}
+	if line.ID != want[0].TrackID || line.Properties["track_id"] != want[0].TrackID || line.Properties["count"] != float64(len(want)) {
+		t.Fatalf("line %s properties %v, want track %s of %d points", line.ID, line.Properties, want[0].TrackID, len(want))
+	}
+	for i, pos := range coords {
+		if len(pos) != 2 || pos[0] != want[i].Lon || pos[1] != want[i].Lat {
+			t.Fatalf("position %d is %v, want [%g, %g] (no z: the altitudes are not ellipsoidal)", i, pos, want[i].Lon, want[i].Lat)
 		}
-		if lon != want[i].Lon || lat != want[i].Lat {
-			t.Fatalf("position %d is %v, want [%g, %g]", i, pos, want[i].Lon, want[i].Lat)
+	}
+	if len(pts) != len(want) {
+		t.Fatalf("%d point features, want one per recorded point (%d)", len(pts), len(want))
+	}
+	for i, f := range pts {
+		var pos []float64
+		_ = json.Unmarshal(f.Geometry.Coordinates, &pos)
+		ts, err := time.Parse(time.RFC3339Nano, fmt.Sprint(f.Properties["time"]))
+		if f.Geometry.Type != "Point" || len(pos) != 2 || pos[0] != want[i].Lon || pos[1] != want[i].Lat || err != nil || !ts.Equal(want[i].Time) {
+			t.Fatalf("point %d: %s %v at %v, want [%g, %g] at %s", i, f.Geometry.Type, pos, f.Properties["time"], want[i].Lon, want[i].Lat, want[i].Time)
 		}
-		if (want[i].AltM != nil) != (len(pos) == 3) {
-			t.Fatalf("position %v: altitude present must follow the data", pos)
+		if want[i].AltM != nil && (f.Properties["alt_m"] != *want[i].AltM || f.Properties["alt_kind"] != want[i].AltKind) {
+			t.Fatalf("point %d: alt %v %v, want %g %s", i, f.Properties["alt_m"], f.Properties["alt_kind"], *want[i].AltM, want[i].AltKind)
 		}
-		if ts, err := time.Parse(time.RFC3339Nano, times[i].(string)); err != nil || !ts.Equal(want[i].Time) {
-			t.Fatalf("time %v, want %s", times[i], want[i].Time)
+	}
+	for _, f := range append(pts, line) {
+		for k, v := range f.Properties {
+			switch v.(type) {
+			case []any, map[string]any:
+				t.Fatalf("property %s is %T: GIS tools read lists as strings with a warning", k, v)
+			}
 		}
 	}
 }
 
 func TestGeoJSONFollowsRFC7946(t *testing.T) {
 	pts := exportPoints()
-	var fc map[string]any
-	if err := json.Unmarshal(encode(t, GeoJSON, false, pts, "CUR"), &fc); err != nil {
-		t.Fatal(err)
+	lines, points, next := geoCollection(t, encode(t, GeoJSON, false, pts, "CUR"))
+	if len(lines) != 2 || next != "CUR" {
+		t.Fatalf("%d track lines, cursor %v; want 2, CUR", len(lines), next)
 	}
-	feats := fc["features"].([]any)
-	if fc["type"] != "FeatureCollection" || len(feats) != 2 || fc["next_cursor"] != "CUR" {
-		t.Fatalf("collection %v with %d features, cursor %v", fc["type"], len(feats), fc["next_cursor"])
+	checkGeoJSONTrack(t, lines[0], points[lines[0].ID], pts[:5])
+	checkGeoJSONTrack(t, lines[1], points[lines[1].ID], pts[5:])
+	if lines[0].Properties["decision"] != "alert" {
+		t.Fatalf("decision %v, want the worst (alert)", lines[0].Properties["decision"])
 	}
-	checkGeoJSONFeature(t, feats[0].(map[string]any), pts[:5])
-	checkGeoJSONFeature(t, feats[1].(map[string]any), pts[5:])
 
-	var one map[string]any
-	if err := json.Unmarshal(encode(t, GeoJSON, true, pts[:5], ""), &one); err != nil {
-		t.Fatal(err)
+	lines, points, _ = geoCollection(t, encode(t, GeoJSON, true, pts[:5], ""))
+	if len(lines) != 1 {
+		t.Fatalf("%d lines for one track", len(lines))
 	}
-	checkGeoJSONFeature(t, one, pts[:5])
+	checkGeoJSONTrack(t, lines[0], points[lines[0].ID], pts[:5])
 }
 
 func TestGeoJSONSinglePositionIsAPoint(t *testing.T) {
-	var f map[string]any
-	if err := json.Unmarshal(encode(t, GeoJSON, true, exportPoints()[:1], ""), &f); err != nil {
-		t.Fatal(err)
+	lines, _, _ := geoCollection(t, encode(t, GeoJSON, true, exportPoints()[:1], ""))
+	var pos []float64
+	_ = json.Unmarshal(lines[0].Geometry.Coordinates, &pos)
+	if lines[0].Geometry.Type != "Point" || len(pos) != 2 {
+		t.Fatalf("one position as %s %v", lines[0].Geometry.Type, pos)
 	}
-	if g := f["geometry"].(map[string]any); g["type"] != "Point" || len(g["coordinates"].([]any)) != 3 {
-		t.Fatalf("one position as %v", g)
+}
+
+// TestGeoJSONLineHasNoRepeatedVertex: a track that stays in place for a
+// while (ADS-B repeats the last position between position messages) draws
+// each place once; every fix keeps its time on its Point feature.
+func TestGeoJSONLineHasNoRepeatedVertex(t *testing.T) {
+	pts := track("adsb:4CA1FA", "adsb", t0, time.Second, 6, 52.3, 4.76)
+	pts[2].Lat, pts[2].Lon = pts[1].Lat, pts[1].Lon
+	pts[3].Lat, pts[3].Lon = pts[1].Lat, pts[1].Lon
+	lines, points, _ := geoCollection(t, encode(t, GeoJSON, true, pts, ""))
+	var coords [][]float64
+	_ = json.Unmarshal(lines[0].Geometry.Coordinates, &coords)
+	if len(coords) != len(pts)-2 {
+		t.Fatalf("%d vertices %v, want %d: the two repeats left out", len(coords), coords, len(pts)-2)
+	}
+	for i := 1; i < len(coords); i++ {
+		if coords[i][0] == coords[i-1][0] && coords[i][1] == coords[i-1][1] {
+			t.Fatalf("vertex %d repeats the one before: %v", i, coords)
+		}
+	}
+	if len(points["adsb:4CA1FA"]) != len(pts) {
+		t.Fatalf("%d points, want every fix with its time (%d)", len(points["adsb:4CA1FA"]), len(pts))
 	}
 }
 
@@ -210,6 +278,31 @@ func TestCSVIsRFC4180(t *testing.T) {
 		ts, err := time.Parse(time.RFC3339Nano, row[col["time"]])
 		if row[col["track_id"]] != p.TrackID || lat != p.Lat || lon != p.Lon || err != nil || !ts.Equal(p.Time) || row[col["sensor"]] != p.Sensor {
 			t.Fatalf("row %d %v, want %+v", i+1, row, p)
+		}
+	}
+}
+
+// TestCSVEscapesFormulas (issue 32, item 4): a text cell that begins
+// with = + - @ (a sensor named `=HYPERLINK("x")`) would run as a formula
+// in a spreadsheet; it is written with a leading apostrophe. Numeric cells
+// are untouched: a negative longitude stays a number.
+func TestCSVEscapesFormulas(t *testing.T) {
+	pts := exportPoints()[:1]
+	p := &pts[0]
+	p.Sensor, p.Decision, p.AltKind, p.TrackID = `=HYPERLINK("http://x","y")`, "+1", "@SUM(A1)", "-2+3"
+	p.Lon, p.Lat = -0.5, -33.25
+	rows, err := csv.NewReader(bytes.NewReader(encode(t, CSV, false, pts, ""))).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatal(rows, err)
+	}
+	col := map[string]string{}
+	for i, h := range rows[0] {
+		col[h] = rows[1][i]
+	}
+	for name, want := range map[string]string{"sensor": `'=HYPERLINK("http://x","y")`, "decision": "'+1", "alt_kind": "'@SUM(A1)",
+		"track_id": "'-2+3", "lon": "-0.5", "lat": "-33.25", "protocol": p.Protocol} {
+		if col[name] != want {
+			t.Errorf("%s cell %q, want %q", name, col[name], want)
 		}
 	}
 }

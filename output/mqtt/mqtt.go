@@ -8,9 +8,14 @@
 //	<prefix>/zone/<zone>/breach        retained ON/OFF: a track inside the zone
 //	<prefix>/threats/active            retained number of tracks at alert or above
 //	<prefix>/threats/max_lambda        retained highest Λ among live threats
+//	<prefix>/tracker/<track>/attributes
+//	                                   retained latitude/longitude/gps_accuracy
+//	                                   of each live drone (and aircraft in
+//	                                   Config.Aircraft); emptied when it ends
 //	homeassistant/<component>/<node>/<object>/config
 //	                                   retained MQTT discovery: a binary sensor
-//	                                   per zone and the two sensors above
+//	                                   per zone, the two sensors above and a
+//	                                   device_tracker per tracked drone
 //
 // Alerts are read from the sink's durable consumer (package alert), so an
 // alert published while the broker was down is sent once it is back.
@@ -35,6 +40,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/internal/secretfile"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
@@ -60,6 +67,9 @@ type Config struct {
 	CredentialsFile string
 	// Zones are the geofences known at start (more arrive as zone events).
 	Zones []Zone
+	// Aircraft, when set, also shows the ADS-B aircraft inside it as
+	// device trackers (drones are always shown).
+	Aircraft *Circle
 	// Sinks are the rule file's mqtt sinks whose alerts this output sends.
 	Sinks []alert.SinkConfig
 	// Deliverer carries the stream, store and metrics for the sinks.
@@ -72,10 +82,11 @@ type Zone struct{ ID, Name string }
 
 // Output is the MQTT output.
 type Output struct {
-	cfg   Config
-	opts  *paho.ClientOptions
-	state *picture
-	q     *output.Queue[[]byte]
+	cfg      Config
+	opts     *paho.ClientOptions
+	state    *picture
+	trackers *trackers
+	q        *output.Queue[[]byte]
 }
 
 // New checks cfg and reads its files; it does not connect.
@@ -99,7 +110,7 @@ func New(cfg Config) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Output{cfg: cfg, opts: opts, state: newPicture(), q: output.NewQueue[[]byte](4096)}
+	o := &Output{cfg: cfg, opts: opts, state: newPicture(), trackers: newTrackers(cfg.Aircraft), q: output.NewQueue[[]byte](4096)}
 	for _, z := range cfg.Zones {
 		o.state.zone(z.ID, z.Name)
 	}
@@ -126,7 +137,7 @@ func clientOptions(cfg *Config) (*paho.ClientOptions, error) {
 		o.SetTLSConfig(t)
 	}
 	if cfg.CredentialsFile != "" {
-		b, err := os.ReadFile(cfg.CredentialsFile)
+		b, err := secretfile.Read(cfg.CredentialsFile, alert.MaxSecretFile)
 		if err != nil {
 			return nil, &alert.Error{Msg: "mqtt: --mqtt-credentials", Err: err}
 		}
@@ -195,7 +206,10 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 		defer unsub()
 	}
 	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
-		if bytes.Contains(m.Data, alert.LostMarker) {
+		// cuas.track.{protocol}.{key}: every drone's events move its
+		// tracker; an aircraft's only with a circle; every loss ends one.
+		proto, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, bus.TrackPrefix+"."), ".")
+		if o.trackers.wants(proto) || bytes.Contains(m.Data, alert.LostMarker) {
 			put(m)
 		}
 	})
@@ -248,6 +262,9 @@ func (o *Output) loop(ctx context.Context, c paho.Client) {
 		case <-ctx.Done():
 			return
 		case b := <-o.q.C():
+			if ch := o.trackEvent(b); ch != nil {
+				o.publishTracker(c, ch)
+			}
 			zc, changed := o.state.apply(b)
 			switch {
 			case zc != nil && zc.deleted:
@@ -298,6 +315,22 @@ func (o *Output) announce(c paho.Client) {
 	for _, p := range o.state.all() {
 		c.Publish(o.cfg.Prefix+"/"+p.topic, 1, true, p.payload)
 	}
+	for _, t := range o.trackers.all() {
+		o.publishTracker(c, &t)
+	}
+}
+
+// trackEvent applies a track event to the trackers (nil for other events).
+func (o *Output) trackEvent(b []byte) *trackerChange {
+	h, err := events.Peek(b)
+	if err != nil || (h.Type != events.TypeTrackUpdate && h.Type != events.TypeTrackLost) {
+		return nil
+	}
+	var t events.TrackEvent
+	if json.Unmarshal(b, &t) != nil || t.Track.TrackID == "" {
+		return nil
+	}
+	return o.trackers.apply(&t, h.Type == events.TypeTrackLost)
 }
 
 type publication struct {
@@ -311,9 +344,12 @@ func (o *Output) device() map[string]any {
 		"manufacturer": "cuasd", "model": "counter-UAS decision support"}
 }
 
+// discovery is an entity's retained discovery config. default_entity_id
+// ("<component>.cuasd_<object>") names the entity: Home Assistant
+// deprecated object_id for it in 2025.10 (it stops working in 2026.4).
 func (o *Output) discovery(component, object string, cfg map[string]any) publication {
 	cfg["unique_id"] = "cuasd_" + topicToken(o.cfg.Node) + "_" + object
-	cfg["object_id"] = "cuasd_" + object
+	cfg["default_entity_id"] = component + "." + entitySlug("cuasd_"+object)
 	cfg["availability_topic"] = o.cfg.Prefix + "/status"
 	cfg["payload_available"], cfg["payload_not_available"] = "online", "offline"
 	cfg["device"] = o.device()
@@ -351,6 +387,20 @@ func (o *Output) discoverZone(c paho.Client, z Zone) {
 		"state_topic": o.cfg.Prefix + "/zone/" + topicToken(z.ID) + "/breach", "payload_on": "ON", "payload_off": "OFF",
 		"device_class": "safety"})
 	c.Publish(d.topic, 1, true, d.payload)
+}
+
+// entitySlug makes s the object part of a Home Assistant entity id:
+// lower-case letters, digits and '_' only.
+func entitySlug(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + ('a' - 'A')
+		}
+		if r == '_' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') {
+			return r
+		}
+		return '_'
+	}, s)
 }
 
 // topicToken makes s one MQTT topic level and a discovery object id:

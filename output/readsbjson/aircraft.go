@@ -192,8 +192,18 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	} else {
 		b = strconv.AppendUint(b, t.Observations, 10)
 	}
+	return appendSeen(b, t, now)
+}
+
+// appendSeen appends "seen" and, for a simulated track listed with
+// --demo-outputs, "simulated": true (not readsb's: the mark that it was
+// made up, not received; issue 34), and closes the object.
+func appendSeen(b []byte, t *events.Track, now time.Time) []byte {
 	b = append(b, `,"seen":`...)
 	b = appendSeconds(b, now.Sub(t.LastSeen))
+	if t.Simulated {
+		b = append(b, `,"simulated":true`...)
+	}
 	return append(b, '}')
 }
 

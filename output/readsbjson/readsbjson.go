@@ -43,6 +43,9 @@ type Config struct {
 	Dir string
 	// Drones lists Remote ID and MAVLink tracks beside the aircraft.
 	Drones bool
+	// Simulated lists simulated tracks (--demo-outputs; issue 34), each
+	// marked "simulated": true; without it a feeder never forwards them.
+	Simulated bool
 	// Lat and Lon are the receiver's position for receiver.json (tar1090
 	// centres the map on it and draws range rings); nil leaves them out.
 	Lat, Lon *float64
@@ -139,7 +142,11 @@ func (w *Writer) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 	}
 	defer unsub()
 	if w.frames != nil {
-		unsubRaw, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) { w.frames.add(m, time.Now().UnixNano()) })
+		unsubRaw, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
+			if w.cfg.Simulated || !bus.Simulated(m.Header) {
+				w.frames.add(m, time.Now().UnixNano())
+			}
+		})
 		if err != nil {
 			return &Error{Op: "subscribe", Err: err}
 		}
@@ -176,7 +183,7 @@ func (w *Writer) handle(data []byte, now time.Time) {
 	if err := json.Unmarshal(data, &ev); err != nil || ev.Track.TrackID == "" {
 		return
 	}
-	if !w.cfg.Drones && !isADSB(&ev.Track) {
+	if !w.cfg.Drones && !isADSB(&ev.Track) || ev.Track.Simulated && !w.cfg.Simulated {
 		return
 	}
 	w.mu.Lock()

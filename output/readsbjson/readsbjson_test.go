@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -280,4 +281,40 @@ func BenchmarkFrameCount(b *testing.B) {
 		c.add(m, 1)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/frame")
+}
+
+// TestSimulatedTracksMarkedOnlyWhenAsked: a simulated track (issue 34) is
+// left out of aircraft.json, unless Config.Simulated (--demo-outputs),
+// where it is listed with "simulated": true; a received one is never
+// marked.
+func TestSimulatedTracksMarkedOnlyWhenAsked(t *testing.T) {
+	for _, include := range []bool{false, true} {
+		w, err := New(Config{Simulated: include})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim := aircraftTrack()
+		sim.TrackID, sim.ICAO, sim.Simulated = "adsb:406B90", "406B90", true
+		w.handle(event(events.TypeTrackUpdate, sim), t0)
+		real := aircraftTrack()
+		w.handle(event(events.TypeTrackUpdate, real), t0)
+		if err := w.Flush(t0); err != nil {
+			t.Fatal(err)
+		}
+		doc, _ := w.Document("aircraft.json")
+		var ac struct {
+			Aircraft []map[string]any `json:"aircraft"`
+		}
+		if err := json.Unmarshal(doc, &ac); err != nil {
+			t.Fatal(err)
+		}
+		marked := map[string]any{}
+		for _, a := range ac.Aircraft {
+			marked[a["hex"].(string)] = a["simulated"]
+		}
+		_, listed := marked[strings.ToLower(sim.ICAO)]
+		if listed != include || marked["4ca1fa"] != nil || include && marked[strings.ToLower(sim.ICAO)] != true {
+			t.Errorf("include=%v: aircraft %v (hex → simulated)", include, marked)
+		}
+	}
 }

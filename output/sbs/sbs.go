@@ -260,7 +260,14 @@ type Out struct {
 	// each kind per track a second, --sbs-reduce) instead of one line per
 	// message.
 	Reduce bool
+	// simulated writes simulated tracks too (--demo-outputs; issue 34).
+	simulated bool
 }
+
+// IncludeSimulated makes the output write simulated tracks too (cuasd's
+// --demo-outputs); by default a feeder never forwards made-up traffic.
+// SBS has no field to mark them. Call it before Run.
+func (o *Out) IncludeSimulated(yes bool) { o.simulated = yes }
 
 // Listen binds addr for SBS clients.
 func Listen(addr string, drones bool, log *slog.Logger) (*Out, error) {
@@ -297,6 +304,9 @@ func (o *Out) subscribe(ev output.Events) (func(), error) {
 	if !o.Reduce {
 		enc := &MessageEncoder{}
 		return ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
+			if !o.simulated && bus.Simulated(m.Header) {
+				return // issue 34: simulated frames only with --demo-outputs
+			}
 			b, err := enc.AppendMsg(nil, m, time.Now())
 			if err != nil {
 				o.log.Debug("sbs: malformed raw message", "subject", m.Subject, "err", err)
@@ -309,7 +319,7 @@ func (o *Out) subscribe(ev output.Events) (func(), error) {
 	enc := &Encoder{Drones: o.drones}
 	return ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
 		var te events.TrackEvent
-		if _, err := events.Peek(m.Data); err != nil || json.Unmarshal(m.Data, &te) != nil {
+		if _, err := events.Peek(m.Data); err != nil || json.Unmarshal(m.Data, &te) != nil || te.Track.Simulated && !o.simulated {
 			return
 		}
 		if b := enc.AppendEvent(nil, &te, time.Now()); len(b) > 0 {

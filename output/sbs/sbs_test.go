@@ -182,3 +182,44 @@ func TestEncoderForgetsSilentTracks(t *testing.T) {
 		t.Fatalf("returning track: %q", got)
 	}
 }
+
+// TestSimulatedTracksStayInside: simulated tracks (issue 34) are not
+// written unless asked (IncludeSimulated, --demo-outputs). The simulated
+// track's event is published first: the first line a client reads must
+// be the received aircraft's, or the simulated one's when included.
+func TestSimulatedTracksStayInside(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := srv.Connect(t)
+	sim := update(events.Track{TrackID: "adsb:406B90", ICAO: "406B90", Lat: ptr(52.3), Lon: ptr(4.7), LastSeen: t0, Simulated: true})
+	real := update(events.Track{TrackID: "adsb:4CA1FA", ICAO: "4CA1FA", Lat: ptr(52.0), Lon: ptr(-6.0), LastSeen: t0})
+	for _, include := range []bool{false, true} {
+		o, err := Listen("127.0.0.1:0", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.IncludeSimulated(include)
+		o.Reduce = true // the track events' simulated flag (the raw path checks the header)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { _ = o.Run(ctx, output.Conn(nc), nopRep{}) }()
+		conn, err := net.Dial("tcp", o.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for o.bc.Clients() < 1 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		for _, ev := range []*events.TrackEvent{sim, real} {
+			data, _ := json.Marshal(ev)
+			if err := nc.Publish(bus.TrackSubject("adsb", ev.Track.ICAO), data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		l, err := bufio.NewReader(conn).ReadString('\n')
+		if want := map[bool]string{false: ",4CA1FA,", true: ",406B90,"}[include]; err != nil || !strings.Contains(l, want) {
+			t.Errorf("include=%v: first line %q (%v), want the %s one", include, l, err, want)
+		}
+		conn.Close()
+		cancel()
+	}
+}

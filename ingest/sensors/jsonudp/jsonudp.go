@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"syscall"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/ingest"
@@ -54,7 +55,7 @@ func Listen(spec string, reg *sensors.Registry, log *slog.Logger) (*Listener, er
 	}
 	l := &Listener{pc: pc, log: log, intake: sensors.Intake{Adapter: Adapter, Registry: reg, Log: log}}
 	if sp.Sensor != "" {
-		l.sensor = bus.Token(sp.Sensor)
+		l.sensor = bus.SensorName(sp.Sensor)
 		reg.Configure(l.sensor, Adapter, sp.Position, sp.Expect)
 	} else if sp.Position != nil {
 		pc.Close()
@@ -71,6 +72,15 @@ func (l *Listener) Counters() ingest.Counters { return l.intake.Counters() }
 
 // Addr is the bound address.
 func (l *Listener) Addr() net.Addr { return l.pc.LocalAddr() }
+
+// KernelDrops implements ingest.KernelDropper: the datagrams the kernel
+// dropped for this socket's full receive buffer.
+func (l *Listener) KernelDrops() (uint64, bool) {
+	if c, ok := l.pc.(syscall.Conn); ok {
+		return ingest.UDPKernelDrops(c)
+	}
+	return 0, false
+}
 
 // Close releases the socket without running it.
 func (l *Listener) Close() error { return l.pc.Close() }
@@ -100,7 +110,7 @@ func (l *Listener) sensorOf(peer net.Addr) string {
 		return l.sensor
 	}
 	if u, ok := peer.(*net.UDPAddr); ok {
-		return bus.Token("json-udp-" + u.IP.String())
+		return bus.SensorName("json-udp-" + u.IP.String())
 	}
 	return Adapter
 }

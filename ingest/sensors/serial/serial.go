@@ -73,9 +73,9 @@ func Parse(spec string, reg *sensors.Registry, log *slog.Logger) (*Source, error
 	if s.Path == "" {
 		return nil, &Error{Op: "config", Err: fmt.Errorf("%q: no device path", spec)}
 	}
-	s.Sensor = bus.Token(sp.Sensor)
+	s.Sensor = bus.SensorName(sp.Sensor)
 	if sp.Sensor == "" {
-		s.Sensor = bus.Token("serial-" + filepath.Base(s.Path))
+		s.Sensor = bus.SensorName("serial-" + filepath.Base(s.Path))
 	}
 	reg.Configure(s.Sensor, Adapter, sp.Position, sp.Expect)
 	return s, nil

@@ -127,7 +127,7 @@ func TestParseSpec(t *testing.T) {
 	}{
 		{"/dev/ttyUSB0", "/dev/ttyUSB0", "serial-ttyUSB0", 115200, true},
 		{"/dev/ttyACM1:921600", "/dev/ttyACM1", "serial-ttyACM1", 921600, true},
-		{"/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0-port0", "/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0-port0", "serial-pci-0000:00:14_0-usb-0:2:1_0-port0", 115200, true},
+		{"/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0-port0", "/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0-port0", "serial-pci-0000_00_14_0-usb-0_2_1_0-port0", 115200, true},
 		{"/dev/ttyUSB0:0", "", "", 0, false},
 		{"/dev/ttyUSB0?sensor=esp", "/dev/ttyUSB0", "esp", 115200, true},
 		{":9600", "", "", 0, false},

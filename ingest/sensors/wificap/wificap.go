@@ -112,6 +112,6 @@ func (s *Source) Frame(pkt []byte) (ingest.Frame, bool) {
 }
 
 // defaultSensor names the sensor of an interface.
-func defaultSensor(iface string) string { return bus.Token("wifi-" + iface) }
+func defaultSensor(iface string) string { return bus.SensorName("wifi-" + iface) }
 
 var _ ingest.Source = (*Source)(nil)

@@ -57,7 +57,7 @@ func Parse(spec string, reg *sensors.Registry, log *slog.Logger) (*Source, error
 	if sensor == "" {
 		sensor = "zmq-" + u.Hostname()
 	}
-	s := &Source{Addr: u.Host, Sensor: bus.Token(sensor), Log: log,
+	s := &Source{Addr: u.Host, Sensor: bus.SensorName(sensor), Log: log,
 		Intake: sensors.Intake{Adapter: Adapter, Hint: kind, Registry: reg, Log: log}}
 	reg.Configure(s.Sensor, "wardragon", sp.Position, sp.Expect)
 	return s, nil
