@@ -26,6 +26,12 @@ const (
 	// level, and the Mode A/C replies), so a Beast relay can forward
 	// frames unchanged (issue 21). Decoders see the Mode S data only.
 	FramingBeast = "beast"
+	// FramingLPT: lp with a time: each frame preceded by its length as a
+	// big-endian uint16 and the sensor's time of the frame as a big-endian
+	// int64 of nanoseconds (0: none) on the clock the message's Cuas-Clock
+	// names ("receiver" or "gps"). The single-frame intake batches frames
+	// that came with a Cuas-Sensor-Ns this way (issue 30).
+	FramingLPT = "lpt"
 )
 
 // Beast record types of FramingBeast (as on the wire).
@@ -109,45 +115,70 @@ var ErrFraming = errors.New("bus: malformed frame batch")
 // framing. For hexlines, scratch is reused for the decoded bytes; fn must
 // copy what it keeps. An error from fn stops the iteration and is returned.
 func EachFrame(framing string, body []byte, scratch []byte, fn func(i int, frame []byte) error) ([]byte, error) {
+	return EachFrameTS(framing, body, scratch, func(i int, _ uint64, frame []byte) error { return fn(i, frame) })
+}
+
+// EachFrameTS is EachFrame that also hands fn each frame's sensor
+// timestamp: a Beast record's 48-bit counter (its meaning is the
+// message's Cuas-Clock header), 0 for the other framings, whose frames
+// share the message's Cuas-Sensor-Ns header if it has one (issue 30).
+func EachFrameTS(framing string, body []byte, scratch []byte, fn func(i int, ts uint64, frame []byte) error) ([]byte, error) {
 	switch framing {
 	case "", FramingRaw:
-		return scratch, fn(0, body)
-	case FramingLP:
-		return scratch, eachLP(body, fn)
+		return scratch, fn(0, 0, body)
+	case FramingLP, FramingLPT:
+		return scratch, eachLP(body, framing == FramingLPT, fn)
 	case FramingBeast:
 		i := 0
-		return scratch, EachBeast(body, func(typ byte, _ uint64, _ byte, data []byte) error {
+		return scratch, EachBeast(body, func(typ byte, ts uint64, _ byte, data []byte) error {
 			if typ == BeastModeAC {
 				return nil // no address: nothing a decoder can use
 			}
 			i++
-			return fn(i-1, data)
+			return fn(i-1, ts, data)
 		})
 	case FramingHexLines:
-		return eachHexLine(body, scratch, fn)
+		return eachHexLine(body, scratch, func(i int, frame []byte) error { return fn(i, 0, frame) })
 	}
 	return scratch, fmt.Errorf("%w: unknown framing %q", ErrFraming, framing)
 }
 
-// eachLP iterates over a length-prefixed batch.
-func eachLP(body []byte, fn func(i int, frame []byte) error) error {
+// eachLP iterates over a length-prefixed batch: an lp batch (timed
+// false) or an lpt one, whose lengths are followed by a time.
+func eachLP(body []byte, timed bool, fn func(i int, ts uint64, frame []byte) error) error {
+	head := 2
+	if timed {
+		head = 10
+	}
 	for i := 0; len(body) > 0; i++ {
-		if len(body) < 2 {
+		if len(body) < head {
 			return fmt.Errorf("%w: %d trailing byte(s) after frame %d", ErrFraming, len(body), i)
 		}
 		n := int(binary.BigEndian.Uint16(body))
-		if n == 0 || n > len(body)-2 {
-			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-2)
+		if n == 0 || n > len(body)-head {
+			return fmt.Errorf("%w: frame %d declares %d bytes, %d remain", ErrFraming, i, n, len(body)-head)
 		}
 		if i >= MaxFramesPerMessage {
 			return fmt.Errorf("%w: more than %d frames", ErrFraming, MaxFramesPerMessage)
 		}
-		if err := fn(i, body[2:2+n]); err != nil {
+		var ts uint64
+		if timed {
+			ts = binary.BigEndian.Uint64(body[2:])
+		}
+		if err := fn(i, ts, body[head:head+n]); err != nil {
 			return err
 		}
-		body = body[2+n:]
+		body = body[head+n:]
 	}
 	return nil
+}
+
+// AppendLPT appends frame, with its sensor time (ns, 0: none), to an lpt
+// batch.
+func AppendLPT(batch []byte, ns int64, frame []byte) []byte {
+	batch = binary.BigEndian.AppendUint16(batch, uint16(len(frame)))
+	batch = binary.BigEndian.AppendUint64(batch, uint64(ns))
+	return append(batch, frame...)
 }
 
 // eachHexLine iterates over hex lines, decoding each into scratch; a line

@@ -48,6 +48,7 @@ func FuzzEachFrame(f *testing.F) {
 	f.Add("lp", AppendLP(nil, []byte{1, 2}))
 	f.Add("hexlines", []byte("8D406B902015A678D4D220AA4BDA\n"))
 	f.Add("beast", AppendBeast(nil, BeastModeSShort, 1, 2, []byte{0x5d, 1, 2, 3, 4, 5, 6}))
+	f.Add("lpt", AppendLPT(AppendLPT(nil, 5, []byte{1, 2}), 0, []byte{3}))
 	f.Fuzz(func(t *testing.T, framing string, body []byte) {
 		total := 0
 		_, _ = EachFrame(framing, body, nil, func(i int, fr []byte) error { total += len(fr); return nil })
@@ -55,6 +56,32 @@ func FuzzEachFrame(f *testing.F) {
 			t.Fatalf("frames longer than the body")
 		}
 	})
+}
+
+// TestLPTFraming (issue 30): an lpt batch gives each frame with its time;
+// a time of 0 is none; a cut batch is an error, as lp's.
+func TestLPTFraming(t *testing.T) {
+	body := AppendLPT(AppendLPT(nil, 1_700_000_000_123_456_789, []byte{1, 2, 3}), 0, []byte{4})
+	var ts []uint64
+	var frames [][]byte
+	if _, err := EachFrameTS(FramingLPT, body, nil, func(_ int, t uint64, f []byte) error {
+		ts, frames = append(ts, t), append(frames, f)
+		return nil
+	}); err != nil || len(frames) != 2 || ts[0] != 1_700_000_000_123_456_789 || ts[1] != 0 || len(frames[0]) != 3 || frames[1][0] != 4 {
+		t.Fatalf("%v: %v %v", err, ts, frames)
+	}
+	if _, err := EachFrameTS(FramingLPT, body[:len(body)-1], nil, func(int, uint64, []byte) error { return nil }); err == nil {
+		t.Fatal("a cut lpt batch was read")
+	}
+	// lp frames have no time.
+	if _, err := EachFrameTS(FramingLP, AppendLP(nil, []byte{9}), nil, func(_ int, t uint64, _ []byte) error {
+		if t != 0 {
+			return errors.New("time in lp")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestObsPartition(t *testing.T) {

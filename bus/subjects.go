@@ -79,6 +79,20 @@ const (
 const (
 	// HeaderRecvTime is the receive time in Unix nanoseconds (decimal).
 	HeaderRecvTime = "Cuas-Recv-Ns"
+	// HeaderClock says what the sensor timestamps of the message are
+	// (issue 30): "12mhz" (the default) a free-running 12 MHz counter, as
+	// dump1090 and readsb stamp Beast records; "gps" GPS time,
+	// Radarcape-style (seconds of the UTC day in the top 18 bits of the
+	// 48-bit Beast timestamp, nanoseconds in the low 30, or a
+	// Cuas-Sensor-Ns that is UTC from a GPS-disciplined clock); "receiver"
+	// a Cuas-Sensor-Ns from the sensor's own free-running clock (the
+	// default for that header). Messages stored before the header existed
+	// read as "12mhz", which is what their Beast records held.
+	HeaderClock = "Cuas-Clock"
+	// HeaderSensorTime is a sensor-supplied time of the message's frames
+	// in Unix nanoseconds on the sensor's own clock (decimal, optional;
+	// Beast records carry theirs per record instead).
+	HeaderSensorTime = "Cuas-Sensor-Ns"
 	// HeaderSensor names the receiver (also the last subject token).
 	HeaderSensor = "Cuas-Sensor"
 	// HeaderProductType is a DJI DroneID product type number (decimal,

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // The observation wire format is a compact binary record, because the
@@ -24,7 +26,11 @@ import (
 //	the ADS-B block of issue 21, only when the flag flADSBInfo is set
 //	(version 4): u16 bits (see adsbBit*), u8 address type, u8 air/ground,
 //	u8 position type code, u8 version, u8 NACv, u8 SIL, u8 SIL type, f64
-//	selected heading
+//	selected heading |
+//	the sensor time of issue 30, only when the flag flSensorTime is set
+//	(version 4): i64 SensorNs, u64 SensorTicks, u8 TimeSource (SensorClock
+//	is local to the decoding process and not carried: a reader outside
+//	it compares SensorNs of one sensor between clock resets)
 //
 // Flag bits 16-17 hold the CategoryKind. Bit 24 is the product claim's
 // (issue 25) and bit 25 the ADS-B block's (issue 21), kept apart from the
@@ -65,8 +71,12 @@ const flProduct = 1 << 24
 // NavHeadingDeg); its tail follows the product claim's.
 const flADSBInfo = 1 << 25
 
+// flSensorTime flags the issue 30 sensor time; its tail follows the
+// ADS-B block's.
+const flSensorTime = 1 << 26
+
 // flSimulated marks an observation of a simulated frame (issue 34); no
-// tail. Bit 26 is issue 30's sensor time (branch i30).
+// tail. Bit 26 is issue 30's sensor time.
 const flSimulated = 1 << 27
 
 // The bits of the issue 21 block's u16.
@@ -112,7 +122,8 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	set(o.Signal != 0, flSignal)
 	set(o.Description != "" || o.ProductType != 0, flProduct) // issue 25
 	set(o.HasADSBInfo(), flADSBInfo)                          // issue 21
-	set(o.Simulated, flSimulated)                             // issue 34
+	set(o.SensorNs != 0 || o.SensorTicks != 0 || o.TimeSource != 0, flSensorTime)
+	set(o.Simulated, flSimulated) // issue 34
 	fl |= uint32(o.CategoryKind&3) << flCatShift
 	b = append(b, codecVersion)
 	b = binary.LittleEndian.AppendUint32(b, fl)
@@ -135,6 +146,11 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 		}
 		b = appendStr(b, w)
 	}
+	return o.appendTails(b, fl)
+}
+
+// appendTails appends the optional tails flagged in fl, in their order.
+func (o *Observation) appendTails(b []byte, fl uint32) []byte {
 	if o.HasCommB {
 		b = binary.LittleEndian.AppendUint64(b, o.CommB)
 	}
@@ -149,6 +165,11 @@ func (o *Observation) AppendBinary(b []byte) []byte {
 	}
 	if fl&flADSBInfo != 0 { // issue 21, after the product claim
 		b = o.appendADSBInfo(b)
+	}
+	if fl&flSensorTime != 0 { // issue 30, after the ADS-B block
+		b = binary.LittleEndian.AppendUint64(b, uint64(o.SensorNs))
+		b = binary.LittleEndian.AppendUint64(b, o.SensorTicks)
+		b = append(b, uint8(o.TimeSource))
 	}
 	return b
 }
@@ -247,6 +268,10 @@ func (o *Observation) readTails(r *reader, fl uint32) {
 	}
 	if fl&flADSBInfo != 0 { // issue 21, after the product claim
 		o.readADSBInfo(r)
+	}
+	if fl&flSensorTime != 0 { // issue 30
+		o.SensorNs, o.SensorTicks = int64(r.u64()), r.u64()
+		o.TimeSource = sensorclock.Source(r.u8())
 	}
 }
 

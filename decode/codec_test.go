@@ -1,8 +1,11 @@
 package decode
 
 import (
+	"encoding/binary"
 	"reflect"
 	"testing"
+
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 func sampleObs() Observation {
@@ -223,5 +226,26 @@ func TestCodecProductAndADSBInfo(t *testing.T) {
 	var out Observation
 	if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil || !reflect.DeepEqual(in, out) {
 		t.Fatalf("round trip: %v\n in  %+v\n out %+v", err, in, out)
+	}
+}
+
+// TestCodecSensorTime: the issue 30 tail (sensor time, raw timestamp,
+// time source) follows the others and round-trips; a record without it
+// reads with none.
+func TestCodecSensorTime(t *testing.T) {
+	in := withADSBInfo()
+	in.Signal, in.Description, in.ProductType = -60, "DJI Mavic 3", 68
+	in.SensorNs, in.SensorTicks, in.TimeSource = 123_456_789_012, 0xABCDEF012345, sensorclock.FromReceiver
+	var out Observation
+	if err := out.UnmarshalBinary(in.AppendBinary(nil)); err != nil || !reflect.DeepEqual(in, out) {
+		t.Fatalf("round trip: %v\n in  %+v\n out %+v", err, in, out)
+	}
+	in.SensorNs, in.SensorTicks, in.TimeSource = 0, 0, sensorclock.Arrival
+	b := in.AppendBinary(nil)
+	if fl := binary.LittleEndian.Uint32(b[1:]); fl&flSensorTime != 0 {
+		t.Fatal("flag set without a sensor time")
+	}
+	if err := out.UnmarshalBinary(b); err != nil || out.SensorNs != 0 || out.TimeSource != sensorclock.Arrival {
+		t.Fatalf("without: %v %+v", err, out)
 	}
 }

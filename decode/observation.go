@@ -1,5 +1,7 @@
 package decode
 
+import "github.com/cuasd/cuasd/decode/sensorclock"
+
 // Protocol names a broadcast protocol. The values are used in NATS subjects,
 // metrics labels and JSON, so they are short, lower-case and stable.
 type Protocol string
@@ -25,8 +27,23 @@ type Observation struct {
 	Key string `json:"key"`
 	// Sensor is the receiver that heard the frame (receiver-side fact).
 	Sensor string `json:"sensor,omitempty"`
-	// TimeUnixNano is the receive time, from the receiver (receiver-side fact).
+	// TimeUnixNano is the frame's time in UTC (receiver-side fact): its
+	// sensor's own time mapped by that sensor's clock model when the
+	// sensor gave one (issue 30), otherwise the receive time.
 	TimeUnixNano int64 `json:"time_unix_nano"`
+	// SensorNs is the sensor's own time of the frame (ns) on the clock
+	// epoch SensorClock names; two observations with the same non-zero
+	// SensorClock are exactly SensorNs apart (issue 30). SensorClock is
+	// local to the process that decoded the frame.
+	SensorNs    int64  `json:"sensor_ns,omitempty"`
+	SensorClock uint32 `json:"-"`
+	// TimeSource says where TimeUnixNano came from: gps, receiver or
+	// arrival.
+	TimeSource sensorclock.Source `json:"time_source"`
+	// SensorTicks is the frame's raw sensor timestamp as received (a Beast
+	// record's 48-bit counter, 12 MHz or GPS per the input's clock), 0
+	// when it had none: what multilateration compares across receivers.
+	SensorTicks uint64 `json:"sensor_ticks,omitempty"`
 
 	// Identity claims.
 	ICAO       string `json:"icao,omitempty"`

@@ -202,6 +202,7 @@ func (w *jsonWriter) track(t *Track) {
 	w.floatPtr("lat", t.Lat)
 	w.floatPtr("lon", t.Lon)
 	w.strOmit("position_method", t.PosMethod)
+	w.strOmit("time_source", t.TimeSource)
 	w.floatPtr("alt_m", t.AltM)
 	w.strOmit("alt_kind", t.AltKind)
 	w.floatPtr("speed_mps", t.SpeedMps)

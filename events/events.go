@@ -119,13 +119,17 @@ type Track struct {
 	Lat          *float64            `json:"lat,omitempty"`
 	Lon          *float64            `json:"lon,omitempty"`
 	PosMethod    string              `json:"position_method,omitempty"`
-	AltM         *float64            `json:"alt_m,omitempty"`
-	AltKind      string              `json:"alt_kind,omitempty"`
-	SpeedMps     *float64            `json:"speed_mps,omitempty"`
-	HeadingDeg   *float64            `json:"heading_deg,omitempty"`
-	VRateMps     *float64            `json:"vertical_rate_mps,omitempty"`
-	OperatorLat  *float64            `json:"operator_lat,omitempty"`
-	OperatorLon  *float64            `json:"operator_lon,omitempty"`
+	// TimeSource says where the track's times come from (issue 30): gps
+	// (the receiver's GPS clock), receiver (the receiver's own clock,
+	// mapped to UTC) or arrival (the sensor gave no usable time).
+	TimeSource  string   `json:"time_source,omitempty"`
+	AltM        *float64 `json:"alt_m,omitempty"`
+	AltKind     string   `json:"alt_kind,omitempty"`
+	SpeedMps    *float64 `json:"speed_mps,omitempty"`
+	HeadingDeg  *float64 `json:"heading_deg,omitempty"`
+	VRateMps    *float64 `json:"vertical_rate_mps,omitempty"`
+	OperatorLat *float64 `json:"operator_lat,omitempty"`
+	OperatorLon *float64 `json:"operator_lon,omitempty"`
 	// HAccuracyM and VAccuracyM are the source's stated 95% position
 	// accuracy (Remote ID accuracy codes, ADS-B NACp, MAVLink eph/epv).
 	HAccuracyM   *float64  `json:"h_accuracy_m,omitempty"`

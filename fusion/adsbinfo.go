@@ -50,6 +50,10 @@ type adsbState struct {
 	// it was a surface one.
 	cprT       int64
 	cprSurface bool
+	// altT is the time of the last altitude an ADS-B message (DF17/18)
+	// gave: a Mode S reply's altitude does not replace it for
+	// ADSBAltitudePriority (issue 30, readsb's source priority).
+	altT int64
 	// The NIC supplements A (operational status v1/v2) and C (surface
 	// operational status v2).
 	nicA, nicC bool

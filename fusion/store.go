@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/gate"
 )
 
@@ -74,6 +75,9 @@ type Store struct {
 	// dropped counts observations that could not be applied, by reason.
 	dropped map[string]uint64
 	version uint64
+	// fixFeeds hear every accepted fix (FeedFixes).
+	fixFeeds []fixFeed
+	feedSeq  uint64
 }
 
 // NewStore returns an empty store.
@@ -146,6 +150,7 @@ func (s *Store) applyLocked(o *decode.Observation, now int64) (Update, bool) {
 	}
 	up := Update{TrackID: t.id, NewTrack: t.nObs == 0}
 	t.touch(o, recv, now)
+	at := sensorclock.Time{UnixNano: recv, SensorNs: o.SensorNs, Clock: o.SensorClock, Source: o.TimeSource}
 	if cur, ok := s.alias[ak]; !ok || cur != t.id {
 		s.alias[ak] = t.id
 	}
@@ -154,7 +159,7 @@ func (s *Store) applyLocked(o *decode.Observation, now int64) (Update, bool) {
 		s.alias[aliasKey{"uas", o.UASID}] = t.id
 	}
 	t.mergeClaims(o)
-	t.mergeMeasurements(o)
+	t.mergeMeasurements(o, recv)
 	t.mergeSensorClaims(o, recv) // issue 25
 	if o.HasCommB && o.ModeSReply && o.Protocol == decode.ADSB {
 		applyCommB(t, o, recv)
@@ -162,9 +167,9 @@ func (s *Store) applyLocked(o *decode.Observation, now int64) (Update, bool) {
 	applyADSBInfo(t, o, recv) // issue 21
 	switch {
 	case o.HasPosition:
-		up.PositionNew = s.acceptDecoded(t, o, recv)
+		up.PositionNew = s.acceptDecoded(t, o, at)
 	case o.HasCPR:
-		up.PositionNew = s.resolveCPR(t, o, recv)
+		up.PositionNew = s.resolveCPR(t, o, at)
 	}
 	s.version++
 	return up, true
@@ -242,6 +247,7 @@ func (t *track) touch(o *decode.Observation, recv, now int64) {
 	t.lastUpdate = now
 	t.lastSensor = o.Sensor
 	t.lastProto = o.Protocol
+	t.timeSource = o.TimeSource
 	t.addSensor(o.Sensor)
 }
 
@@ -266,10 +272,15 @@ func (t *track) mergeClaims(o *decode.Observation) {
 	}
 }
 
+// ADSBAltitudePriority is how long an ADS-B altitude outranks a Mode S
+// reply's (readsb: a lower-priority source does not replace data a better
+// one gave less than 15 s before).
+const ADSBAltitudePriority = 15 * time.Second
+
 // mergeMeasurements takes altitude, velocity, accuracy, the operator's
-// position and the decoder's warnings.
-func (t *track) mergeMeasurements(o *decode.Observation) {
-	if o.HasAltitude {
+// position and the decoder's warnings, of an observation at recv.
+func (t *track) mergeMeasurements(o *decode.Observation, recv int64) {
+	if o.HasAltitude && t.altitudeFrom(o, recv) {
 		t.hasAlt, t.alt, t.altKind = true, o.AltM, o.AltKind
 	}
 	if o.HasVelocity {
@@ -289,8 +300,29 @@ func (t *track) mergeMeasurements(o *decode.Observation) {
 	}
 }
 
-// acceptPosition applies the plausibility check and records a position.
-func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method string) bool {
+// altitudeFrom reports whether o's altitude may replace the track's: not
+// a Mode S reply's while an ADS-B altitude is younger than
+// ADSBAltitudePriority. It notes the time of an ADS-B altitude.
+func (t *track) altitudeFrom(o *decode.Observation, recv int64) bool {
+	if o.Protocol != decode.ADSB {
+		return true
+	}
+	if !o.ModeSReply {
+		if t.adsb == nil {
+			t.adsb = &adsbState{}
+		}
+		t.adsb.altT = recv
+		return true
+	}
+	return t.adsb == nil || t.adsb.altT == 0 || recv-t.adsb.altT >= int64(ADSBAltitudePriority)
+}
+
+// acceptPosition applies the plausibility check and records a position
+// of time at: the time since the last position is measured on the
+// receiver's clock when both came from the same clock (issue 30), so a
+// burst of frames arriving at once is judged as they were heard.
+func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, method string) bool {
+	recv := at.UnixNano
 	if math.IsNaN(lat) || math.IsNaN(lon) || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
 		t.addWarning("position out of range")
 		return false
@@ -300,23 +332,16 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 	if i := protoIndex(t.lastProto); i >= 0 {
 		t.protoPos[i].t, t.protoPos[i].lat, t.protoPos[i].lon = recv, lat, lon
 	}
-	if t.hasPos && t.histTotal > 0 {
-		last := t.lastPoint()
-		dt := float64(recv-last.T) / 1e9
-		d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})
-		// Allow 1 km of slack for the position quantisation of the
-		// protocols and receiver clock jitter.
-		if d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps) {
-			if t.cpr == nil {
-				t.cpr = &cprState{}
-			}
-			t.cpr.rejected++
-			// One fixed text (no formatting on this path, which a spoofer
-			// can drive at the frame rate), so repeated jumps are one
-			// warning and do not evict the track's other warnings.
-			t.addWarning("implausible position jump rejected (faster than the plausible maximum speed)")
-			return false
+	if s.implausibleJump(t, at, lat, lon) {
+		if t.cpr == nil {
+			t.cpr = &cprState{}
 		}
+		t.cpr.rejected++
+		// One fixed text (no formatting on this path, which a spoofer
+		// can drive at the frame rate), so repeated jumps are one
+		// warning and do not evict the track's other warnings.
+		t.addWarning("implausible position jump rejected (faster than the plausible maximum speed)")
+		return false
 	}
 	t.hasPos, t.lat, t.lon, t.posMethod = true, lat, lon, method
 	p := Point{T: recv, Lat: lat, Lon: lon}
@@ -324,14 +349,35 @@ func (s *Store) acceptPosition(t *track, recv int64, lat, lon float64, method st
 		p.Alt, p.HasAlt = float32(t.alt), true
 	}
 	t.pushHistory(p)
+	if len(s.fixFeeds) > 0 {
+		s.feedFix(t, p)
+	}
 	return true
+}
+
+// implausibleJump reports whether lat, lon at time at is further from the
+// track's last position than the plausible maximum speed covers. The time
+// between them is the receiver's when both came from one receiver clock.
+func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64) bool {
+	if !t.hasPos || t.histTotal == 0 {
+		return false
+	}
+	last := t.lastPoint()
+	dt := float64(at.UnixNano-last.T) / 1e9
+	if c := t.cpr; c != nil && c.hasFix && c.fixT.UnixNano == last.T {
+		dt = float64(sensorclock.Since(c.fixT, at)) / 1e9
+	}
+	d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})
+	// Allow 1 km of slack for the position quantisation of the protocols
+	// and receiver clock jitter.
+	return d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps)
 }
 
 // acceptDecoded takes a position decoded before fusion (Remote ID,
 // MAVLink, SBS input); an aircraft's NIC and Rc, which are only known for
 // positions decoded here from CPR, no longer apply (issue 21).
-func (s *Store) acceptDecoded(t *track, o *decode.Observation, recv int64) bool {
-	ok := s.acceptPosition(t, recv, o.Lat, o.Lon, o.PositionMethod)
+func (s *Store) acceptDecoded(t *track, o *decode.Observation, at sensorclock.Time) bool {
+	ok := s.acceptPosition(t, at, o.Lat, o.Lon, o.PositionMethod)
 	if ok && t.adsb != nil {
 		t.adsb.HasNIC = false
 	}
@@ -341,7 +387,8 @@ func (s *Store) acceptDecoded(t *track, o *decode.Observation, recv int64) bool 
 // resolveCPR turns an ADS-B compact position report into a position:
 // global decoding from a fresh even/odd pair (the newest frame decides),
 // otherwise local decoding from the aircraft's last good fix.
-func (s *Store) resolveCPR(t *track, o *decode.Observation, recv int64) bool {
+func (s *Store) resolveCPR(t *track, o *decode.Observation, at sensorclock.Time) bool {
+	recv := at.UnixNano
 	if t.cpr == nil {
 		t.cpr = &cprState{}
 	}
@@ -352,19 +399,19 @@ func (s *Store) resolveCPR(t *track, o *decode.Observation, recv int64) bool {
 		f.nic, f.rc = t.adsb.frameNIC(o.PosTypeCode, o.NICB)
 	}
 	if o.CPROdd {
-		c.odd, c.oddT, c.hasOdd = f, recv, true
+		c.odd, c.oddT, c.hasOdd = f, at, true
 	} else {
-		c.even, c.evenT, c.hasEven = f, recv, true
+		c.even, c.evenT, c.hasEven = f, at, true
 	}
 	window := s.cfg.CPRPairWindow.Nanoseconds()
-	if c.hasEven && c.hasOdd && abs64(c.evenT-c.oddT) <= window && c.even.surface == c.odd.surface {
-		if lat, lon, err := c.global(o); err == nil && s.acceptFix(t, recv, lat, lon, "cpr_global") {
+	if c.hasEven && c.hasOdd && abs64(sensorclock.Since(c.evenT, c.oddT)) <= window && c.even.surface == c.odd.surface {
+		if lat, lon, err := c.global(o); err == nil && s.acceptFix(t, at, lat, lon, "cpr_global") {
 			t.positionFix(o, recv, true)
 			return true
 		}
 	}
-	if c.hasFix && recv-c.fixT <= s.cfg.LocalRefMaxAge.Nanoseconds() {
-		if lat, lon, err := c.local(o); err == nil && s.acceptFix(t, recv, lat, lon, "cpr_local") {
+	if c.hasFix && sensorclock.Since(c.fixT, at) <= s.cfg.LocalRefMaxAge.Nanoseconds() {
+		if lat, lon, err := c.local(o); err == nil && s.acceptFix(t, at, lat, lon, "cpr_local") {
 			t.positionFix(o, recv, false)
 			return true
 		}
@@ -402,12 +449,12 @@ func (c *cprState) local(o *decode.Observation) (lat, lon float64, err error) {
 	return adsb.CPRLocalAirborne(cur, c.fixLat, c.fixLon)
 }
 
-func (s *Store) acceptFix(t *track, recv int64, lat, lon float64, method string) bool {
-	if !s.acceptPosition(t, recv, lat, lon, method) {
+func (s *Store) acceptFix(t *track, at sensorclock.Time, lat, lon float64, method string) bool {
+	if !s.acceptPosition(t, at, lat, lon, method) {
 		return false
 	}
 	c := t.cpr
-	c.fixT, c.fixLat, c.fixLon, c.hasFix = recv, lat, lon, true
+	c.fixT, c.fixLat, c.fixLon, c.hasFix = at, lat, lon, true
 	return true
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/fusion/swarm"
 	"github.com/cuasd/cuasd/gate"
 )
@@ -79,10 +80,13 @@ type cprFrame struct {
 
 // cprState is what ADS-B position decoding keeps per aircraft.
 type cprState struct {
-	even, odd       cprFrame
-	evenT, oddT     int64
+	even, odd cprFrame
+	// The frames' times by their sensor's clock (issue 30): pairing and
+	// the local reference's age are judged on the receiver's clock when
+	// both frames came from the same clock.
+	evenT, oddT     sensorclock.Time
 	hasEven, hasOdd bool
-	fixT            int64 // time of the last accepted position
+	fixT            sensorclock.Time // time of the last accepted position
 	fixLat, fixLon  float64
 	hasFix          bool
 	rejected        uint32 // implausible positions rejected
@@ -111,6 +115,8 @@ type track struct {
 	simulated             bool
 	systemID, componentID uint8
 	categoryKind          decode.CategoryKind
+	// timeSource is where the last observation's time came from (issue 30).
+	timeSource sensorclock.Source
 
 	sensors    []string
 	firstSeen  int64 // receive time
@@ -261,16 +267,19 @@ type Track struct {
 	HasPosition    bool
 	Lat, Lon       float64
 	PositionMethod string
-	HasAltitude    bool
-	AltM           float64
-	AltKind        string
-	HasVelocity    bool
-	SpeedMps       float64
-	HeadingDeg     float64
-	VRateMps       float64
-	HasOperator    bool
-	OperatorLat    float64
-	OperatorLon    float64
+	// TimeSource says where the last observation's time came from: gps,
+	// receiver (the sensor's clock, mapped) or arrival (issue 30).
+	TimeSource  string
+	HasAltitude bool
+	AltM        float64
+	AltKind     string
+	HasVelocity bool
+	SpeedMps    float64
+	HeadingDeg  float64
+	VRateMps    float64
+	HasOperator bool
+	OperatorLat float64
+	OperatorLon float64
 	// HAccuracyM and VAccuracyM are the stated 95% position accuracy in
 	// metres (0: unknown).
 	HAccuracyM float64
@@ -319,7 +328,7 @@ func (t *track) snapshot(withHistory bool) Track {
 	s := Track{
 		ID: t.id, Protocols: t.protocols.list(), ICAO: t.icao, UASID: t.uasID, OperatorID: t.operatorID,
 		Callsign: t.callsign, Category: t.category, CategoryKind: t.categoryKind, Squawk: t.squawk, Emergency: t.emergency, SystemID: t.systemID,
-		HasPosition: t.hasPos, Lat: t.lat, Lon: t.lon, PositionMethod: t.posMethod,
+		HasPosition: t.hasPos, Lat: t.lat, Lon: t.lon, PositionMethod: t.posMethod, TimeSource: t.timeSource.String(),
 		HasAltitude: t.hasAlt, AltM: t.alt, AltKind: t.altKind,
 		HasVelocity: t.hasVel, SpeedMps: t.speed, HeadingDeg: t.heading, VRateMps: t.vr,
 		HasOperator: t.hasOp, OperatorLat: t.opLat, OperatorLon: t.opLon,

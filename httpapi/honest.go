@@ -38,6 +38,9 @@ func honesty(signingMode string) Honesty {
 			"Field sensors (WarDragon/DragonSync over ZeroMQ, ESP32 scanners over serial, UDP JSON forwarders) relay what they " +
 			"decoded as unsigned JSON: cuasd can check neither the drone's broadcast nor the sensor's decoding, " +
 			"and a sensor's reported position is a claim too. " +
+			"A frame's time is its receiver's own timestamp where the receiver gives one (Beast, AVR, Remote ID, MAVLink), " +
+			"mapped to UTC by a per-sensor clock model and never placed after the frame arrived; a track's time_source says " +
+			"whether its times came from a GPS clock, the receiver's own clock or the arrival. " +
 			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
 			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed.",
 		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +

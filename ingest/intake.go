@@ -125,12 +125,15 @@ func (in *Intake) Name() string { return "intake " + bus.IntakePrefix + ".>" }
 // intakeBatch is the frames of one protocol and sensor being gathered.
 type intakeBatch struct {
 	protocol, sensor string
-	body             []byte
-	n                int
-	recv             int64
-	started          time.Time
-	replies          []string // reply subjects of acknowledged frames
-	seqs             []uint64 // their sequence numbers (for a failed batch to forget), 0: none
+	// clock is the Cuas-Clock of a batch of frames that came with a
+	// Cuas-Sensor-Ns (framing lpt, issue 30); "" for plain lp.
+	clock, framing string
+	body           []byte
+	n              int
+	recv           int64
+	started        time.Time
+	replies        []string // reply subjects of acknowledged frames
+	seqs           []uint64 // their sequence numbers (for a failed batch to forget), 0: none
 }
 
 // Run implements Source: it serves until ctx ends.
@@ -234,27 +237,39 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 		in.reply(m.Reply, "+OK duplicate")
 		return
 	}
+	sensorNs, clock := sensorTime(m)
+	bkey := key
+	if sensorNs != 0 {
+		bkey = key + "\x00" + clock // timed frames batch apart (framing lpt)
+	}
 	in.mu.Lock()
-	b := in.batches[key]
-	if b != nil && len(b.body)+2+len(m.Data) > bus.MaxBatchBytes {
+	b := in.batches[bkey]
+	if b != nil && len(b.body)+10+len(m.Data) > bus.MaxBatchBytes {
 		// The batch would outgrow a NATS message: store it and begin
 		// another.
-		delete(in.batches, key)
+		delete(in.batches, bkey)
 		in.dispatchLocked(key, b)
 		b = nil
 	}
 	if b == nil {
-		b = &intakeBatch{protocol: protocol, sensor: sensor, started: time.Now(), recv: recvTime(m)}
-		in.batches[key] = b
+		b = &intakeBatch{protocol: protocol, sensor: sensor, started: time.Now(), recv: recvTime(m), framing: bus.FramingLP}
+		if sensorNs != 0 {
+			b.framing, b.clock = bus.FramingLPT, clock
+		}
+		in.batches[bkey] = b
 	}
-	b.body = bus.AppendLP(b.body, m.Data)
+	if b.framing == bus.FramingLPT {
+		b.body = bus.AppendLPT(b.body, sensorNs, m.Data)
+	} else {
+		b.body = bus.AppendLP(b.body, m.Data)
+	}
 	b.n++
 	if m.Reply != "" {
 		b.replies = append(b.replies, m.Reply)
 		b.seqs = append(b.seqs, seq)
 	}
 	if b.n >= in.MaxBatch {
-		delete(in.batches, key)
+		delete(in.batches, bkey)
 		in.dispatchLocked(key, b)
 	}
 	in.mu.Unlock()
@@ -298,6 +313,33 @@ func (in *Intake) seen(key string, seq uint64) bool {
 	return w.seen(seq)
 }
 
+// lpBody is a batch's body in framing lp: a sink that publishes only lp
+// gets timed frames without their times.
+func lpBody(b *intakeBatch) []byte {
+	if b.framing != bus.FramingLPT {
+		return b.body
+	}
+	var out []byte
+	_, _ = bus.EachFrameTS(b.framing, b.body, nil, func(_ int, _ uint64, frame []byte) error {
+		out = bus.AppendLP(out, frame)
+		return nil
+	})
+	return out
+}
+
+// sensorTime is the frame's Cuas-Sensor-Ns and its clock (receiver
+// unless Cuas-Clock says gps); 0 without one.
+func sensorTime(m *nats.Msg) (int64, string) {
+	v, err := strconv.ParseInt(m.Header.Get(bus.HeaderSensorTime), 10, 64)
+	if err != nil || v <= 0 {
+		return 0, ""
+	}
+	if m.Header.Get(bus.HeaderClock) == "gps" {
+		return v, "gps"
+	}
+	return v, "receiver"
+}
+
 // recvTime is the frame's Cuas-Recv-Ns, or now.
 func recvTime(m *nats.Msg) int64 {
 	if v, err := strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64); err == nil && v > 0 {
@@ -313,7 +355,7 @@ func (in *Intake) flushOlder(cutoff time.Time) {
 	for key, b := range in.batches {
 		if b.started.Before(cutoff) {
 			delete(in.batches, key)
-			in.dispatchLocked(key, b)
+			in.dispatchLocked(b.protocol+"."+b.sensor, b)
 		}
 	}
 }
@@ -331,7 +373,12 @@ func (in *Intake) dispatchLocked(key string, b *intakeBatch) {
 
 // store writes one batch to CUAS_RAW and answers its acknowledged frames.
 func (in *Intake) store(ctx context.Context, sink Sink, b *intakeBatch) {
-	_, err := sink.PublishBatch(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, b.body, b.n, b.recv, "")
+	var err error
+	if fs, ok := sink.(FramedSink); ok && b.framing == bus.FramingLPT {
+		_, err = fs.PublishBatchFramed(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, b.framing, b.clock, b.body, b.n, b.recv, "")
+	} else {
+		_, err = sink.PublishBatch(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, lpBody(b), b.n, b.recv, "")
+	}
 	if err != nil {
 		in.log.Warn("intake batch not stored", "protocol", b.protocol, "sensor", b.sensor, "frames", b.n, "err", err)
 		in.wmu.Lock()

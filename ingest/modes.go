@@ -5,14 +5,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // ModeSFormat is a receiver output format carrying Mode S frames.
@@ -48,6 +51,10 @@ type ModeSStream struct {
 	Adapter string
 	Pub     Sink
 	Log     *slog.Logger
+	// Clock is what the receiver's Beast timestamps are (issue 30):
+	// sensorclock.MHz12 (dump1090, readsb) or sensorclock.GPS
+	// (Radarcape-style); it travels with each batch as Cuas-Clock.
+	Clock sensorclock.Kind
 
 	// Skipped counts bytes that were not part of a frame.
 	Skipped int
@@ -59,7 +66,10 @@ type ModeSStream struct {
 type batch struct {
 	body []byte
 	n    int
-	recv int64
+	// start is when the batch's first frame arrived; recv, set when the
+	// batch is flushed, when its newest did: the receive time published,
+	// an upper bound on every frame's time (issue 30).
+	start, recv int64
 }
 
 // Run reads r until EOF or ctx ends, publishing every Mode S frame (and,
@@ -117,7 +127,7 @@ func (b *batcher) publish() {
 		if b.framing == bus.FramingLP {
 			_, err = s.Pub.PublishBatch(b.ctx, s.Adapter, "adsb", s.Sensor, bt.body, bt.n, bt.recv, "")
 		} else {
-			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, bt.body, bt.n, bt.recv, "")
+			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, clockHeader(s.Clock), bt.body, bt.n, bt.recv, "")
 		}
 		if err != nil {
 			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", bt.n, "err", err)
@@ -137,6 +147,7 @@ func (b *batcher) flush() {
 	if b.cur.n == 0 {
 		return
 	}
+	b.cur.recv = time.Now().UnixNano()
 	t := time.NewTimer(queueWait)
 	select {
 	case b.q <- b.cur:
@@ -157,7 +168,7 @@ func (b *batcher) add(typ byte, ts uint64, sig byte, frame []byte) {
 	}
 	cur := &b.cur
 	if cur.n == 0 {
-		cur.recv = time.Now().UnixNano()
+		cur.start = time.Now().UnixNano()
 		select {
 		case cur.body = <-b.free:
 		default:
@@ -172,9 +183,37 @@ func (b *batcher) add(typ byte, ts uint64, sig byte, frame []byte) {
 	cur.n++
 	// The clock is read every 64 frames, not per frame; a quiet link is
 	// flushed by the read deadline (setFlushDeadline) instead.
-	if cur.n >= batchMax || (cur.n&63 == 0 && time.Duration(time.Now().UnixNano()-cur.recv) > batchDelay) {
+	if cur.n >= batchMax || (cur.n&63 == 0 && time.Duration(time.Now().UnixNano()-cur.start) > batchDelay) {
 		b.flush()
 	}
+}
+
+// clockHeader is the Cuas-Clock of a Beast batch: none for the default.
+func clockHeader(k sensorclock.Kind) string {
+	if k == sensorclock.MHz12 {
+		return ""
+	}
+	return k.String()
+}
+
+// SplitClock splits a receiver address with an optional clock, as
+// --beast-listen and --beast-connect take it ("host:port?clock=gps"):
+// "12mhz" (the default, dump1090 and readsb) or "gps" (Radarcape-style
+// timestamps, issue 30).
+func SplitClock(spec string) (addr string, clock sensorclock.Kind, err error) {
+	addr, q, ok := strings.Cut(spec, "?")
+	if !ok {
+		return spec, sensorclock.MHz12, nil
+	}
+	v, ok := strings.CutPrefix(q, "clock=")
+	if !ok || strings.ContainsAny(v, "&=") {
+		return addr, clock, fmt.Errorf("%q: the only option is clock=12mhz or clock=gps", spec)
+	}
+	clock, err = sensorclock.ParseKind(v)
+	if err != nil || clock == sensorclock.Receiver {
+		return addr, clock, fmt.Errorf("%q: clock=%s: a Beast receiver's clock is 12mhz or gps", spec, v)
+	}
+	return addr, clock, nil
 }
 
 // addFunc takes one frame: its Beast record type, timestamp and signal

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
@@ -60,6 +61,8 @@ type ModeSListener struct {
 	// Sensor prefixes the per-connection sensor names (default
 	// "<format>-in").
 	Sensor string
+	// Clock is what the receivers' Beast timestamps are (issue 30).
+	Clock sensorclock.Kind
 	// MaxConns bounds the connections served at once (DefaultMaxConns).
 	MaxConns int
 	// IdleTimeout closes a connection silent for this long
@@ -156,7 +159,7 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	if err != nil {
 		host = peer
 	}
-	s := &ModeSStream{Format: l.Format, Sensor: PeerSensor(l.Sensor, host), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log}
+	s := &ModeSStream{Format: l.Format, Sensor: PeerSensor(l.Sensor, host), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log, Clock: l.Clock}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
 	var r io.Reader = conn
 	if l.IdleTimeout >= 0 {
@@ -179,6 +182,8 @@ type ModeSClient struct {
 	Format ModeSFormat
 	Sensor string
 	Log    *slog.Logger
+	// Clock is what the receiver's Beast timestamps are (issue 30).
+	Clock sensorclock.Kind
 }
 
 // ConnectModeS returns a client of the receiver at addr.
@@ -234,7 +239,7 @@ func (c *ModeSClient) once(ctx context.Context, sink Sink, rep lifecycle.Reporte
 	cctx, ccancel := context.WithCancel(ctx)
 	defer ccancel()
 	context.AfterFunc(cctx, func() { conn.Close() })
-	s := &ModeSStream{Format: c.Format, Sensor: c.Sensor, Adapter: string(c.Format) + "-connect", Pub: sink, Log: c.Log}
+	s := &ModeSStream{Format: c.Format, Sensor: c.Sensor, Adapter: string(c.Format) + "-connect", Pub: sink, Log: c.Log, Clock: c.Clock}
 	return true, s.Run(cctx, conn)
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // framedSink records what a Mode S stream publishes.
@@ -23,9 +24,9 @@ func (f *framedSink) PublishFrames(context.Context, string, string, string, []Fr
 	return Result{}, nil
 }
 func (f *framedSink) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recv int64, id string) (Result, error) {
-	return f.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, batch, n, recv, id)
+	return f.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, "", batch, n, recv, id)
 }
-func (f *framedSink) PublishBatchFramed(_ context.Context, _, _, _, framing string, batch []byte, n int, _ int64, _ string) (Result, error) {
+func (f *framedSink) PublishBatchFramed(_ context.Context, _, _, _, framing, _ string, batch []byte, n int, _ int64, _ string) (Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.framings = append(f.framings, framing)
@@ -96,3 +97,26 @@ func (l lpOnly) PublishBatch(ctx context.Context, a, p, s string, b []byte, n in
 	return l.f.PublishBatch(ctx, a, p, s, b, n, r, id)
 }
 func (l lpOnly) Dropped(p, a, r string, n int) {}
+
+// TestSplitClock: --beast-listen/--beast-connect take ?clock=12mhz|gps
+// (issue 30); anything else is refused with a reason.
+func TestSplitClock(t *testing.T) {
+	for _, c := range []struct {
+		in, addr string
+		clock    sensorclock.Kind
+		ok       bool
+	}{
+		{"127.0.0.1:30004", "127.0.0.1:30004", sensorclock.MHz12, true},
+		{"rx:30005?clock=gps", "rx:30005", sensorclock.GPS, true},
+		{"rx:30005?clock=12mhz", "rx:30005", sensorclock.MHz12, true},
+		{"rx:30005?clock=receiver", "", 0, false},
+		{"rx:30005?clock=ntp", "", 0, false},
+		{"rx:30005?speed=2", "", 0, false},
+		{"rx:30005?clock=gps&x=1", "", 0, false},
+	} {
+		addr, clock, err := SplitClock(c.in)
+		if (err == nil) != c.ok || c.ok && (addr != c.addr || clock != c.clock) {
+			t.Errorf("%q: %q %v %v", c.in, addr, clock, err)
+		}
+	}
+}

@@ -113,6 +113,12 @@ type Frame struct {
 	// ProductType is a DJI DroneID product type number a field sensor
 	// relayed (issue 25; see bus.HeaderProductType); 0: none.
 	ProductType uint16
+
+	// SensorNs is the sensor's own time of the frame in nanoseconds (issue
+	// 30; see bus.HeaderSensorTime), 0: none; Clock says which clock it is
+	// on ("receiver", the default, or "gps", see bus.HeaderClock).
+	SensorNs int64
+	Clock    string
 }
 
 // Result is what a publish achieved.
@@ -162,6 +168,12 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 		if f.ProductType != 0 { // issue 25
 			msg.Header.Set(bus.HeaderProductType, strconv.Itoa(int(f.ProductType)))
 		}
+		if f.SensorNs != 0 { // issue 30
+			msg.Header.Set(bus.HeaderSensorTime, strconv.FormatInt(f.SensorNs, 10))
+			if f.Clock != "" {
+				msg.Header.Set(bus.HeaderClock, f.Clock)
+			}
+		}
 		fut, err := p.js.PublishAsync(msg)
 		if err != nil {
 			p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(len(frames) - i))
@@ -180,12 +192,12 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 // publish one twice, and hashing every batch for an id cost about 2% of
 // the pipeline's CPU.
 func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
-	return p.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, batch, n, recvUnixNano, id)
+	return p.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, "", batch, n, recvUnixNano, id)
 }
 
 // PublishBatchFramed is PublishBatch with another framing: bus.FramingBeast
 // keeps the receiver's timestamps, signal levels and Mode A/C replies.
-func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
+func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
 	subj := bus.RawSubject(protocol, sensor)
 	res := Result{Subject: subj}
 	if n == 0 {
@@ -196,6 +208,9 @@ func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, s
 	now := time.Now().UnixNano()
 	msg := rawMsg(subj, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
 	msg.Header.Set(bus.HeaderFraming, framing)
+	if clock != "" {
+		msg.Header.Set(bus.HeaderClock, clock)
+	}
 	markSimulated(msg, adapter)
 	fut, err := p.js.PublishAsync(msg)
 	if err != nil {

@@ -176,6 +176,12 @@ func ticksSince(ts, first uint64) time.Duration {
 	return time.Duration((ts - first) * 1000 / 12)
 }
 
+// ticksNs is a 12 MHz counter value in nanoseconds: the receiver's clock
+// a replayed frame carries (issue 30), so that a replay at any speed is
+// judged by the receiver's time, as the live stream was. 0 stays 0 (no
+// timestamp).
+func ticksNs(ts uint64) int64 { return int64(ts * 1000 / 12) }
+
 func beastItems(data []byte) []replayItem {
 	var out []replayItem
 	var first uint64
@@ -188,7 +194,7 @@ func beastItems(data []byte) []replayItem {
 			first, haveFirst = f.Timestamp, true
 		}
 		out = append(out, replayItem{protocol: "adsb", offset: ticksSince(f.Timestamp, first),
-			frames: []Frame{{Data: bytes.Clone(f.Bytes()), Signal: f.RSSI()}}})
+			frames: []Frame{{Data: bytes.Clone(f.Bytes()), Signal: f.RSSI(), SensorNs: ticksNs(f.Timestamp), Clock: "receiver"}}})
 	}
 	return out
 }
@@ -208,7 +214,11 @@ func avrItems(data []byte) []replayItem {
 			}
 			off = ticksSince(f.Timestamp, first)
 		}
-		out = append(out, replayItem{protocol: "adsb", offset: off, frames: []Frame{{Data: bytes.Clone(f.Bytes())}}})
+		fr := Frame{Data: bytes.Clone(f.Bytes())}
+		if f.HasTimestamp {
+			fr.SensorNs, fr.Clock = ticksNs(f.Timestamp), "receiver"
+		}
+		out = append(out, replayItem{protocol: "adsb", offset: off, frames: []Frame{fr}})
 	}
 	return out
 }

@@ -98,7 +98,9 @@ func PeerSensor(prefix, addr string) string {
 // lp batches, losing the receiver's timestamps and Mode A/C replies.
 type FramedSink interface {
 	Sink
-	PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing string, batch []byte, n int, recvUnixNano int64, id string) (Result, error)
+	// clock is the Cuas-Clock of a Beast batch's timestamps ("" for the
+	// default, 12mhz).
+	PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock string, batch []byte, n int, recvUnixNano int64, id string) (Result, error)
 	// ModeAC counts Mode A/C replies an adapter received.
 	ModeAC(adapter string, n int)
 }

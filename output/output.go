@@ -16,6 +16,7 @@ package output
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
@@ -64,15 +65,56 @@ type TrackFeed interface {
 	FeedTracks(fn func(subject string, ev *events.TrackEvent)) (stop func(), err error)
 }
 
+// Fix is one position fix fusion accepted, as FixFeed hands it (issue
+// 30): every fix, with its own time, not the track events' once-a-second
+// sample of a track's last 32 positions.
+type Fix struct {
+	TrackID, Protocol, Sensor string
+	// UnixNano is the fix's time: its sensor's time mapped to UTC.
+	UnixNano int64
+	Lat, Lon float64
+	// AltM and AltKind are known when HasAlt; the velocity when HasVel.
+	HasAlt                         bool
+	AltM                           float64
+	AltKind                        string
+	HasVel                         bool
+	SpeedMps, HeadingDeg, VRateMps float64
+}
+
+// FixFeed is what the Events of an output inside `cuasd serve` offer an
+// output that wants every position fix (the history recorder): fusion's
+// accepted fixes, in process, as they are accepted. Outputs that show a
+// track's state (CoT, MQTT, readsb's aircraft.json) take track events
+// instead (docs/ARCHITECTURE.md, "Fixes and track events").
+type FixFeed interface {
+	// FeedFixes calls fn with every accepted fix until stop is called; fn
+	// runs on fusion's goroutine under its lock: it must return at once
+	// (a bounded queue) and not keep f. ErrNoFixes: none offered.
+	FeedFixes(fn func(f *Fix)) (stop func(), err error)
+}
+
+// ErrNoFixes is FeedFixes' answer where no fixes are offered.
+var ErrNoFixes = errors.New("output: no fix feed in this process")
+
 // InProcess returns the Events of an output inside cuasd serve: NATS
-// through nc, and the typed track events of feed (a TrackFeed).
-func InProcess(nc *nats.Conn, feed TrackFeed) Events {
-	return inProcess{natsEvents{nc}, feed}
+// through nc, the typed track events of feed (a TrackFeed) and, when
+// fixes is not nil, fusion's accepted fixes.
+func InProcess(nc *nats.Conn, feed TrackFeed, fixes FixFeed) Events {
+	return inProcess{natsEvents{nc}, feed, fixes}
 }
 
 type inProcess struct {
 	natsEvents
 	TrackFeed
+	fixes FixFeed
+}
+
+// FeedFixes implements FixFeed.
+func (e inProcess) FeedFixes(fn func(f *Fix)) (func(), error) {
+	if e.fixes == nil {
+		return nil, ErrNoFixes
+	}
+	return e.fixes.FeedFixes(fn)
 }
 
 type natsEvents struct{ nc *nats.Conn }

@@ -143,3 +143,12 @@ func globalPositionPayload(bootMs uint32, lat, lon, altM, relAltM, speed, headin
 	binary.LittleEndian.PutUint16(p[26:], uint16(math.Round(mod(heading, 360)*100)))
 	return p
 }
+
+// ADSBPosition is a DF17 airborne position squitter (type code 11) of icao
+// at lat, lon and altFt, in its even or odd CPR format: what tests and
+// tools need to fabricate a track frame by frame.
+func ADSBPosition(icao uint32, lat, lon, altFt float64, odd bool) [14]byte {
+	var f [14]byte
+	encodePosition(&f, icao, lat, lon, altFt, odd)
+	return f
+}

@@ -148,6 +148,7 @@ type config struct {
 	ReadsbFrames     bool   `yaml:"readsb-frames"`
 	ReceiverLocation string `yaml:"receiver-location"`
 	SBSListen        string `yaml:"sbs-listen"`
+	SBSReduce        bool   `yaml:"sbs-reduce"`
 	SBSConnect       string `yaml:"sbs-connect"`
 	BeastOutListen   string `yaml:"beast-out-listen"`
 	BeastOutConnect  string `yaml:"beast-out-connect"`
@@ -226,9 +227,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "`N` JetStream stream replicas (3 on a cluster)")
 	fs.Var(&c.TrackTTL, "track-ttl", "how long (`DURATION`) a track lives without updates")
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
-	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004)")
+	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004); ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz)")
 	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001)")
-	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting")
+	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz)")
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output `HOST:PORT` (port 30002), reconnecting")
 	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
@@ -541,7 +542,8 @@ func (c *config) readsbFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ReadsbDrones, "readsb-drones", c.ReadsbDrones, "list Remote ID and MAVLink tracks in the readsb JSON and SBS outputs as ~hex entries")
 	fs.BoolVar(&c.ReadsbFrames, "readsb-frames", c.ReadsbFrames, "count each aircraft's messages and rssi in aircraft.json from the raw Mode S frames, as readsb does (else: the track's observations)")
 	fs.StringVar(&c.ReceiverLocation, "receiver-location", c.ReceiverLocation, "`LAT,LON` of the receiver for receiver.json (tar1090 centres on it)")
-	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on `HOST:PORT` (like readsb's 30003)")
+	fs.StringVar(&c.SBSListen, "sbs-listen", c.SBSListen, "serve SBS BaseStation lines on `HOST:PORT` (like readsb's 30003): one line per decoded Mode S message")
+	fs.BoolVar(&c.SBSReduce, "sbs-reduce", c.SBSReduce, "with --sbs-listen, write per track from the track events (at most one update a second per track) instead of one line per message")
 	fs.StringVar(&c.SBSConnect, "sbs-connect", c.SBSConnect, "read SBS BaseStation lines from `HOST:PORT` (a decoder's 30003, VRS), reconnecting")
 	fs.StringVar(&c.BeastOutListen, "beast-out-listen", c.BeastOutListen, "serve received frames as Beast on `HOST:PORT` (like readsb's 30005)")
 	fs.StringVar(&c.BeastOutConnect, "beast-out-connect", c.BeastOutConnect, "push received frames as Beast to the aggregator at `HOST:PORT`, reconnecting")

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/mavudp"
 	"github.com/cuasd/cuasd/ingest/sensors/jsonudp"
@@ -80,21 +81,9 @@ func inputSources(cfg config, s *service) ([]ingest.Source, error) {
 		}
 		return nil, err
 	}
-	for _, l := range []struct {
-		flag, addr string
-		format     ingest.ModeSFormat
-	}{{"--beast-listen", cfg.BeastListen, ingest.Beast}, {"--avr-listen", cfg.AVRListen, ingest.AVR}} {
-		if l.addr == "" {
-			continue
-		}
-		src, err := ingest.ListenModeS(l.addr, l.format, s.log)
-		if err != nil {
-			return fail(listenError(l.flag, l.addr, err))
-		}
-		out = append(out, src)
-	}
-	if cfg.BeastConnect != "" {
-		out = append(out, ingest.ConnectModeS(cfg.BeastConnect, ingest.Beast, s.log))
+	out, err := modeSSources(cfg, s)
+	if err != nil {
+		return fail(err)
 	}
 	if cfg.AVRConnect != "" {
 		out = append(out, ingest.ConnectModeS(cfg.AVRConnect, ingest.AVR, s.log))
@@ -124,6 +113,43 @@ func inputSources(cfg config, s *service) ([]ingest.Source, error) {
 		return fail(err)
 	}
 	return append(out, sens...), nil
+}
+
+// modeSSources builds the Beast and AVR listeners (bound now) and the
+// Beast client; a receiver address may name its clock (?clock=gps).
+func modeSSources(cfg config, s *service) ([]ingest.Source, error) {
+	var out []ingest.Source
+	for _, l := range []struct {
+		flag, addr string
+		format     ingest.ModeSFormat
+	}{{"--beast-listen", cfg.BeastListen, ingest.Beast}, {"--avr-listen", cfg.AVRListen, ingest.AVR}} {
+		if l.addr == "" {
+			continue
+		}
+		addr, clock, err := ingest.SplitClock(l.addr)
+		if err == nil && l.format == ingest.AVR && clock != sensorclock.MHz12 {
+			err = errors.New("AVR timestamps are 12 MHz: ?clock=gps is for Beast")
+		}
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", l.flag, err)
+		}
+		src, err := ingest.ListenModeS(addr, l.format, s.log)
+		if err != nil {
+			return out, listenError(l.flag, addr, err)
+		}
+		src.Clock = clock
+		out = append(out, src)
+	}
+	if cfg.BeastConnect != "" {
+		addr, clock, err := ingest.SplitClock(cfg.BeastConnect)
+		if err != nil {
+			return out, fmt.Errorf("--beast-connect: %w", err)
+		}
+		c := ingest.ConnectModeS(addr, ingest.Beast, s.log)
+		c.Clock = clock
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // listenError explains a failed bind: which flag, which address, and what

@@ -36,6 +36,7 @@ func (s *service) readsbOutputs(outs []output.Output) ([]output.Output, error) {
 		if err != nil {
 			return nil, listenError("--sbs-listen", cfg.SBSListen, err)
 		}
+		o.Reduce = cfg.SBSReduce // issue 30
 		o.IncludeSimulated(cfg.DemoOutputs)
 		s.countDrops(o)
 		outs = append(outs, o)

@@ -241,7 +241,7 @@ func TestReadsbOutputsAgainstDump1090(t *testing.T) {
 	dBI, dSBS, dBO := startDump1090(t, dDir)
 	cSBS, cBO := freeAddr(t), freeAddr(t)
 	base, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0", "--track-ttl", "10m", "--json-dir", cDir,
-		"--sbs-listen", cSBS, "--beast-out-listen", cBO, "--readsb-drones=false")
+		"--sbs-listen", cSBS, "--sbs-reduce", "--beast-out-listen", cBO, "--readsb-drones=false")
 	defer stop()
 	var cBI string
 	for _, l := range lines {

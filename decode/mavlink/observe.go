@@ -7,6 +7,7 @@ import (
 
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/remoteid"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // Message ids that Observe maps to observations.
@@ -123,6 +124,11 @@ func Observe(f *Frame, m *Message, sensor string, timeUnixNano int64) (o decode.
 // and velocity, the heading from hdg or else from the velocity.
 func observeGlobalPosition(o *decode.Observation, m *Message) {
 	setPosition(o, num(m, "lat"), num(m, "lon"), "mavlink_global_position_int")
+	if ms := num(m, "time_boot_ms"); ms > 0 {
+		// The vehicle's own clock (issue 30): the decoder stage maps it
+		// per system, as a receiver's.
+		o.SensorNs, o.TimeSource = int64(ms)*1e6, sensorclock.FromReceiver
+	}
 	if o.HasPosition {
 		setAltitude(o, num(m, "alt")/1000, "msl")
 	}

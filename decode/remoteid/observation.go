@@ -2,9 +2,11 @@ package remoteid
 
 import (
 	"encoding/hex"
+	"math"
 	"time"
 
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // Remote ID splits one aircraft's state across several messages (Basic ID,
@@ -179,6 +181,12 @@ func (s *uasState) location(o *decode.Observation) {
 	if l.PositionValid() {
 		o.Lat, o.Lon, o.HasPosition = l.Position()
 		o.PositionMethod = "remoteid"
+	}
+	if ts, ok := l.Timestamp(); ok && ts < 3600 {
+		// The UA's GNSS time, tenths of a second after the full UTC hour
+		// (issue 30): the decoder stage places it in the hour nearest
+		// its arrival.
+		o.SensorNs, o.TimeSource = int64(math.Round(ts*10))*1e8, sensorclock.FromGPS
 	}
 	if alt, ok := l.AltitudeGeo(); ok {
 		o.AltM, o.AltKind, o.HasAltitude = alt, "geo", true

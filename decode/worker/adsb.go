@@ -154,7 +154,7 @@ func observeStatus(o *decode.Observation, m *adsb.Message) {
 // and the selected heading, as readsb reads them from one message.
 func adsbInfo(m *adsb.Message, o *decode.Observation) {
 	o.AddrType = uint8(m.AddressType)
-	o.AirGround = airGround(m)
+	o.AirGround = AirGround(m)
 	if m.HasCPR && (m.Kind == adsb.KindSurfacePosition || m.Kind == adsb.KindAirbornePosition) {
 		o.PosTypeCode, o.NICB = m.TypeCode, m.NICSupplementB == 1
 	}
@@ -190,10 +190,10 @@ func adsbInfo(m *adsb.Message, o *decode.Observation) {
 	}
 }
 
-// airGround is the air/ground state a message states, readsb's reading of
+// AirGround is the air/ground state a message states, readsb's reading of
 // the CA field (DF11/17), the flight status (DF4/5/20/21), the vertical
 // status (DF0/16) and of surface positions.
-func airGround(m *adsb.Message) decode.AirGround {
+func AirGround(m *adsb.Message) decode.AirGround {
 	if m.Kind == adsb.KindSurfacePosition {
 		return decode.AirGroundGround
 	}

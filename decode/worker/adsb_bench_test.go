@@ -4,8 +4,10 @@ import (
 	"os"
 	"testing"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
 
@@ -35,4 +37,45 @@ func BenchmarkADSBDecodeCapture(b *testing.B) {
 			i = 0
 		}
 	}
+}
+
+// BenchmarkDecodeBeastBatch decodes the real capture as the Feed does: in
+// Beast-framed batches of 512 records with their 12 MHz timestamps, each
+// frame's time mapped by its receiver's clock model and checked for an
+// exact duplicate (issue 30). ns/op is per frame.
+func BenchmarkDecodeBeastBatch(b *testing.B) {
+	raw, err := os.ReadFile(testshared.Path(b, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var batches [][]byte
+	var cur []byte
+	n, frames := 0, 0
+	for f, err := range adsb.BeastFrames(raw) {
+		if err != nil || f.Type == adsb.BeastModeAC {
+			continue
+		}
+		cur = bus.AppendBeast(cur, f.Type, f.Timestamp, f.Signal, f.Bytes())
+		n++
+		frames++
+		if n == 512 {
+			batches, cur, n = append(batches, cur), nil, 0
+		}
+	}
+	d := &msgDecoder{dec: &ADSB{}}
+	m := NewMetrics(nil)
+	recv := int64(1_700_000_000_000_000_000)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if i%len(batches) == 0 {
+			// A new pass: a new receiver, so that the second pass's frames
+			// are not taken for duplicates of the first's.
+			d.clocks = sensorclock.Clocks{}
+			recv += 100e9
+		}
+		d.decodeMessage(bus.FramingBeast, batches[i%len(batches)], Meta{Sensor: "rx1", RecvUnixNano: recv}, m)
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/frame")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // msgDecoder decodes the frames of one raw message with one protocol's
@@ -19,6 +20,16 @@ import (
 type msgDecoder struct {
 	dec     FrameDecoder
 	scratch []byte
+	// clocks models each sensor's clock (issue 30). Every instance reads
+	// the same raw stream in the same order, so every instance maps the
+	// same frames to the same times.
+	clocks sensorclock.Clocks
+	// cur is the sensor clock of the message being decoded; dups and
+	// resets count what it found in it.
+	cur *sensorclock.Model
+	// nsTimes: the message's per-frame times are nanoseconds (framing
+	// lpt), not Beast timestamps.
+	nsTimes bool
 	// obs and dead are the results of the last decodeMessage, valid until
 	// the next call.
 	obs  []decode.Observation
@@ -50,12 +61,15 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	if reason, detail := refuseMessage(meta); reason != "" {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: reason, detail: detail})
 	} else {
-		d.scratch, err = bus.EachFrame(framing, data, d.scratch, func(k int, frame []byte) error {
-			if d.decodeFrame(k, frame, meta) {
+		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
+		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
+		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
+			if d.decodeFrame(k, ts, frame, meta) {
 				decoded++
 			}
 			return nil
 		})
+		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
 	}
 	if err != nil {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: err.Error()})
@@ -94,6 +108,9 @@ func refuseMessage(meta Meta) (reason, detail string) {
 	if bad := futureRecv(meta); bad != "" {
 		return "recv_time", bad
 	}
+	if meta.ClockErr {
+		return "framing", "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"
+	}
 	return "", ""
 }
 
@@ -106,13 +123,79 @@ func futureRecv(meta Meta) string {
 	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
 }
 
-// decodeFrame decodes frame k, appending to d.obs or d.dead; it reports
-// whether the frame decoded.
-func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
+// count adds a message's duplicates and clock resets to the metrics
+// (once per message: a labelled counter's look-up costs about a frame's
+// decoding).
+func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, dups, resets uint64) {
+	if dups > 0 {
+		m.duplicates.WithLabelValues(string(proto)).Add(float64(dups))
+	}
+	if resets > 0 {
+		m.clockResets.WithLabelValues(string(proto)).Add(float64(resets))
+	}
+}
+
+// frameTime is the time of a frame with sensor timestamp ts (0: none) of
+// a message with meta, by the sensor's clock model.
+func (d *msgDecoder) frameTime(ts uint64, meta Meta) sensorclock.Time {
+	switch {
+	case ts != 0 && !d.nsTimes:
+		return d.cur.Map(meta.Clock, ts, meta.RecvUnixNano)
+	case ts == 0:
+		ts = uint64(meta.SensorNs)
+	}
+	switch {
+	case ts == 0:
+		return sensorclock.Time{UnixNano: meta.RecvUnixNano}
+	case meta.Clock == sensorclock.GPS:
+		return d.cur.MapUTC(int64(ts), meta.RecvUnixNano)
+	}
+	return d.cur.Map(sensorclock.Receiver, ts, meta.RecvUnixNano)
+}
+
+// messageTime maps the time a transmitter stamped its message with (the
+// decoder set o.SensorNs: a MAVLink system's time since boot, as its
+// receiver clock; a Remote ID UA's GNSS time after the hour, as GPS) by
+// that transmitter's clock model, as heard by meta's sensor (issue 30).
+func (d *msgDecoder) messageTime(o *decode.Observation, meta Meta) {
+	m := d.clocks.Transmitter(meta.Sensor, o.Key)
+	var at sensorclock.Time
+	if o.TimeSource == sensorclock.FromGPS {
+		at = m.MapUTC(sensorclock.AfterHour(o.SensorNs, meta.RecvUnixNano), meta.RecvUnixNano)
+	} else {
+		at = m.Map(sensorclock.Receiver, uint64(o.SensorNs), meta.RecvUnixNano)
+	}
+	if meta.RecvUnixNano-at.UnixNano > int64(MaxMessageBehind) {
+		// A transmitter's clock far behind its arrival is wrong (or a GNSS
+		// time of another hour): the arrival is the better time.
+		o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = meta.RecvUnixNano, 0, 0, sensorclock.Arrival
+		return
+	}
+	o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = at.UnixNano, at.SensorNs, at.Clock, at.Source
+}
+
+// MaxMessageBehind is how far before its arrival a transmitter's own time
+// of a message may place it: Remote ID and MAVLink are heard live, and a
+// position stamped longer ago would look stale (or expire its track).
+const MaxMessageBehind = 30 * time.Second
+
+// decodeFrame decodes frame k, whose sensor timestamp is ts (0: none),
+// appending to d.obs or d.dead; it reports whether the frame decoded. An
+// exact duplicate of a recent frame of the same sensor is dropped
+// (counted), not decoded.
+func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool {
 	if frame == nil {
 		d.dead = append(d.dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
 		return false
 	}
+	key := ts
+	if key == 0 {
+		key = uint64(meta.SensorNs)
+	}
+	if d.cur.Duplicate(key, frame) {
+		return false
+	}
+	at := d.frameTime(ts, meta)
 	n := len(d.obs)
 	var err error
 	d.obs, err = d.dec.Decode(frame, meta, d.obs)
@@ -121,15 +204,34 @@ func (d *msgDecoder) decodeFrame(k int, frame []byte, meta Meta) bool {
 		d.dead = append(d.dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(err), detail: err.Error()})
 		return false
 	}
+	d.stampTimes(d.obs[n:], ts, at, meta)
 	Stamp(d.obs[n:], d.dec.Protocol(), meta)
 	return true
+}
+
+// stampTimes gives a frame's observations their time (issue 30): the
+// message's own, when the decoder read one (o.SensorNs), else the frame's
+// sensor time at (the arrival when the sensor gave none); ts is the raw
+// sensor timestamp.
+func (d *msgDecoder) stampTimes(obs []decode.Observation, ts uint64, at sensorclock.Time, meta Meta) {
+	for j := range obs {
+		o := &obs[j]
+		switch {
+		case o.SensorNs != 0 && o.SensorClock == 0:
+			d.messageTime(o, meta)
+		case o.TimeUnixNano == 0:
+			o.TimeUnixNano, o.SensorNs, o.SensorClock, o.TimeSource = at.UnixNano, at.SensorNs, at.Clock, at.Source
+			o.SensorTicks = ts
+		}
+	}
 }
 
 // Stamp completes observations a FrameDecoder made of one frame with what
 // the message around the frame says: the protocol, and the sensor,
 // receive time, signal and product type where the frame did not say them.
 // A caller that decodes frames without a Feed (the false-alarm
-// scenarios) stamps them as the Feed does.
+// scenarios) stamps them as the Feed does, except that frames keep the
+// receive time: the receiver clock models (issue 30) are the Feed's.
 func Stamp(obs []decode.Observation, proto decode.Protocol, meta Meta) {
 	for j := range obs {
 		o := &obs[j]

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 )
 
 // Meta is what the receiver said about a frame.
@@ -34,6 +35,14 @@ type Meta struct {
 	// unknown): the server's clock, against which a receiver's stated
 	// receive time is bounded.
 	StoredUnixNano int64
+	// Clock is the Cuas-Clock header: what the message's sensor
+	// timestamps are (issue 30); ClockErr is set when the header is not
+	// one cuasd knows.
+	Clock    sensorclock.Kind
+	ClockErr bool
+	// SensorNs is the Cuas-Sensor-Ns header (0: none): the sensor's own
+	// time of the message's frames.
+	SensorNs int64
 }
 
 // FrameDecoder turns one raw frame into zero or more observations,
@@ -76,6 +85,11 @@ type Metrics struct {
 	lastFrame *prometheus.GaugeVec
 	pending   *prometheus.GaugeVec
 	ackPend   *prometheus.GaugeVec
+	// duplicates counts exact duplicates (same sensor, same timestamp,
+	// same bytes) dropped (issue 30); clockResets the sensor clocks found
+	// reset or jumping.
+	duplicates  *prometheus.CounterVec
+	clockResets *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics on reg (nil: unregistered).
@@ -104,9 +118,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		ackPend: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "cuasd_consumer_ack_pending_messages", Help: "Messages delivered to decoder workers and not yet acknowledged, by protocol.",
 		}, []string{"protocol"}),
+		duplicates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_duplicate_total", Help: "Frames dropped as exact duplicates (same sensor, same sensor timestamp, same bytes), by protocol.",
+		}, []string{"protocol"}),
+		clockResets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_sensor_clock_resets_total", Help: "Sensor clocks found reset or jumping (a receiver restart), re-anchored to the arrival time, by protocol.",
+		}, []string{"protocol"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend)
+		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets)
 	}
 	return m
 }
@@ -146,6 +166,8 @@ func NewWorker(js Durable, dec FrameDecoder, m *Metrics, log *slog.Logger) *Work
 func (m *Metrics) declare(protocol string, dec FrameDecoder) {
 	m.decoded.WithLabelValues(protocol)
 	m.obs.WithLabelValues(protocol)
+	m.duplicates.WithLabelValues(protocol)
+	m.clockResets.WithLabelValues(protocol)
 	reasons := workerReasons
 	if rl, ok := dec.(ReasonLister); ok {
 		reasons = append(reasons[:len(reasons):len(reasons)], rl.Reasons()...)
@@ -358,6 +380,13 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 	}
 	if v, err := strconv.ParseUint(h.Get(bus.HeaderProductType), 10, 8); err == nil {
 		meta.ProductType = uint16(v) // issue 25; a malformed header is no claim
+	}
+	if c := h.Get(bus.HeaderClock); c != "" {
+		k, err := sensorclock.ParseKind(c)
+		meta.Clock, meta.ClockErr = k, err != nil
+	}
+	if v, err := strconv.ParseInt(h.Get(bus.HeaderSensorTime), 10, 64); err == nil && v > 0 {
+		meta.SensorNs = v
 	}
 	if meta.Sensor == "" {
 		// The last subject token is the sensor.

@@ -103,7 +103,7 @@ func newAnnouncer(pub Publisher, instance string, owns func(string) bool, log *s
 		}),
 		unfed: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cuasd_track_positions_unfed_total",
-			Help: "Position fixes no track event handed to the in-process feed (the history recorder) carried: more than a track's 32-position history arrived after the feed's previous event of the track, before a sweep of the gate handed them over (a steady rate above 64 a second at the default 500 ms sweeps, or a burst).",
+			Help: "Position fixes no track event handed to the in-process feed (the CoT sinks; the history recorder takes fusion's accepted fixes instead) carried: more than a track's 32-position history arrived after the feed's previous event of the track, before a sweep of the gate handed them over (a steady rate above 64 a second at the default 500 ms sweeps, or a burst).",
 		}),
 	}
 	for _, k := range eventKinds {

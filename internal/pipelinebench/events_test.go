@@ -54,7 +54,7 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ev := output.InProcess(b.Conn, g) // as cuasd serve runs it
+		ev := output.InProcess(b.Conn, g, nil) // as cuasd serve runs it
 		if os.Getenv("CUAS_BENCH_HISTORY_NATS") == "1" {
 			ev = output.Conn(b.Conn) // as in another process: JSON from NATS
 		}

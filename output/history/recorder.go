@@ -37,7 +37,11 @@ type Config struct {
 	// QueueLen is how many events may wait for the writer before new ones
 	// are dropped and counted (default 65536).
 	QueueLen int
-	Logger   *slog.Logger
+	// FixQueueLen bounds the fixes fed in process (output.FixFeed) that
+	// may wait for the writer before new ones are dropped and counted
+	// (default 262144: a minute of a busy receiver's fixes).
+	FixQueueLen int
+	Logger      *slog.Logger
 	// Registry receives cuasd_history_points_total; nil means none.
 	Registry prometheus.Registerer
 }
@@ -52,6 +56,17 @@ type Recorder struct {
 
 	mu        sync.Mutex
 	decisions map[string]assessment // track id → last recorded decision
+
+	// Fed fixes (issue 30): fusion's accepted fixes, when the Events offer
+	// them, wait in fixes (at most cfg.FixQueueLen) for the writer, which
+	// swaps the slice for spare. fed says the fixes are fed, so track
+	// events only carry decisions and losses.
+	fixMu       sync.Mutex
+	fixes       []output.Fix
+	spare       []output.Fix
+	fed         atomic.Bool
+	fixDropped  prometheus.Counter
+	lastFixTime map[string]time.Time // each track's newest fed fix (under mu)
 
 	points *prometheus.CounterVec
 }
@@ -73,6 +88,9 @@ func New(cfg Config) *Recorder {
 	if cfg.QueueLen <= 0 {
 		cfg.QueueLen = 1 << 16
 	}
+	if cfg.FixQueueLen <= 0 {
+		cfg.FixQueueLen = 1 << 18
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -84,6 +102,7 @@ func New(cfg Config) *Recorder {
 	for _, l := range []string{"stored", "duplicate", "dropped", "failed"} {
 		r.points.WithLabelValues(l)
 	}
+	r.fixDropped, r.lastFixTime = r.points.WithLabelValues("dropped"), map[string]time.Time{}
 	if cfg.Registry != nil {
 		_ = cfg.Registry.Register(r.points)
 	}
@@ -125,10 +144,85 @@ func (r *Recorder) Run(ctx context.Context, ev output.Events, rep lifecycle.Repo
 // no NATS delivery, every track of the instance's own picture), else
 // from cuas.track.> on NATS.
 func (r *Recorder) subscribeTracks(ev output.Events) (stop func(), err error) {
-	if f, ok := ev.(output.TrackFeed); ok {
-		return f.FeedTracks(r.onTrackEvent)
+	stopFixes := func() {}
+	if f, ok := ev.(output.FixFeed); ok {
+		if s, err := f.FeedFixes(r.onFix); err == nil {
+			stopFixes = s
+			r.fed.Store(true)
+		}
 	}
-	return ev.Subscribe(bus.TrackPrefix+".>", r.onTrack)
+	if f, ok := ev.(output.TrackFeed); ok {
+		s, err := f.FeedTracks(r.onTrackEvent)
+		if err != nil {
+			stopFixes()
+			return nil, err
+		}
+		return func() { s(); stopFixes() }, nil
+	}
+	s, err := ev.Subscribe(bus.TrackPrefix+".>", r.onTrack)
+	if err != nil {
+		stopFixes()
+		return nil, err
+	}
+	return func() { s(); stopFixes() }, nil
+}
+
+// onFix queues one fed fix for the writer (issue 30). It runs under
+// fusion's lock: a copy into a bounded slice, nothing else; a full queue
+// drops the fix and counts it (cuasd_history_points_total{result="dropped"}).
+func (r *Recorder) onFix(f *output.Fix) {
+	r.fixMu.Lock()
+	if len(r.fixes) < r.cfg.FixQueueLen {
+		r.fixes = append(r.fixes, *f)
+		r.fixMu.Unlock()
+		return
+	}
+	r.fixMu.Unlock()
+	r.fixDropped.Inc()
+}
+
+// takeFixes appends the queued fixes to batch as points, each with its
+// track's recorded decision; a fix whose time is not after its track's
+// previous one (a burst's fixes share their arrival) moves 1 ns on, as
+// the store keys points by track and time.
+func (r *Recorder) takeFixes(batch []Point) []Point {
+	r.fixMu.Lock()
+	fixes := r.fixes
+	r.fixes, r.spare = r.spare[:0], nil
+	r.fixMu.Unlock()
+	if len(fixes) == 0 {
+		r.spare = fixes
+		return batch
+	}
+	vals := slab(make([]float64, 0, 5*len(fixes)))
+	r.mu.Lock()
+	for i := range fixes {
+		batch = append(batch, r.fixPoint(&fixes[i], &vals))
+	}
+	r.mu.Unlock()
+	r.fixMu.Lock()
+	r.spare = fixes[:0]
+	r.fixMu.Unlock()
+	return batch
+}
+
+// fixPoint is the point of a fed fix (r.mu held).
+func (r *Recorder) fixPoint(f *output.Fix, vals *slab) Point {
+	p := Point{TrackID: f.TrackID, Protocol: f.Protocol, Sensor: f.Sensor, Time: time.Unix(0, f.UnixNano).UTC(), Lat: f.Lat, Lon: f.Lon}
+	if last, ok := r.lastFixTime[f.TrackID]; ok && !p.Time.After(last) {
+		p.Time = last.Add(time.Nanosecond)
+	}
+	r.lastFixTime[f.TrackID] = p.Time
+	if f.HasAlt {
+		p.AltM, p.AltKind = vals.copy(&f.AltM), f.AltKind
+	}
+	if f.HasVel {
+		p.SpeedMps, p.HeadingDeg, p.VRateMps = vals.copy(&f.SpeedMps), vals.copy(&f.HeadingDeg), vals.copy(&f.VRateMps)
+	}
+	if a, ok := r.decisions[f.TrackID]; ok {
+		p.Decision, p.Lambda = a.decision, vals.copy(&a.lambda)
+	}
+	return p
 }
 
 // onTrack records a track event from NATS. It runs on the subscription's
@@ -148,7 +242,18 @@ func (r *Recorder) onTrackEvent(subject string, ev *events.TrackEvent) {
 	if ev.Type == events.TypeTrackLost {
 		r.mu.Lock()
 		delete(r.decisions, ev.Track.TrackID)
+		delete(r.lastFixTime, ev.Track.TrackID)
 		r.mu.Unlock()
+	}
+	if r.fed.Load() {
+		// The fixes come fed; a track event says only what the gate
+		// decided, for the fixes that follow.
+		if a := ev.Assessment; a != nil {
+			r.mu.Lock()
+			r.decisions[ev.Track.TrackID] = assessment{decision: a.Decision, lambda: a.Lambda}
+			r.mu.Unlock()
+		}
+		return
 	}
 	var as *assessment
 	if ev.Assessment == nil {
@@ -274,6 +379,13 @@ func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter)
 // (and the whole of an event's points together); it returns the emptied
 // batch for reuse.
 func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
+	batch = r.takeFixes(batch)
+	for len(batch) > 2048 {
+		if err := r.commit(ctx, st, batch[:2048]); err != nil {
+			return batch[:0], err
+		}
+		batch = append(batch[:0], batch[2048:]...)
+	}
 	for n := r.q.Len(); n > 0; n-- {
 		batch = append(batch, <-r.q.C()...)
 		if len(batch) >= 2048 {
@@ -288,6 +400,7 @@ func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point
 
 // drain commits the batch and whatever is queued when the recorder stops.
 func (r *Recorder) drain(st *Store, batch []Point) error {
+	batch = r.takeFixes(batch)
 	for r.q.Len() > 0 {
 		batch = append(batch, <-r.q.C()...)
 	}

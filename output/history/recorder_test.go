@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
@@ -299,7 +301,7 @@ func TestRecordsFedTrackEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rep := upReporter{up: make(chan struct{}, 1)}
 	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx, output.InProcess(nc, f), rep) }()
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, f, nil), rep) }()
 	fn := <-f.fn
 	<-rep.up
 
@@ -337,5 +339,78 @@ func TestRecordsFedTrackEvents(t *testing.T) {
 	case <-f.stopped:
 	default:
 		t.Fatal("the recorder stopped without stopping its feed")
+	}
+}
+
+// fixFeed is an output.FixFeed a test drives.
+type fixFeed struct{ fn chan func(*output.Fix) }
+
+func (f *fixFeed) FeedFixes(fn func(*output.Fix)) (func(), error) {
+	f.fn <- fn
+	return func() {}, nil
+}
+
+// TestRecordsEveryFedFix (issue 30): with fusion's fixes fed, every fix is
+// a point, however many arrive between two track events (which used to
+// carry at most the track's last 32) and however close their times (a
+// burst's fixes share their arrival: each later one moves 1 ns on); the
+// fed track events only lend their decision. A full fix queue drops and
+// counts.
+func TestRecordsEveryFedFix(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := srv.Connect(t)
+	tf := &feed{fn: make(chan func(string, *events.TrackEvent), 1), stopped: make(chan struct{})}
+	ff := &fixFeed{fn: make(chan func(*output.Fix), 1)}
+	reg := prometheus.NewRegistry()
+	rec := history.New(history.Config{Path: filepath.Join(t.TempDir(), "history.db"), FlushEvery: 20 * time.Millisecond,
+		FixQueueLen: 500, Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep := upReporter{up: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff), rep) }()
+	onFix, onTrack := <-ff.fn, <-tf.fn
+	<-rep.up
+	onTrack(bus.TrackSubject("adsb", "4CA1FA"), &events.TrackEvent{Header: events.Header{V: events.Version, Type: events.TypeTrackUpdate, Time: t0},
+		Track:      events.Track{TrackID: "adsb:4CA1FA", History: []events.Point{{T: t0, Lat: 1, Lon: 1}}},
+		Assessment: &events.Assessment{Decision: "alert", Lambda: 0.5}})
+	for i := range 400 {
+		f := output.Fix{TrackID: "adsb:4CA1FA", Protocol: "adsb", Sensor: "rx1", UnixNano: t0.UnixNano() + int64(i/100)*int64(time.Second),
+			Lat: 30 + float64(i)*1e-4, Lon: 120, HasAlt: true, AltM: 1000, AltKind: "baro"}
+		onFix(&f)
+	}
+	waitPoints(t, rec, "adsb:4CA1FA", 400)
+	var got []history.Point
+	_, err := rec.Track(context.Background(), history.TrackQuery{ID: "adsb:4CA1FA", From: t0.Add(-time.Hour), To: t0.Add(time.Hour)},
+		func(p *history.Point) error { got = append(got, *p); return nil })
+	if err != nil || len(got) != 400 {
+		t.Fatalf("%d points (%v), want the 400 fed fixes (and not the track event's)", len(got), err)
+	}
+	for i, p := range got {
+		if math.Abs(p.Lat-(30+float64(i)*1e-4)) > 1e-9 || (i > 0 && !p.Time.After(got[i-1].Time)) || p.Decision != "alert" || p.AltM == nil {
+			t.Fatalf("point %d: %+v", i, p)
+		}
+	}
+	// More than the queue holds before the writer takes them: the rest
+	// is counted.
+	cancel()
+	<-done
+	for range 600 {
+		onFix(&output.Fix{TrackID: "adsb:4CA1FA", UnixNano: t0.UnixNano()})
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := -1.0
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			if mf.GetName() == "cuasd_history_points_total" && m.GetLabel()[0].GetValue() == "dropped" {
+				dropped = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if dropped != 100 {
+		t.Errorf("%v fixes counted dropped, want the 100 past a 500-fix queue", dropped)
 	}
 }

@@ -1,6 +1,8 @@
 // Package sbs serves SBS-1 BaseStation lines, the CSV format dump1090 and
 // readsb serve on port 30003 and that Virtual Radar Server, PlanePlotter
-// and many scripts read, from the track events (cuas.track.>): on each
+// and many scripts read: by default one line per decoded Mode S message,
+// as readsb writes them (MessageEncoder, from cuas.raw.adsb.>, issue 30);
+// with Reduce, from the track events (cuas.track.>, Encoder): on each
 // update of a track, MSG,1 when its callsign changed, MSG,3 for a new
 // position (with altitude), MSG,4 for new velocity, MSG,5 for a new
 // altitude without a new position and MSG,6 for a new squawk — 22
@@ -144,7 +146,7 @@ func appendVelocity(b []byte, l *line, s *sent, t *events.Track) []byte {
 	if t.SpeedMps == nil || t.HeadingDeg == nil {
 		return b
 	}
-	f := fields{hasVel: true, gs: int64(math.Round(*t.SpeedMps * mpsToKt)), trk: int64(math.Round(*t.HeadingDeg)) % 360}
+	f := fields{hasGS: true, hasTrk: true, gs: int64(math.Round(*t.SpeedMps * mpsToKt)), trk: int64(math.Round(*t.HeadingDeg)) % 360}
 	if t.VRateMps != nil {
 		f.vr, f.hasVR = int64(math.Round(*t.VRateMps*mpsToFpm)), true
 	}
@@ -157,15 +159,19 @@ func appendVelocity(b []byte, l *line, s *sent, t *events.Track) []byte {
 
 // fields are the optional fields 11-22 of a line.
 type fields struct {
-	callsign      string
-	alt           int64
-	hasAlt        bool
-	gs, trk, vr   int64
-	hasVel, hasVR bool
-	lat, lon      float64
-	hasPos        bool
-	squawk        string
-	hasSquawk     bool
+	callsign             string
+	alt                  int64
+	hasAlt               bool
+	gs, trk, vr          int64
+	hasGS, hasTrk, hasVR bool
+	lat, lon             float64
+	hasPos               bool
+	squawk               string
+	hasSquawk            bool
+	// alert and spi (fields 19 and 21) come from a Mode S reply's flight
+	// status, when hasFlags; ground (field 22) when hasGround.
+	alert, spi, hasFlags bool
+	ground, hasGround    bool
 }
 
 type line struct {
@@ -190,12 +196,12 @@ func (l *line) appendMsg(b []byte, typ int, f fields) []byte {
 		b = strconv.AppendInt(b, f.alt, 10)
 	}
 	b = append(b, ',')
-	if f.hasVel {
+	if f.hasGS {
 		b = strconv.AppendInt(b, f.gs, 10)
-		b = append(b, ',')
+	}
+	b = append(b, ',')
+	if f.hasTrk {
 		b = strconv.AppendInt(b, f.trk, 10)
-	} else {
-		b = append(b, ',')
 	}
 	b = append(b, ',')
 	if f.hasPos {
@@ -212,12 +218,28 @@ func (l *line) appendMsg(b []byte, typ int, f fields) []byte {
 	b = append(b, ',')
 	if f.hasSquawk {
 		b = append(b, f.squawk...)
-		if f.squawk == "7500" || f.squawk == "7600" || f.squawk == "7700" {
-			return append(b, ",,-1,,\r\n"...)
-		}
-		return append(b, ",,0,,\r\n"...)
 	}
-	return append(b, ",,,,\r\n"...)
+	b = append(b, ',')
+	b = appendFlag(b, f.alert, f.hasFlags)
+	b = append(b, ',')
+	emergency := f.squawk == "7500" || f.squawk == "7600" || f.squawk == "7700"
+	b = appendFlag(b, emergency, f.hasSquawk)
+	b = append(b, ',')
+	b = appendFlag(b, f.spi, f.hasFlags)
+	b = append(b, ',')
+	b = appendFlag(b, f.ground, f.hasGround)
+	return append(b, "\r\n"...)
+}
+
+// appendFlag appends an SBS flag: -1 set, 0 clear, nothing unknown.
+func appendFlag(b []byte, v, known bool) []byte {
+	switch {
+	case !known:
+		return b
+	case v:
+		return append(b, "-1"...)
+	}
+	return append(b, '0')
 }
 
 // appendTime appends "2006/01/02,15:04:05.000" in UTC.
@@ -234,6 +256,10 @@ type Out struct {
 	bc     *output.Broadcast
 	drones bool
 	log    *slog.Logger
+	// Reduce writes per track from the track events (at most a line of
+	// each kind per track a second, --sbs-reduce) instead of one line per
+	// message.
+	Reduce bool
 	// simulated writes simulated tracks too (--demo-outputs; issue 34).
 	simulated bool
 }
@@ -263,8 +289,35 @@ func (o *Out) Dropped() uint64 { return o.bc.Dropped() }
 
 // Run implements output.Output.
 func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
+	unsub, err := o.subscribe(ev)
+	if err != nil {
+		return &Error{Op: "subscribe", Err: err}
+	}
+	defer unsub()
+	rep.Up()
+	return o.bc.Serve(ctx)
+}
+
+// subscribe hears the raw frames (one line per message) or, with Reduce,
+// the track events.
+func (o *Out) subscribe(ev output.Events) (func(), error) {
+	if !o.Reduce {
+		enc := &MessageEncoder{}
+		return ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
+			if !o.simulated && bus.Simulated(m.Header) {
+				return // issue 34: simulated frames only with --demo-outputs
+			}
+			b, err := enc.AppendMsg(nil, m, time.Now())
+			if err != nil {
+				o.log.Debug("sbs: malformed raw message", "subject", m.Subject, "err", err)
+			}
+			if len(b) > 0 {
+				o.bc.Send(b)
+			}
+		})
+	}
 	enc := &Encoder{Drones: o.drones}
-	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
+	return ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
 		var te events.TrackEvent
 		if _, err := events.Peek(m.Data); err != nil || json.Unmarshal(m.Data, &te) != nil || te.Track.Simulated && !o.simulated {
 			return
@@ -273,10 +326,4 @@ func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter)
 			o.bc.Send(b)
 		}
 	})
-	if err != nil {
-		return &Error{Op: "subscribe", Err: err}
-	}
-	defer unsub()
-	rep.Up()
-	return o.bc.Serve(ctx)
 }

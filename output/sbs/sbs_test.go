@@ -4,13 +4,18 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
@@ -71,13 +76,24 @@ func TestLinesAsDump1090WritesThem(t *testing.T) {
 	}
 }
 
+// TestListenServesLines: with --sbs-reduce from the track events; by
+// default one line per raw message (issue 30), here a DF17 identification
+// (MSG,1) and an airborne velocity (MSG,4), each line
+// at its message's time, never after the message arrived.
 func TestListenServesLines(t *testing.T) {
+	for _, reduce := range []bool{true, false} {
+		t.Run(fmt.Sprint("reduce=", reduce), func(t *testing.T) { testListen(t, reduce) })
+	}
+}
+
+func testListen(t *testing.T, reduce bool) {
 	srv := natstest.Start(t)
 	nc := srv.Connect(t)
 	o, err := Listen("127.0.0.1:0", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
+	o.Reduce = reduce
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- o.Run(ctx, output.Conn(nc), nopRep{}) }()
@@ -89,15 +105,38 @@ func TestListenServesLines(t *testing.T) {
 	for o.bc.Clients() < 1 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	ev := update(events.Track{TrackID: "adsb:4CA1FA", ICAO: "4CA1FA", Lat: ptr(52.0), Lon: ptr(-6.0), LastSeen: t0})
-	data, _ := json.Marshal(ev)
-	if err := nc.Publish(bus.TrackSubject("adsb", "4CA1FA"), data); err != nil {
-		t.Fatal(err)
-	}
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	l, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil || !strings.HasPrefix(l, "MSG,3,1,1,4CA1FA,") || !strings.HasSuffix(l, ",52.00000,-6.00000,,,,,,\r\n") {
-		t.Fatalf("line %q err %v", l, err)
+	rd := bufio.NewReader(conn)
+	if reduce {
+		ev := update(events.Track{TrackID: "adsb:4CA1FA", ICAO: "4CA1FA", Lat: ptr(52.0), Lon: ptr(-6.0), LastSeen: t0})
+		data, _ := json.Marshal(ev)
+		if err := nc.Publish(bus.TrackSubject("adsb", "4CA1FA"), data); err != nil {
+			t.Fatal(err)
+		}
+		l, err := rd.ReadString('\n')
+		if err != nil || !strings.HasPrefix(l, "MSG,3,1,1,4CA1FA,") || !strings.HasSuffix(l, ",52.00000,-6.00000,,,,,,\r\n") {
+			t.Fatalf("line %q err %v", l, err)
+		}
+	} else {
+		ident, _ := hex.DecodeString("8D4840D6202CC371C32CE0576098")
+		velocity, _ := hex.DecodeString("8D485020994409940838175B284F")
+		var body []byte
+		body = bus.AppendBeast(body, bus.BeastModeSLong, 12_000_000, 0x80, ident)
+		body = bus.AppendBeast(body, bus.BeastModeSLong, 24_000_000, 0x80, velocity)
+		msg := &nats.Msg{Subject: bus.RawSubject("adsb", "rx1"), Data: body, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderFraming, bus.FramingBeast)
+		msg.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(t0.Add(2*time.Second).UnixNano(), 10))
+		if err := nc.PublishMsg(msg); err != nil {
+			t.Fatal(err)
+		}
+		l1, err1 := rd.ReadString('\n')
+		l2, err2 := rd.ReadString('\n')
+		// Heard a receiver's second apart, arriving together: neither is
+		// placed after the arrival (the newest at it).
+		if err1 != nil || err2 != nil || !strings.HasPrefix(l1, "MSG,1,1,1,4840D6,1,2018/04/03,19:02:30.136,") || !strings.Contains(l1, ",KLM1023,") ||
+			!strings.HasPrefix(l2, "MSG,4,1,1,485020,1,2018/04/03,19:02:30.136,") || !strings.HasSuffix(l2, ",,,159,183,,,-832,,,,,0\r\n") {
+			t.Fatalf("lines %q %q (%v %v)", l1, l2, err1, err2)
+		}
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -159,6 +198,7 @@ func TestSimulatedTracksStayInside(t *testing.T) {
 			t.Fatal(err)
 		}
 		o.IncludeSimulated(include)
+		o.Reduce = true // the track events' simulated flag (the raw path checks the header)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { _ = o.Run(ctx, output.Conn(nc), nopRep{}) }()
 		conn, err := net.Dial("tcp", o.Addr())

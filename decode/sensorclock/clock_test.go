@@ -1,0 +1,142 @@
+package sensorclock
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+const s = int64(time.Second)
+
+// ticks is t seconds of a 12 MHz counter that started at base.
+func ticks(base uint64, t float64) uint64 { return base + uint64(math.Round(t*12e6)) }
+
+// TestBurstKeepsReceiverIntervals: a minute of frames arriving at once (a
+// buffered feeder, a fast replay) keeps the receiver's intervals exactly,
+// and none is placed after its arrival.
+func TestBurstKeepsReceiverIntervals(t *testing.T) {
+	var m Model
+	arr := int64(1_700_000_000) * s
+	var first Time
+	for i := 0; i <= 120; i++ {
+		got := m.Map(MHz12, ticks(5e9, float64(i)/2), arr+int64(i)) // 1 ns apart
+		if got.UnixNano > arr+int64(i) {
+			t.Fatalf("frame %d placed %d ns after its arrival", i, got.UnixNano-arr-int64(i))
+		}
+		if got.Source != FromReceiver {
+			t.Fatalf("source %v", got.Source)
+		}
+		if i == 0 {
+			first = got
+			continue
+		}
+		if d := Since(first, got); d != int64(i)*s/2 {
+			t.Fatalf("frame %d is %d ns after the first by the receiver, want %d", i, d, int64(i)*s/2)
+		}
+	}
+	if m.Resets != 0 {
+		t.Errorf("%d resets in a steady clock", m.Resets)
+	}
+}
+
+// TestWrapContinues: the 48-bit counter wrapping keeps the clock epoch and
+// the intervals.
+func TestWrapContinues(t *testing.T) {
+	var m Model
+	arr := int64(1_700_000_000) * s
+	base := wrap12 - uint64(12e6) // one second before the wrap
+	a := m.Map(MHz12, base, arr)
+	b := m.Map(MHz12, (base+uint64(24e6))%wrap12, arr+2*s)
+	if a.Clock != b.Clock || Since(a, b) != 2*s || m.Wraps != 1 || m.Resets != 0 {
+		t.Fatalf("across the wrap: clocks %d/%d, %d ns apart, %d wraps, %d resets", a.Clock, b.Clock, Since(a, b), m.Wraps, m.Resets)
+	}
+	if b.UnixNano <= a.UnixNano || b.UnixNano > arr+2*s {
+		t.Fatalf("after the wrap mapped to %d (before %d, arrival %d)", b.UnixNano, a.UnixNano, arr+2*s)
+	}
+}
+
+// TestRestartIsANewEpoch: a receiver restart (its counter back near 0)
+// starts a new clock epoch anchored at the arrival, so that its times are
+// neither frozen at the old clock's nor compared with it.
+func TestRestartIsANewEpoch(t *testing.T) {
+	var m Model
+	arr := int64(1_700_000_000) * s
+	a := m.Map(MHz12, ticks(9e12, 100), arr)
+	b := m.Map(MHz12, ticks(0, 0.001), arr+5*s)
+	if a.Clock == b.Clock || m.Resets != 1 {
+		t.Fatalf("restart kept clock %d (resets %d)", b.Clock, m.Resets)
+	}
+	if b.UnixNano != arr+5*s {
+		t.Fatalf("after the restart mapped to arrival%+d ns", b.UnixNano-arr-5*s)
+	}
+	c := m.Map(MHz12, ticks(0, 1.001), arr+6*s)
+	if Since(b, c) != s || c.UnixNano != arr+6*s {
+		t.Fatalf("after the restart the clock does not run: %d ns, mapped arrival%+d", Since(b, c), c.UnixNano-arr-6*s)
+	}
+	// A jump forward far beyond the arrivals is a new epoch too.
+	d := m.Map(MHz12, ticks(0, 3601), arr+7*s)
+	if d.Clock == c.Clock {
+		t.Fatal("an hour's jump forward kept the clock epoch")
+	}
+}
+
+// TestDriftFollowed: a clock running slow (arrivals stretch away from it)
+// is followed, so its frames do not fall ever further behind.
+func TestDriftFollowed(t *testing.T) {
+	var m Model
+	arr := int64(1_700_000_000) * s
+	var got Time
+	for i := 0; i <= 600; i++ { // ten minutes, 100 ppm slow
+		sec := float64(i)
+		got = m.Map(MHz12, ticks(1e9, sec*(1-100e-6)), arr+int64(i)*s)
+	}
+	if lag := arr + 600*s - got.UnixNano; lag < 0 || lag > int64(20*time.Millisecond) {
+		t.Fatalf("after ten minutes of 100 ppm drift the clock is %v behind its arrivals", time.Duration(lag))
+	}
+}
+
+// TestGPS: Radarcape-style timestamps are UTC on the day nearest the
+// arrival, across midnight, and never after the arrival.
+func TestGPS(t *testing.T) {
+	var m Model
+	day := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	gps := func(sec, ns int64) uint64 { return uint64(sec)<<30 | uint64(ns) }
+	got := m.Map(GPS, gps(86399, 900_000_000), day+int64(200*time.Millisecond)) // heard before midnight, arrived after
+	if want := day - int64(100*time.Millisecond); got.UnixNano != want || got.Source != FromGPS {
+		t.Fatalf("23:59:59.9 arriving at 00:00:00.2: %d, want %d (%v)", got.UnixNano, want, got.Source)
+	}
+	got = m.Map(GPS, gps(3600, 0), day+3590*s)
+	if got.UnixNano != day+3590*s || m.Held != 1 {
+		t.Fatalf("a GPS time 10 s ahead of the arrival mapped to %d (held %d)", got.UnixNano-day, m.Held)
+	}
+	if got := m.Map(GPS, gps(90000, 0), day); got.Source != Arrival {
+		t.Fatalf("second 90000 of a day is no time: %+v", got)
+	}
+}
+
+// TestDuplicates: the same bytes with the same timestamp are a duplicate
+// once; the same bytes at another time, or without a timestamp, are not.
+func TestDuplicates(t *testing.T) {
+	var m Model
+	f := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6}
+	if m.Duplicate(100, f) || !m.Duplicate(100, f) || m.Duplicate(101, f) || m.Duplicate(0, f) || m.Duplicate(0, f) {
+		t.Fatal("duplicate detection wrong")
+	}
+	if m.Duplicates != 1 {
+		t.Fatalf("%d duplicates counted", m.Duplicates)
+	}
+}
+
+// BenchmarkMap measures one frame's mapping and duplicate check.
+func BenchmarkMap(b *testing.B) {
+	var m Model
+	f := make([]byte, 14)
+	ts, arr := uint64(1e9), int64(1_700_000_000)*s
+	b.ReportAllocs()
+	for b.Loop() {
+		ts += 6000
+		arr += 500_000
+		m.Duplicate(ts, f)
+		m.Map(MHz12, ts, arr)
+	}
+}

@@ -1,0 +1,278 @@
+package sbs
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/decode/worker"
+)
+
+// MessageEncoder writes one SBS line per decoded Mode S message, as readsb
+// and dump1090 write their port 30003 (issue 30): DF4/20 MSG,5; DF5/21
+// MSG,6; DF0/16 MSG,7; DF11 MSG,8; DF17/18 type codes 1-4 MSG,1, 5-8 MSG,2,
+// 9-18 and 20-22 MSG,3, 19 MSG,4; each with the fields its message
+// carries, the on-ground flag, alert and SPI from the flight status, and
+// the message's own time (its receiver's clock, mapped as fusion maps it)
+// in fields 7-8. It reads the raw frames (cuas.raw.adsb.>) and decodes
+// them itself, positions too (each message's own CPR decoding, as readsb
+// writes it, not fusion's judgement). Like readsb it writes only for
+// aircraft it tracks: a Mode S reply whose address comes from its parity
+// only once the address was heard in a checked squitter, and no
+// non-ICAO addresses. It is not safe for concurrent use.
+type MessageEncoder struct {
+	clocks sensorclock.Clocks
+	m      adsb.Message
+	ac     map[uint32]*msgAircraft
+	swept  int64
+}
+
+// msgAircraft is what the encoder keeps of one aircraft: when it was last
+// heard in a checked squitter, and its CPR frames.
+type msgAircraft struct {
+	heard      int64 // mapped ns of the last DF11/17/18
+	even, odd  cprHalf
+	fix        sensorclock.Time
+	fixLat     float64
+	fixLon     float64
+	hasFixEver bool
+}
+
+type cprHalf struct {
+	c       adsb.CPR
+	t       sensorclock.Time
+	surface bool
+	ok      bool
+}
+
+// Limits of the message encoder's aircraft state, readsb's.
+const (
+	// knownFor is how long a squitter makes an address known for the
+	// replies whose address comes from their parity.
+	knownFor = int64(60 * time.Second)
+	// pairWindow is the longest time between an even and an odd position
+	// that are decoded together.
+	pairWindow = int64(10 * time.Second)
+	// refFor is the oldest position a single position is decoded against.
+	refFor = int64(60 * time.Second)
+)
+
+// AppendMsg appends the lines of one raw message (cuas.raw.adsb.{sensor})
+// to b, logged at now.
+func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte, error) {
+	meta := rawMeta(m)
+	model := e.clocks.Sensor(meta.sensor)
+	var ferr error
+	_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
+		if model.Duplicate(ts, frame) {
+			return nil
+		}
+		at := sensorclock.Time{UnixNano: meta.recv}
+		if ts != 0 {
+			at = model.Map(meta.clock, ts, meta.recv)
+		}
+		b = e.appendFrame(b, frame, at, now)
+		return nil
+	})
+	if err != nil {
+		ferr = err
+	}
+	e.sweep(now.UnixNano())
+	return b, ferr
+}
+
+// rawHeaders is what a raw message's headers say of its frames' times.
+type rawHeaders struct {
+	sensor string
+	recv   int64
+	clock  sensorclock.Kind
+}
+
+func rawMeta(m *nats.Msg) rawHeaders {
+	h := rawHeaders{sensor: m.Header.Get(bus.HeaderSensor)}
+	h.recv, _ = strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64)
+	if h.recv == 0 {
+		h.recv = time.Now().UnixNano()
+	}
+	h.clock, _ = sensorclock.ParseKind(m.Header.Get(bus.HeaderClock))
+	if h.sensor == "" {
+		_, h.sensor, _ = bus.SplitSubject(bus.RawPrefix, m.Subject)
+	}
+	return h
+}
+
+// sweep forgets aircraft not heard for two minutes, once a minute.
+func (e *MessageEncoder) sweep(now int64) {
+	if now-e.swept < int64(time.Minute) {
+		return
+	}
+	e.swept = now
+	for a, s := range e.ac {
+		if now-s.heard > int64(2*time.Minute) {
+			delete(e.ac, a)
+		}
+	}
+}
+
+// msgType is the SBS transmission type of a message, 0 for none.
+func msgType(m *adsb.Message) int {
+	switch m.DF {
+	case 4, 20:
+		return 5
+	case 5, 21:
+		return 6
+	case 0, 16:
+		return 7
+	case 11:
+		return 8
+	case 17, 18:
+		switch tc := m.TypeCode; {
+		case tc >= 1 && tc <= 4:
+			return 1
+		case tc >= 5 && tc <= 8:
+			return 2
+		case tc >= 9 && tc <= 18, tc >= 20 && tc <= 22:
+			return 3
+		case tc == 19:
+			return 4
+		}
+	}
+	return 0
+}
+
+// appendFrame appends the line of one frame heard at at.
+func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now time.Time) []byte {
+	m := &e.m
+	if adsb.DecodeWith(frame, m, adsb.Options{}) != nil || m.CRC == adsb.CRCBad || m.CRC == adsb.CRCUnknown {
+		return b
+	}
+	typ := msgType(m)
+	if typ == 0 || !m.AddressType.IsICAO() {
+		return b
+	}
+	if e.ac == nil {
+		e.ac = map[uint32]*msgAircraft{}
+	}
+	a := e.ac[m.Address]
+	if m.CRC == adsb.CRCAddressParity {
+		if a == nil || at.UnixNano-a.heard > knownFor {
+			return b // any corrupted reply yields some address
+		}
+	} else {
+		if a == nil {
+			a = &msgAircraft{}
+			e.ac[m.Address] = a
+		}
+		a.heard = max(a.heard, at.UnixNano)
+	}
+	f := lineFields(m)
+	if typ == 3 || typ == 2 {
+		f.lat, f.lon, f.hasPos = a.position(m, at)
+	}
+	l := line{hex: hex6(m.Address), gen: time.Unix(0, at.UnixNano), now: now}
+	return l.appendMsg(b, typ, f)
+}
+
+// lineFields are the fields a message carries (all but the position).
+func lineFields(m *adsb.Message) fields {
+	var f fields
+	if m.HasCallsign && m.Callsign.Valid() {
+		f.callsign = m.Callsign.String()
+	}
+	if m.HasAltitude && !m.AltitudeGNSS {
+		f.alt, f.hasAlt = int64(m.Altitude), true
+	}
+	if m.HasGroundspeed {
+		f.gs, f.hasGS = int64(math.Round(m.Groundspeed)), true
+	}
+	if m.HasTrack {
+		f.trk, f.hasTrk = int64(math.Round(m.Track))%360, true
+	}
+	if m.HasVerticalRate {
+		f.vr, f.hasVR = int64(m.VerticalRate), true
+	}
+	if m.HasSquawk {
+		f.squawk, f.hasSquawk = m.Squawk.String(), true
+	}
+	switch m.DF {
+	case 4, 5, 20, 21:
+		// Flight status: 2-4 alert, 4-5 SPI.
+		f.hasFlags = true
+		f.alert = m.FS >= 2 && m.FS <= 4
+		f.spi = m.FS == 4 || m.FS == 5
+	}
+	switch worker.AirGround(m) {
+	case decode.AirGroundGround:
+		f.ground, f.hasGround = true, true
+	case decode.AirGroundAirborne:
+		f.hasGround = true
+	}
+	return f
+}
+
+// position decodes the message's CPR position: globally with the other
+// half of a pair at most pairWindow apart on the receiver's clock (the
+// newest deciding), else locally against the last position at most refFor
+// old; ok false when neither applies.
+func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon float64, ok bool) {
+	if !m.HasCPR {
+		return 0, 0, false
+	}
+	surface := m.Kind == adsb.KindSurfacePosition
+	h := cprHalf{c: m.CPR, t: at, surface: surface, ok: true}
+	var other *cprHalf
+	if m.CPR.Odd {
+		a.odd, other = h, &a.even
+	} else {
+		a.even, other = h, &a.odd
+	}
+	var err error = errNoPosition
+	if other.ok && other.surface == surface && abs(sensorclock.Since(other.t, at)) <= pairWindow {
+		even, odd := a.even.c, a.odd.c
+		even.Odd, odd.Odd = false, true
+		switch {
+		case !surface:
+			lat, lon, err = adsb.CPRGlobalAirborne(even, odd, m.CPR.Odd)
+		case a.hasFixEver:
+			lat, lon, err = adsb.CPRGlobalSurface(even, odd, m.CPR.Odd, a.fixLat, a.fixLon)
+		}
+	}
+	if err != nil && a.hasFixEver && sensorclock.Since(a.fix, at) <= refFor {
+		if surface {
+			lat, lon, err = adsb.CPRLocalSurface(m.CPR, a.fixLat, a.fixLon)
+		} else {
+			lat, lon, err = adsb.CPRLocalAirborne(m.CPR, a.fixLat, a.fixLon)
+		}
+	}
+	if err != nil {
+		return 0, 0, false
+	}
+	a.fix, a.fixLat, a.fixLon, a.hasFixEver = at, lat, lon, true
+	return lat, lon, true
+}
+
+var errNoPosition = &Error{Op: "cpr", Err: errNone{}}
+
+type errNone struct{}
+
+func (errNone) Error() string { return "no position" }
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// hex6 is an address as six upper-case hex digits.
+func hex6(a uint32) string {
+	s := strings.ToUpper(strconv.FormatUint(uint64(a), 16))
+	return strings.Repeat("0", max(0, 6-len(s))) + s
+}
