@@ -7,7 +7,7 @@ PKGS    := ./...
 DEMO    ?= --demo
 RUNARGS ?=
 
-.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster vulncheck web-vendor lint-openapi clean bench-compare
+.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster faults vulncheck web-vendor lint-openapi clean bench-compare
 
 all: build
 
@@ -80,6 +80,15 @@ bench-pipeline:
 # faults injected mid-stream (see deploy/ and docs/OPERATIONS.md).
 test-cluster:
 	CUAS_CLUSTER_TEST=1 $(GO) test -count=1 -v -timeout 10m -run TestCluster ./internal/clustertest/
+
+# Issue 32's fault suite: real cuasd processes (demo, Beast push, webhook,
+# mosquitto, CoT, SBS, history, NATS events) under SIGSTOP, a restarted
+# nats-server of a cluster, a full data filesystem (root: a tmpfs) and an
+# 8 MB flood with an _INBOX.> sniffer; prints the recovery times and the
+# peak memory (also written to out/faults.txt). About 6 minutes.
+faults:
+	mkdir -p out
+	CUAS_FAULT_TEST=1 CUAS_FAULT_SUMMARY=$(CURDIR)/out/faults.txt $(GO) test -count=1 -v -timeout 9m -run TestFaultSuite ./internal/clustertest/
 
 # govulncheck over every package (pinned, from the module proxy); says
 # "NOT CHECKED" when the vulnerability database cannot be reached.

@@ -83,6 +83,9 @@ type Bus struct {
 	srv    *server.Server
 	log    *slog.Logger
 	limits Limits
+	// jsCfg is the embedded JetStream's configuration at start, for
+	// RestartJetStream when the server has disabled JetStream.
+	jsCfg server.JetStreamConfig
 }
 
 // Start starts the embedded server (unless o.URL is set) and connects.
@@ -114,7 +117,7 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 			return nil, err
 		}
 		copts = append(copts, internal...)
-		b.srv = srv
+		b.srv, b.jsCfg = srv, jetStreamConfig(srv)
 		// In-process connection: no TCP, no loopback port needed.
 		copts = append(copts, nats.InProcessServer(srv))
 		url = srv.ClientURL()
@@ -129,7 +132,7 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 	}
 	// A decoder worker publishes up to a fetched batch times the partitions
 	// before it waits for acknowledgements.
-	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(65536))
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(65536), jetstream.WithPublishAsyncTimeout(AsyncAckTimeout))
 	if err != nil {
 		nc.Close()
 		b.shutdownServer()
@@ -144,6 +147,14 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 	}
 	return b, nil
 }
+
+// AsyncAckTimeout is how long an asynchronous publish waits for its
+// acknowledgement before it fails and frees its place among the publishes
+// in flight. Without it, publishes the server never answers (a stream
+// stuck on a write error, a stalled server) stay in flight for ever, and
+// once 65,536 are, every later publish is refused as back-pressure, long
+// after the server recovered (issue 32).
+const AsyncAckTimeout = 30 * time.Second
 
 // Listens reports whether a listen address (Options.Listen, --nats-listen)
 // asks the embedded server for a client listener ("" and "off" do not).
@@ -225,6 +236,46 @@ func splitPort(addr, flag string) (string, int, error) {
 		p = server.RANDOM_PORT
 	}
 	return host, p, nil
+}
+
+// RestartJetStream stops the embedded server's JetStream and starts it
+// again from its store (issue 32). A stream whose file store hit a write
+// error (ENOSPC on a full disk) keeps refusing every write until it is
+// reopened; the server never reopens it by itself, and it disables
+// JetStream altogether on some out-of-space paths. The connection then
+// reconnects, so that every consumer pulls again at once: durable ones
+// from the store, ordered ones recreated.
+func (b *Bus) RestartJetStream() error {
+	if b.srv == nil {
+		return &Error{"jetstream restart", errors.New("the bus is external: restart its nats-server")}
+	}
+	cfg := b.jsCfg
+	if c := b.srv.JetStreamConfig(); c != nil {
+		cfg = *c
+	}
+	if err := b.srv.ShutdownJetStream(); err != nil {
+		return &Error{"jetstream restart", err}
+	}
+	// EnableJetStream adds the jetstream directory to StoreDir itself.
+	cfg.StoreDir = filepath.Dir(cfg.StoreDir)
+	if err := b.srv.EnableJetStream(&cfg); err != nil {
+		return &Error{"jetstream restart", err}
+	}
+	// The pull requests and ordered consumers the old JetStream held are
+	// gone: a reconnect makes every consumer pull again (and every ordered
+	// one recreate itself) at once instead of after its missed heartbeats.
+	if err := b.Conn.ForceReconnect(); err != nil {
+		return &Error{"jetstream restart: reconnect", err}
+	}
+	return nil
+}
+
+// jetStreamConfig is srv's JetStream configuration (zero when disabled).
+func jetStreamConfig(srv *server.Server) server.JetStreamConfig {
+	if c := srv.JetStreamConfig(); c != nil {
+		return *c
+	}
+	return server.JetStreamConfig{}
 }
 
 // Embedded reports whether the bus runs its own nats-server.

@@ -34,7 +34,7 @@ func ErrorCode(err error) int {
 // such as `cuasd replay`); maxPending bounds the asynchronous publishes
 // awaiting acknowledgement (0: the client's default).
 func ConnectJetStream(nc *nats.Conn, maxPending int) (*JetStream, error) {
-	var opts []jetstream.JetStreamOpt
+	opts := []jetstream.JetStreamOpt{jetstream.WithPublishAsyncTimeout(AsyncAckTimeout)}
 	if maxPending > 0 {
 		opts = append(opts, jetstream.WithPublishAsyncMaxPending(maxPending))
 	}
@@ -147,24 +147,26 @@ const MaxPulledBytes = 32 << 20
 // stored since start, in stream order, with an ordered consumer of its
 // own (not durable: it is recreated on a reconnect and leaves nothing
 // behind), calling fn for each from one goroutine. stop ends the
-// consumption and returns once fn is no longer called.
-func (j *JetStream) ConsumeFrom(ctx context.Context, stream, filter string, start time.Time, fn func(Msg)) (stop func(), err error) {
+// consumption and returns once fn is no longer called; closed is closed
+// when the consumption ended by itself (the connection closed), which its
+// supervisor restarts.
+func (j *JetStream) ConsumeFrom(ctx context.Context, stream, filter string, start time.Time, fn func(Msg)) (stop func(), closed <-chan struct{}, err error) {
 	cons, err := j.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{filter},
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
 		OptStartTime:   &start,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) { fn(Msg{m: m}) }, jetstream.PullMaxMessagesWithBytesLimit(1024, MaxPulledBytes))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return func() {
 		cc.Stop()
 		<-cc.Closed()
-	}, nil
+	}, cc.Closed(), nil
 }
 
 // ConsumerConfig is a durable pull consumer with explicit

@@ -334,7 +334,7 @@ func cuasdTraffic(t *testing.T, b *Bus) {
 		t.Fatalf("cuasd's own key-value get: %v", err)
 	}
 	got := make(chan struct{}, 1)
-	stop, err := js.ConsumeFrom(ctx, StreamRaw, RawPrefix+".>", time.Now().Add(-time.Hour), func(m Msg) {
+	stop, _, err := js.ConsumeFrom(ctx, StreamRaw, RawPrefix+".>", time.Now().Add(-time.Hour), func(m Msg) {
 		select {
 		case got <- struct{}{}:
 		default:

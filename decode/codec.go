@@ -76,7 +76,7 @@ const flADSBInfo = 1 << 25
 const flSensorTime = 1 << 26
 
 // flSimulated marks an observation of a simulated frame (issue 34); no
-// tail. Bit 26 is issue 30's sensor time (branch i30).
+// tail. Bit 26 is issue 30's sensor time.
 const flSimulated = 1 << 27
 
 // The bits of the issue 21 block's u16.

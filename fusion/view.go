@@ -17,7 +17,7 @@ func (t *Track) View(withHistory bool) events.Track {
 		TrackID: t.ID, ID: t.ID, Protocols: t.Protocols, ICAO: t.ICAO, UASID: t.UASID, OperatorID: t.OperatorID,
 		Callsign: t.Callsign, Category: t.Category, CategoryKind: t.CategoryKind, Squawk: t.Squawk, Emergency: t.Emergency,
 		Sensors: t.Sensors, FirstSeen: t.FirstSeen, LastSeen: t.LastSeen, Observations: t.Observations,
-		Warnings: t.Warnings, TimeSource: t.TimeSource, Simulated: t.Simulated,
+		Warnings: t.Warnings, Simulated: t.Simulated, TimeSource: t.TimeSource,
 	}
 	if j.Sensors == nil {
 		j.Sensors = []string{}

@@ -95,7 +95,7 @@ func v1Routes(r chi.Router, d Deps, role roles) {
 	r.Get("/mcp/tools", reader(handleMCPTools(d)))
 
 	// The gate.
-	r.Post("/counter-uas/evaluate", operator(handleEvaluate(d)))
+	r.Post("/counter-uas/evaluate", operator(storing(d, handleEvaluate(d))))
 	r.Get("/swarm/topology", reader(handleSwarmTopologyGet(d)))
 	r.Post("/swarm/topology", reader(handleSwarmTopologyPost(d)))
 	r.Get("/threats/active", reader(handleThreatsActive(d)))
@@ -103,13 +103,13 @@ func v1Routes(r chi.Router, d Deps, role roles) {
 	r.Get("/geofences", reader(handleGeofencesList(d)))
 	r.Get("/geofences/{id}", reader(handleGeofenceGet(d)))
 	r.Get("/geofences/versions/{sha256}", reader(handleGeofenceVersion(d))) // issue 23
-	r.Put("/geofences/{id}", operator(handleGeofencePut(d)))
-	r.Delete("/geofences/{id}", operator(handleGeofenceDelete(d)))
+	r.Put("/geofences/{id}", operator(storing(d, handleGeofencePut(d))))
+	r.Delete("/geofences/{id}", operator(storing(d, handleGeofenceDelete(d))))
 	r.Get("/allowlist", reader(handleAllowlistGet(d)))
-	r.Put("/allowlist", operator(handleAllowlistPut(d)))
+	r.Put("/allowlist", operator(storing(d, handleAllowlistPut(d))))
 
 	// The pipeline.
-	r.Post("/ingest/{protocol}", sensor(handleIngest(d)))
+	r.Post("/ingest/{protocol}", sensor(storing(d, handleIngest(d))))
 	r.Get("/tracks", reader(handleTracksList(d)))
 	r.Get("/tracks/{id}", reader(handleTrackGet(d)))
 	r.Get("/sensors", reader(handleSensorsList(d)))
@@ -123,7 +123,7 @@ func v1Routes(r chi.Router, d Deps, role roles) {
 	r.Get("/outputs", reader(handleOutputs(d)))
 
 	// The ledger.
-	r.Post("/receipt/emit", operator(handleReceiptEmit(d)))
+	r.Post("/receipt/emit", operator(storing(d, handleReceiptEmit(d))))
 	r.Get("/receipt/ledger", reader(handleReceiptLedger(d)))
 	r.Get("/receipt/checkpoint", reader(handleReceiptCheckpoint(d)))
 	r.Get("/receipt/keys", reader(handleReceiptKeys(d)))
@@ -192,6 +192,27 @@ func registerOrReuse(reg prometheus.Registerer, hist **prometheus.HistogramVec) 
 }
 
 // unavailable answers 503 when a dependency is absent at run time.
+// storingRetryAfter is the Retry-After of a write refused for lack of
+// space: the free space is checked every second.
+const storingRetryAfter = "10"
+
+// storing wraps a handler that stores what it is sent: while d.Storage
+// says a store is below its low mark, it answers 503 with Retry-After
+// rather than a success for something that would not be kept.
+func storing(d Deps, h http.HandlerFunc) http.HandlerFunc {
+	if d.Storage == nil {
+		return h
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := d.Storage(); err != nil {
+			w.Header().Set("Retry-After", storingRetryAfter)
+			writeProblem(w, r, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		h(w, r)
+	}
+}
+
 func unavailable(w http.ResponseWriter, r *http.Request, what string) {
 	w.Header().Set("Retry-After", "5")
 	writeProblem(w, r, http.StatusServiceUnavailable, what+" is not available")

@@ -59,6 +59,12 @@ type Deps struct {
 	// Web serves the single-page application at the base path; nil means
 	// the map is not built into this binary.
 	Web http.Handler
+	// Storage, when not nil, says why writes cannot be kept now (a store
+	// below its free-space low mark, issue 32): the routes that store
+	// something (ingest, geofences, the allow list, receipts, evaluations)
+	// then answer 503 with Retry-After instead of accepting what they
+	// could not keep.
+	Storage func() error
 
 	// Auth checks bearer tokens; nil leaves the API open (loopback only:
 	// cuasd refuses to start open on another address).

@@ -186,31 +186,36 @@ func handleThreatsStream(d Deps) http.HandlerFunc {
 			}
 			return rc.Flush() == nil
 		}
-		if !send() {
-			return
+		if send() {
+			streamBoard(w, r, rc, ch, send)
 		}
-		keep := time.NewTicker(15 * time.Second)
-		defer keep.Stop()
-		heartbeat := time.NewTicker(5 * time.Second)
-		defer heartbeat.Stop()
-		for {
-			select {
-			case <-r.Context().Done():
+	}
+}
+
+// streamBoard sends the board on every change and at least every 5 s, and
+// a keep-alive comment every 15 s, until the client goes or a write fails.
+func streamBoard(w http.ResponseWriter, r *http.Request, rc *http.ResponseController, ch <-chan struct{}, send func() bool) {
+	keep := time.NewTicker(15 * time.Second)
+	defer keep.Stop()
+	heartbeat := time.NewTicker(5 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-ch:
+			if !send() {
 				return
-			case <-ch:
-				if !send() {
-					return
-				}
-			case <-heartbeat.C:
-				// At least every 5 s, as documented, even when idle.
-				if !send() {
-					return
-				}
-			case <-keep.C:
-				_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-				if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
-					return
-				}
+			}
+		case <-heartbeat.C:
+			// At least every 5 s, as documented, even when idle.
+			if !send() {
+				return
+			}
+		case <-keep.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
 			}
 		}
 	}

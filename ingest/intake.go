@@ -246,7 +246,7 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 	b := in.batches[bkey]
 	if b != nil && len(b.body)+10+len(m.Data) > bus.MaxBatchBytes {
 		// The batch would outgrow a NATS message: store it and begin
-		// another (10: the longest prefix, an lpt frame's time and length).
+		// another.
 		delete(in.batches, bkey)
 		in.dispatchLocked(key, b)
 		b = nil

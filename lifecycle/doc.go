@@ -8,9 +8,10 @@
 // (or for a component to fail), then stops every component in exactly the
 // reverse order. There is one shutdown path for every case.
 //
-// Status is the registry of component states (starting, up, retrying with
-// the last error, stopped) behind the /readyz detail and the
-// cuasd_component_up{component} gauge. Components report through a
-// Reporter; Retry wraps a run function that should be restarted after a
-// failure, with back-off, reporting as it goes.
+// Status is the registry of component states (starting, up, retrying or
+// restarting with the last error, stopped) behind the /readyz detail and
+// the cuasd_component_up{component} and
+// cuasd_component_restarts_total{component} series. Components report
+// through a Reporter; Retry is the one supervisor of every long-running
+// loop: it restarts a loop that ended, with back-off, reporting as it goes.
 package lifecycle

@@ -139,11 +139,17 @@ func (g *Group) stop(r *running, log *slog.Logger) {
 	}
 }
 
-// Retry returns a Run function that calls fn until ctx ends, restarting it
-// after a failure with exponential back-off (from 250 ms to max, with
-// jitter) and reporting through rep: Retrying with the error after a
-// failure. fn itself reports Up once it works (for example once it has
-// connected); a plain stage can call rep.Up() first thing.
+// Retry is the supervisor of every long-running loop: it returns a Run
+// function that calls fn until ctx ends, restarting it after it ended
+// (with an error, or early without one) with exponential back-off (from
+// 250 ms to max, with jitter), and reporting the restart through rep:
+// state restarting with the error, the restart counted in
+// cuasd_component_restarts_total. fn itself reports Up once it works (for
+// example once it has connected) and Retrying while it reconnects on its
+// own; a plain stage can call rep.Up() first thing. A loop that resumes
+// from a durable position (a JetStream durable consumer, a stream
+// sequence) resumes there on each restart, so nothing acknowledged is
+// skipped.
 func Retry(rep Reporter, max time.Duration, fn func(ctx context.Context, rep Reporter) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		b := Backoff{Min: 250 * time.Millisecond, Max: max}
@@ -159,7 +165,11 @@ func Retry(rep Reporter, max time.Duration, fn func(ctx context.Context, rep Rep
 			if time.Since(start) > b.Max {
 				b.Reset() // it ran well for a while: start the back-off afresh
 			}
-			rep.Retrying(err)
+			if r, ok := rep.(restarter); ok {
+				r.Restarting(err)
+			} else {
+				rep.Retrying(err)
+			}
 			if !b.Sleep(ctx) {
 				return nil
 			}

@@ -118,17 +118,60 @@ func TestRetryReports(t *testing.T) {
 		t.Fatal(err)
 	}
 	snap := s.Snapshot()
-	if len(snap) != 1 || snap[0].State != Up || snap[0].Retries != 2 || snap[0].LastError != "connection refused" {
+	if len(snap) != 1 || snap[0].State != Up || snap[0].Retries != 2 || snap[0].Restarts != 2 || snap[0].LastError != "connection refused" {
 		t.Fatalf("snapshot = %+v", snap)
 	}
 	if got := testutil.ToFloat64(s.up.WithLabelValues("beast-connect radar:30005")); got != 1 {
 		t.Fatalf("gauge = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(s.restarts.WithLabelValues("beast-connect radar:30005")); got != 2 {
+		t.Fatalf("restarts = %v, want 2", got)
 	}
 	rep.Retrying(errors.New("reset by peer"))
 	if nu := s.NotUp(Stage); len(nu) != 0 {
 		t.Fatalf("NotUp(Stage) = %q", nu)
 	}
 	if nu := s.NotUp(Input); len(nu) != 1 || nu[0] != "beast-connect radar:30005: retrying: reset by peer" {
+		t.Fatalf("NotUp = %q", nu)
+	}
+}
+
+// TestRetryRestartsAndReportsRestarting: a loop that ends is restarted
+// (state restarting, counted) and one that reconnects on its own is only
+// retrying (not a restart).
+func TestRetryRestartsAndReportsRestarting(t *testing.T) {
+	s := NewStatus(prometheus.NewRegistry())
+	rep := s.Reporter("alert sink pager", Output)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan ComponentStatus, 1)
+	calls := 0
+	run := Retry(rep, 10*time.Millisecond, func(ctx context.Context, rep Reporter) error {
+		calls++
+		switch calls {
+		case 1:
+			rep.Up()
+			rep.Retrying(errors.New("broker unreachable")) // a reconnect, not a restart
+			return errors.New("nats: no heartbeat received")
+		case 2:
+			seen <- s.Snapshot()[0]
+			rep.Up()
+			return nil // ended early without an error: restarted too
+		}
+		cancel()
+		return nil
+	})
+	if err := run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c := <-seen
+	if c.State != Restarting || c.Restarts != 1 || c.Retries != 2 || c.LastError != "nats: no heartbeat received" {
+		t.Fatalf("during the restart: %+v", c)
+	}
+	if c := s.Snapshot()[0]; c.Restarts != 2 || calls != 3 {
+		t.Fatalf("after: %+v after %d runs", c, calls)
+	}
+	if nu := s.NotUp(); len(nu) != 1 || !strings.Contains(nu[0], "restarting: stopped unexpectedly") {
 		t.Fatalf("NotUp = %q", nu)
 	}
 }

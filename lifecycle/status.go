@@ -17,7 +17,10 @@ const (
 	Starting State = "starting"
 	Up       State = "up"
 	Retrying State = "retrying"
-	Stopped  State = "stopped"
+	// Restarting: the loop ended on an error and its supervisor (Retry)
+	// runs it again after a back-off.
+	Restarting State = "restarting"
+	Stopped    State = "stopped"
 )
 
 // Kind says what a component is to readiness: a pipeline Stage that is not
@@ -40,6 +43,13 @@ type Reporter interface {
 	Retrying(err error)
 }
 
+// restarter is the part of a Status reporter its supervisor uses: Retry
+// reports a loop that ended through it, so that a restart is told apart
+// from a reconnect the loop reports itself.
+type restarter interface {
+	Restarting(err error)
+}
+
 // ComponentStatus is one component's state, as /readyz shows it.
 type ComponentStatus struct {
 	Name      string    `json:"name"`
@@ -47,21 +57,27 @@ type ComponentStatus struct {
 	State     State     `json:"state"`
 	LastError string    `json:"last_error,omitempty"`
 	Since     time.Time `json:"since"`
-	// Retries counts the failures reported since the component started.
+	// Retries counts the failures reported since the component started
+	// (reconnects the component reported and restarts alike).
 	Retries uint64 `json:"retries"`
+	// Restarts counts the times its supervisor ran the loop again after
+	// it ended on an error.
+	Restarts uint64 `json:"restarts"`
 }
 
 // Status is the registry of component states. The zero value is not
 // usable; use NewStatus.
 type Status struct {
-	mu    sync.Mutex
-	comps map[string]*ComponentStatus
-	up    *prometheus.GaugeVec
-	now   func() time.Time
+	mu       sync.Mutex
+	comps    map[string]*ComponentStatus
+	up       *prometheus.GaugeVec
+	restarts *prometheus.CounterVec
+	now      func() time.Time
 }
 
 // NewStatus returns a registry exporting cuasd_component_up{component}
-// (1 up, 0 otherwise) on reg (nil: unregistered).
+// (1 up, 0 otherwise) and cuasd_component_restarts_total{component} on reg
+// (nil: unregistered).
 func NewStatus(reg prometheus.Registerer) *Status {
 	s := &Status{
 		comps: map[string]*ComponentStatus{},
@@ -69,10 +85,14 @@ func NewStatus(reg prometheus.Registerer) *Status {
 			Name: "cuasd_component_up",
 			Help: "Whether a long-running component (input adapter, output, pipeline stage) is working: 1 up, 0 starting, retrying or stopped.",
 		}, []string{"component"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_component_restarts_total",
+			Help: "Times a long-running component's loop ended on an error and its supervisor started it again.",
+		}, []string{"component"}),
 		now: time.Now,
 	}
 	if reg != nil {
-		reg.MustRegister(s.up)
+		reg.MustRegister(s.up, s.restarts)
 	}
 	return s
 }
@@ -85,6 +105,7 @@ func (s *Status) Reporter(name string, kind Kind) Reporter {
 	if _, ok := s.comps[name]; !ok {
 		s.comps[name] = &ComponentStatus{Name: name, Kind: kind, State: Starting, Since: s.now().UTC()}
 		s.up.WithLabelValues(name).Set(0)
+		s.restarts.WithLabelValues(name) // at 0 from the start
 	}
 	return &reporter{s: s, name: name}
 }
@@ -101,7 +122,11 @@ func (s *Status) set(name string, st State, err error) {
 	if c.State != st {
 		c.State, c.Since = st, s.now().UTC()
 	}
-	if st == Retrying {
+	if st == Restarting {
+		c.Restarts++
+		s.restarts.WithLabelValues(name).Inc()
+	}
+	if st == Retrying || st == Restarting {
 		c.Retries++
 		if err != nil {
 			c.LastError = err.Error()
@@ -139,7 +164,7 @@ func (s *Status) NotUp(kinds ...Kind) []string {
 			continue
 		}
 		d := c.Name + ": " + string(c.State)
-		if c.State == Retrying && c.LastError != "" {
+		if (c.State == Retrying || c.State == Restarting) && c.LastError != "" {
 			d += ": " + c.LastError
 		}
 		out = append(out, d)
@@ -165,6 +190,9 @@ type reporter struct {
 
 func (r *reporter) Up()                { r.s.set(r.name, Up, nil) }
 func (r *reporter) Retrying(err error) { r.s.set(r.name, Retrying, err) }
+
+// Restarting implements restarter.
+func (r *reporter) Restarting(err error) { r.s.set(r.name, Restarting, err) }
 
 // Discard is a Reporter that records nothing (tests, one-shot commands).
 var Discard Reporter = discard{}

@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cuasd/cuasd/httpapi"
+	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
 	"github.com/cuasd/cuasd/output/mqtt"
@@ -229,17 +230,32 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 		outs = append(outs, o)
 	}
 	if s.cfg.MQTTURL != "" {
-		aircraft, _ := s.cfg.aircraftCircle() // checked with the configuration
-		o, err := mqtt.New(mqtt.Config{URL: s.cfg.MQTTURL, Prefix: s.cfg.MQTTPrefix, DiscoveryPrefix: s.cfg.MQTTDiscovery, Node: s.cfg.Instance,
-			CAFile: s.cfg.MQTTCA, CertFile: s.cfg.MQTTCert, KeyFile: s.cfg.MQTTKey, CredentialsFile: s.cfg.MQTTCredentials,
-			Zones: mz, Sinks: mqttSinks, Deliverer: d, Logger: s.log, Aircraft: aircraft})
+		o, err := s.mqttOutput(d, mz, mqttSinks)
 		if err != nil {
 			return nil, err
 		}
-		s.countDrops(o)
 		outs = append(outs, o)
 	}
 	return outs, nil
+}
+
+// mqttOutput is the MQTT output: status, Home Assistant discovery and the
+// mqtt: true sinks' alerts.
+func (s *service) mqttOutput(d alert.Deliverer, zones []mqtt.Zone, sinks []alert.SinkConfig) (*mqtt.Output, error) {
+	aircraft, _ := s.cfg.aircraftCircle() // checked with the configuration
+	o, err := mqtt.New(mqtt.Config{URL: s.cfg.MQTTURL, Prefix: s.cfg.MQTTPrefix, DiscoveryPrefix: s.cfg.MQTTDiscovery, Node: s.cfg.Instance,
+		CAFile: s.cfg.MQTTCA, CertFile: s.cfg.MQTTCert, KeyFile: s.cfg.MQTTKey, CredentialsFile: s.cfg.MQTTCredentials,
+		Zones: zones, Sinks: sinks, Deliverer: d, Logger: s.log, Aircraft: aircraft,
+		// Each MQTT sink's delivery loop is a supervised component of
+		// its own (issue 32: one that ended stayed down, unseen).
+		SinkReporter: func(name string) lifecycle.Reporter {
+			return s.status.Reporter("mqtt alert sink "+name, lifecycle.Output)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	s.countDrops(o)
+	return o, nil
 }
 
 // receiptURL is where an alert's receipt is fetched.

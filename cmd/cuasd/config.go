@@ -92,6 +92,7 @@ type config struct {
 	JSMaxMemory  byteSize `yaml:"js-max-memory"`
 	JSMaxStore   byteSize `yaml:"js-max-store"`
 	JSSync       string   `yaml:"js-sync"`
+	DiskLowMark  byteSize `yaml:"disk-low-mark"` // issue 32
 	RawMaxAge    duration `yaml:"raw-max-age"`
 	RawMaxBytes  byteSize `yaml:"raw-max-bytes"`
 	ObsMaxAge    duration `yaml:"obs-max-age"`
@@ -188,6 +189,7 @@ func defaultConfig() config {
 		JSMaxMemory:       256 << 20,
 		JSMaxStore:        16 << 30,
 		JSSync:            "1s",
+		DiskLowMark:       64 << 20,
 		RawMaxAge:         duration(24 * time.Hour),
 		RawMaxBytes:       4 << 30,
 		ObsMaxAge:         duration(time.Hour),
@@ -219,6 +221,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit `SIZE` (e.g. 256MiB)")
 	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit `SIZE` (e.g. 16GiB)")
 	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync `POLICY`: an interval (e.g. 1s) or always")
+	fs.Var(&c.DiskLowMark, "disk-low-mark", "free-space low mark `SIZE` of the data directory and JetStream's store: below it /readyz is degraded and writes are refused (503) until twice as much is free")
 	fs.Var(&c.RawMaxAge, "raw-max-age", "how long (`DURATION`) raw frames are kept in CUAS_RAW")
 	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap `SIZE` of CUAS_RAW")
 	fs.Var(&c.ObsMaxAge, "obs-max-age", "how long (`DURATION`) observations are kept in CUAS_OBS (with --publish-observations)")

@@ -134,6 +134,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		MAVLinkKey: s.cfg.mavlinkKey(),
 		Web:        webHandler(s.cfg),
 		Outputs:    s.outputStatus, // issue 18
+		Storage:    s.disk.Refuse,  // issue 32
 		Readsb:     s.readsbDocs(),
 
 		Auth:         auth,
@@ -156,8 +157,9 @@ func (s *service) readiness(ctx context.Context) httpapi.Readiness {
 	}
 	r.Degraded = s.status.NotUp(lifecycle.Input, lifecycle.Output)
 	r.Degraded = append(r.Degraded, sensorsDown(s.sensorReg)...)
+	r.Degraded = append(r.Degraded, s.disk.Low()...) // issue 32
 	if s.gate != nil {
-		if lag, stale := s.gate.Staleness(); stale {
+		if lag := s.gate.Lag(); lag > s.gate.StaleAfter() { // a store below its mark says so itself
 			r.Degraded = append(r.Degraded, fmt.Sprintf("gate: the threat board is %s old (stale after %s): sweeps are falling behind",
 				lag.Round(time.Millisecond), s.gate.StaleAfter()))
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/internal/dirlock"
+	"github.com/cuasd/cuasd/internal/diskspace"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -91,7 +92,8 @@ type service struct {
 	gate      *board.Gate
 	integrity *integrity
 	http      *http.Server
-	alerts    alertStoreRef // issue 19
+	alerts    alertStoreRef    // issue 19
+	disk      *diskspace.Watch // issue 32
 
 	historyOnce sync.Once
 	history     *history.Recorder                 // nil with --history=false
@@ -120,6 +122,7 @@ func (s *service) components() []lifecycle.Component {
 		{Name: "listeners", Start: s.bindListeners, Stop: s.closeListeners},
 		{Name: "data directory", Start: s.lockDataDir, Stop: func(context.Context) error { return s.lock.Release() }},
 		{Name: "bus", Start: s.startBus, Stop: func(ctx context.Context) error { removeNATSURL(s.cfg.DataDir); return s.bus.Close(ctx) }},
+		s.diskWatch(), // issue 32: free-space watermarks
 		{Name: "drone database", Start: s.loadDrones},
 		{Name: "ledger", Start: s.openLedger, Stop: func(context.Context) error { return s.ledger.Close() }},
 		{Name: "zones", Start: s.openZones, Stop: func(context.Context) error { return s.zones.Close() }},
@@ -207,7 +210,8 @@ func (s *service) openZones(ctx context.Context) error {
 		seed = demoGeofences()
 	}
 	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log,
-		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions")} // issue 23: versions outlive the bucket
+		Reporter:   s.status.Reporter("zones watch", lifecycle.Stage), // issue 32: supervised
+		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions")}     // issue 23: versions outlive the bucket
 	kv, err := s.bus.JetStream().KeyValue(ctx, zones.BucketConfig(zcfg))
 	if err != nil {
 		return fmt.Errorf("zones: bucket: %w", err)
@@ -327,6 +331,8 @@ func (s *service) gateStage() lifecycle.Component {
 			Events:   s.bus.Conn,
 			Instance: s.cfg.instance(),
 			Log:      s.log,
+			// Stale while a store is below its low mark (issue 32).
+			StaleWhile: s.storageLow,
 		}, s.reg)
 		return nil
 	}
@@ -440,15 +446,20 @@ func (s *service) inputs() lifecycle.Component {
 	}}
 }
 
-// runInput runs one source until ctx ends; one that fails stays down,
-// reported, while the rest of the service goes on.
+// runInput runs one source until ctx ends under the supervisor: one that
+// fails is restarted with back-off (state restarting, counted) while the
+// rest of the service goes on; one that finishes (a demo scenario or a
+// replay that is over) stays finished.
 func (s *service) runInput(ctx context.Context, src ingest.Source, rep lifecycle.Reporter) {
-	err := src.Run(ctx, s.publisher, rep)
-	if err != nil && ctx.Err() == nil {
-		rep.Retrying(err)
-		s.log.Error("input stopped", "input", src.Name(), "err", err)
-	}
-	<-ctx.Done()
+	_ = lifecycle.Retry(rep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
+		err := src.Run(ctx, s.publisher, rep)
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("input failed; restarting", "input", src.Name(), "err", err)
+			return err
+		}
+		<-ctx.Done()
+		return nil
+	})(ctx)
 }
 
 // natsDesc describes the bus for the start-up log.

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -37,7 +38,7 @@ type Feed struct {
 type RawReader interface {
 	// ConsumeFrom calls fn for every message of stream on filter stored
 	// since start, in order, until stop is called.
-	ConsumeFrom(ctx context.Context, stream, filter string, start time.Time, fn func(bus.Msg)) (stop func(), err error)
+	ConsumeFrom(ctx context.Context, stream, filter string, start time.Time, fn func(bus.Msg)) (stop func(), closed <-chan struct{}, err error)
 	// PublishAsync publishes (a dead letter) without waiting.
 	PublishAsync(msg *nats.Msg) (bus.PubAckFuture, error)
 }
@@ -115,21 +116,30 @@ func newFeedMetrics() feedMetrics {
 	}
 }
 
-// Run consumes until ctx ends.
+// Run consumes until ctx ends, or returns an error when the consumption
+// ended by itself.
 func (f *Feed) Run(ctx context.Context) error {
 	start := time.Now()
 	dctx, done := context.WithCancel(context.Background())
 	defer done()
 	go f.settleDead(dctx)
 	startNs := start.UnixNano()
-	stop, err := f.js.ConsumeFrom(ctx, bus.StreamRaw, bus.RawPrefix+".>", start.Add(-f.replay), func(m bus.Msg) { f.handle(m, startNs) })
+	stop, closed, err := f.js.ConsumeFrom(ctx, bus.StreamRaw, bus.RawPrefix+".>", start.Add(-f.replay), func(m bus.Msg) { f.handle(m, startNs) })
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
-	stop()
-	return nil
+	defer stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-closed:
+		// The consumption ended by itself: its supervisor starts the feed
+		// again from the track TTL back, so no live track is lost.
+		return errFeedEnded
+	}
 }
+
+var errFeedEnded = errors.New("fusion feed: the raw stream's consumption ended")
 
 // handle decodes one raw message and applies its observations. Frames
 // received before the feed started (the replay) do not count towards the

@@ -62,8 +62,6 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	// letter, kept with its reason, rather than decoded.
 	if reason, detail := refuseMessage(meta); reason != "" {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: reason, detail: detail})
-	} else if meta.ClockErr {
-		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"})
 	} else {
 		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
@@ -111,6 +109,9 @@ func refuseMessage(meta Meta) (reason, detail string) {
 	}
 	if bad := futureRecv(meta); bad != "" {
 		return "recv_time", bad
+	}
+	if meta.ClockErr {
+		return "framing", "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"
 	}
 	return "", ""
 }

@@ -148,6 +148,22 @@ func TestBurstJudgedByReceiverClock(t *testing.T) {
 	}
 }
 
+// followPaced decodes paced frames into a new store and checks the track
+// followed them, its last reception at the last arrival (not frozen); it
+// returns the decoder, whose clock model the caller checks.
+func followPaced(t *testing.T, frames []flightFrame) *msgDecoder {
+	t.Helper()
+	st := fusion.NewStore(fusion.Config{TTL: time.Hour})
+	d := &msgDecoder{dec: &ADSB{}}
+	decodeInto(t, st, d, frames, 8)
+	tr := aircraft(t, st)
+	checkFollowed(t, tr, frames)
+	if got := tr.LastSeen.UnixNano() - frames[len(frames)-1].arrival; got > 0 || got < -int64(10*time.Millisecond) {
+		t.Errorf("last seen %v from the last arrival: frozen", time.Duration(got))
+	}
+	return d
+}
+
 // TestWrapAndRestartKeepTracking: the 48-bit 12 MHz counter wrapping
 // mid-flight, and the receiver restarting (its counter back near zero),
 // neither freeze the track nor move it: every position is kept, the last
@@ -162,14 +178,7 @@ func TestWrapAndRestartKeepTracking(t *testing.T) {
 	t.Run("wrap", func(t *testing.T) {
 		frames := flight(120, 1<<48-uint64(20*12e6), -1, -1) // wraps 20 s in
 		paced(frames, arr)
-		st := fusion.NewStore(fusion.Config{TTL: time.Hour})
-		d := &msgDecoder{dec: &ADSB{}}
-		decodeInto(t, st, d, frames, 8)
-		tr := aircraft(t, st)
-		checkFollowed(t, tr, frames)
-		if got := tr.LastSeen.UnixNano() - frames[len(frames)-1].arrival; got > 0 || got < -int64(10*time.Millisecond) {
-			t.Errorf("last seen %v from the last arrival", time.Duration(got))
-		}
+		d := followPaced(t, frames)
 		if m := d.clocks.Sensor("rx1"); m.Wraps != 1 || m.Resets != 0 {
 			t.Errorf("%d wraps, %d resets: the wrap was not followed on one clock", m.Wraps, m.Resets)
 		}
@@ -180,14 +189,7 @@ func TestWrapAndRestartKeepTracking(t *testing.T) {
 		for i := 60; i < len(frames); i++ { // restarted 30 s in: counter from 1 s
 			frames[i].ts = uint64(12e6) + uint64(float64(i-60)/2*12e6)
 		}
-		st := fusion.NewStore(fusion.Config{TTL: time.Hour})
-		d := &msgDecoder{dec: &ADSB{}}
-		decodeInto(t, st, d, frames, 8)
-		tr := aircraft(t, st)
-		checkFollowed(t, tr, frames)
-		if got := tr.LastSeen.UnixNano() - frames[len(frames)-1].arrival; got > 0 || got < -int64(10*time.Millisecond) {
-			t.Errorf("last seen %v from the last arrival: frozen", time.Duration(got))
-		}
+		d := followPaced(t, frames)
 		if d.clocks.Sensor("rx1").Resets != 1 {
 			t.Errorf("%d clock resets", d.clocks.Sensor("rx1").Resets)
 		}

@@ -13,19 +13,23 @@ import (
 
 // keepFile writes the geofence version b (its JSON) to the version
 // directory as <sha256>.json unless it is there. The bucket holds the
-// version already; the file is the copy that outlives the bucket, so a
-// failure is logged, not returned.
-func (s *Store) keepFile(b []byte) {
+// version already; the file is the copy that outlives the bucket. A
+// failure is logged, and returned: a geofence written through this
+// instance is refused when its version cannot be kept (issue 32), one
+// seen on the watch is not.
+func (s *Store) keepFile(b []byte) error {
 	if s.cfg.VersionDir == "" {
-		return
+		return nil
 	}
 	path := filepath.Join(s.cfg.VersionDir, gate.DigestOf(b)+".json")
 	if _, err := os.Stat(path); err == nil {
-		return
+		return nil
 	}
 	if err := writeFileAtomic(s.cfg.VersionDir, path, b); err != nil {
 		s.log.Error("zones: cannot keep a geofence version on disk", "path", path, "err", err)
+		return err
 	}
+	return nil
 }
 
 // writeFileAtomic writes b to path through a temporary file in dir, so a

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/lifecycle"
 )
 
 // Keys of the bucket.
@@ -54,6 +56,11 @@ type Config struct {
 	// are loaded, then after every change the watch delivers, whichever
 	// instance made it. It must not block for long.
 	OnChange func(*Snapshot)
+	// Reporter reports the watch, a supervised loop: a watch that ends
+	// (a stall, a lost stream leader, JetStream restarted) is opened
+	// again with back-off and replays the bucket's current values, older
+	// revisions ignored (nil: lifecycle.Discard).
+	Reporter lifecycle.Reporter
 }
 
 // Error is the error type of this package: an operation on a key that
@@ -184,7 +191,7 @@ func Open(ctx context.Context, kv KV, cfg Config) (*Store, error) {
 	}
 	s.cancel, s.done = cancel, make(chan struct{})
 	loaded := make(chan struct{})
-	go s.watch(w, loaded)
+	go s.follow(wctx, w, loaded)
 	select {
 	case <-loaded:
 		return s, nil
@@ -240,8 +247,33 @@ func (s *Store) create(ctx context.Context, key string, v any) error {
 
 // watch applies every change until the watcher stops. The nil entry marks
 // the end of the initial values.
-func (s *Store) watch(w *bus.KVWatcher, loaded chan struct{}) {
+// follow applies the bucket's changes until ctx ends, opening the watch
+// again whenever it ends by itself (under lifecycle.Retry, the supervisor
+// of every loop).
+func (s *Store) follow(ctx context.Context, w *bus.KVWatcher, loaded chan struct{}) {
 	defer close(s.done)
+	rep := s.cfg.Reporter
+	if rep == nil {
+		rep = lifecycle.Discard
+	}
+	_ = lifecycle.Retry(rep, 5*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
+		if w == nil {
+			var err error
+			if w, err = s.kv.WatchAll(ctx, false); err != nil {
+				return &Error{Op: "watch", Key: s.cfg.Bucket, Err: err}
+			}
+		}
+		rep.Up()
+		loaded = s.watch(w, loaded)
+		w = nil
+		return &Error{Op: "watch", Key: s.cfg.Bucket, Err: errors.New("the watch ended")}
+	})(ctx)
+}
+
+// watch applies w's entries until its updates end; it closes loaded once
+// the initial values are in, and returns it when they never came (nil
+// otherwise).
+func (s *Store) watch(w *bus.KVWatcher, loaded chan struct{}) chan struct{} {
 	defer func() { _ = w.Stop() }()
 	for e := range w.Updates() {
 		if e == nil {
@@ -255,13 +287,14 @@ func (s *Store) watch(w *bus.KVWatcher, loaded chan struct{}) {
 			continue
 		}
 		if strings.HasPrefix(e.Key, versionPrefix) && !e.Deleted {
-			s.keepFile(e.Value)
+			_ = s.keepFile(e.Value) // logged; another instance's write stands
 		}
 		s.apply(e.Key, e.Revision, e.Deleted, e.Value)
 		if loaded == nil && s.cfg.OnChange != nil {
 			s.cfg.OnChange(s.Snapshot())
 		}
 	}
+	return loaded
 }
 
 // apply folds one entry into the state, ignoring anything older than what
@@ -410,7 +443,9 @@ func (s *Store) keepVersion(ctx context.Context, g *gate.Geofence) error {
 	if _, err := s.kv.Create(ctx, key, b); err != nil && !errors.Is(err, bus.ErrKeyExists) {
 		return &Error{Op: "keep version", Key: key, Err: err}
 	}
-	s.keepFile(b)
+	if err := s.keepFile(b); err != nil {
+		return &Error{Op: "keep version", Key: key, Err: err}
+	}
 	return nil
 }
 

@@ -52,6 +52,11 @@ type Config struct {
 	// re-swept every 2 s, so a healthy board is never older than that
 	// plus one sweep.
 	StaleAfter time.Duration
+	// StaleWhile, when not nil, marks the board stale while it returns
+	// true, whatever its age: for example while a store is below its
+	// free-space low mark, so that decisions cannot be recorded and
+	// intake is refused (issue 32).
+	StaleWhile func() bool
 	// Swarm is the proximity rule of swarm detection.
 	Swarm   swarm.Options
 	Version string
@@ -220,13 +225,14 @@ func (b *Gate) registerSweepMetrics(reg prometheus.Registerer) {
 // began.
 func (b *Gate) Lag() time.Duration { return max(0, b.cfg.Now().Sub(b.Snapshot().Generated)) }
 
-// Stale reports whether the board is older than Config.StaleAfter.
-func (b *Gate) Stale() bool { return b.Lag() > b.cfg.StaleAfter }
+// Stale reports whether the board is older than Config.StaleAfter (or
+// Config.StaleWhile holds).
+func (b *Gate) Stale() bool { _, stale := b.Staleness(); return stale }
 
 // Staleness is Lag and Stale at once, for the API's answer.
 func (b *Gate) Staleness() (time.Duration, bool) {
 	lag := b.Lag()
-	return lag, lag > b.cfg.StaleAfter
+	return lag, lag > b.cfg.StaleAfter || (b.cfg.StaleWhile != nil && b.cfg.StaleWhile())
 }
 
 // StaleAfter is the threshold Stale uses.

@@ -112,6 +112,24 @@ func (d *Deliverer) Run(ctx context.Context, rep lifecycle.Reporter) error {
 	}
 }
 
+// delivered reports whether the alert store records a's state as
+// delivered to this sink already.
+func (d *Deliverer) delivered(ctx context.Context, a *Message) bool {
+	if d.Store == nil {
+		return false
+	}
+	r, ok, err := d.Store.Get(ctx, a.ID)
+	if err != nil || !ok {
+		return false
+	}
+	for _, dl := range r.Deliveries {
+		if dl.Sink == d.Config.Name && dl.Seq == a.Seq && dl.Status == Delivered {
+			return true
+		}
+	}
+	return false
+}
+
 // defaults fills the unset fields and returns the number of workers.
 func (d *Deliverer) defaults() int {
 	if d.Logger == nil {
@@ -156,6 +174,12 @@ func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporte
 		return
 	}
 	attempts := int(meta.Delivered)
+	if attempts > 1 && d.delivered(ctx, &a) {
+		// Sent before, and its acknowledgement to JetStream was lost (a
+		// stall, a JetStream restart): not sent twice (issue 32).
+		_ = m.Ack()
+		return
+	}
 	sctx, cancel := context.WithTimeout(ctx, d.Config.TimeoutD)
 	err := d.Sink.Send(sctx, &a, m.Data())
 	cancel()

@@ -366,16 +366,16 @@ func (v *validator) ruleLists(r *Rule, p []any) {
 			v.fail(append(p, "zones", j), "empty zone id")
 		}
 	}
-	for j, c := range r.Classes {
-		if _, ok := gate.ParseTrackClass(c); !ok {
-			v.fail(append(p, "classes", j), "unknown class %q (known: aircraft, drone, unknown)", c)
-		}
-	}
 	// An unknown or miscased protocol ("remoteID") matched nothing, so the
 	// rule never fired (issue 32): refused, naming the known ones.
 	for j, proto := range r.Protocols {
 		if !decode.Protocol(proto).Valid() {
 			v.fail(append(p, "protocols", j), "unknown protocol %q: want one of %s (lower case)", proto, strings.Join(decode.ProtocolNames(), ", "))
+		}
+	}
+	for j, c := range r.Classes {
+		if _, ok := gate.ParseTrackClass(c); !ok {
+			v.fail(append(p, "classes", j), "unknown class %q (known: aircraft, drone, unknown)", c)
 		}
 	}
 }

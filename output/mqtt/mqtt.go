@@ -74,7 +74,11 @@ type Config struct {
 	Sinks []alert.SinkConfig
 	// Deliverer carries the stream, store and metrics for the sinks.
 	Deliverer alert.Deliverer
-	Logger    *slog.Logger
+	// SinkReporter returns the reporter of one sink's delivery loop, which
+	// is supervised on its own (lifecycle.Retry): its restarts and state
+	// are its own component's. Nil: the output's reporter.
+	SinkReporter func(sink string) lifecycle.Reporter
+	Logger       *slog.Logger
 }
 
 // Zone is a geofence as discovery names it.
@@ -222,11 +226,22 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 	for _, s := range o.cfg.Sinks {
 		d := o.cfg.Deliverer
 		d.Sink, d.Config = &sink{o: o, c: c}, s
+		srep := rep
+		if o.cfg.SinkReporter != nil {
+			srep = o.cfg.SinkReporter(s.Name)
+		}
+		// A consumer error (a missed heartbeat after a stall, a lost
+		// consumer) ends one run of the sink's loop; its supervisor runs it
+		// again on the same durable consumer, so nothing unacknowledged is
+		// skipped.
 		wg.Go(func() {
-			// A consumer error ends this sink's loop; the output restarts.
-			if err := d.Run(ctx, rep); err != nil && ctx.Err() == nil {
-				o.cfg.Logger.Error("mqtt alert sink stopped", "sink", s.Name, "err", err)
-			}
+			_ = lifecycle.Retry(srep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
+				err := d.Run(ctx, rep)
+				if err != nil && ctx.Err() == nil {
+					o.cfg.Logger.Warn("mqtt alert sink failed; restarting", "sink", s.Name, "err", err)
+				}
+				return err
+			})(ctx)
 		})
 	}
 	o.loop(ctx, c)

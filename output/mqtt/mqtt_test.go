@@ -12,12 +12,14 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/gate"
 	"github.com/cuasd/cuasd/internal/mosquittotest"
 	"github.com/cuasd/cuasd/internal/natstest"
+	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
 )
@@ -139,18 +141,9 @@ func TestMosquittoStatusDiscoveryAlertsAndWill(t *testing.T) {
 	px := startProxy(t, broker)
 	sub := subscribe(t, broker, "watcher")
 	ns := natstest.Start(t)
-	cfg, err := alert.Parse("t.yaml", []byte("sinks: [{name: broker, mqtt: true}]\nrules: [{name: breach, zones: [demo-site], sinks: [broker]}]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rules, store, err := alert.Open(ctx, ns.JetStream(), cfg, alert.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := output.Conn(ns.Conn)
-	go func() { _ = rules.Run(ctx, ev, nopReporter{}) }()
+	cfg, store, ev := runRules(ctx, t, ns)
 	o, err := New(Config{URL: "mqtt://" + px.l.Addr().String(), Node: "test", Zones: []Zone{{"demo-site", "Schiphol (demo)"}},
 		Sinks: cfg.Sinks, Deliverer: alert.Deliverer{JS: ns.JetStream(), Store: store}})
 	if err != nil {
@@ -202,6 +195,23 @@ func TestMosquittoStatusDiscoveryAlertsAndWill(t *testing.T) {
 	px.cut()
 	wills := subscribe(t, broker, "will")
 	wills.wait(t, "cuas/status", is("offline"))
+}
+
+// runRules opens the alert store with one mqtt sink and a breach rule for
+// demo-site, and runs the rule engine on ns's events until ctx ends.
+func runRules(ctx context.Context, t *testing.T, ns *natstest.Server) (*alert.Config, *alert.Store, output.Events) {
+	t.Helper()
+	cfg, err := alert.Parse("t.yaml", []byte("sinks: [{name: broker, mqtt: true}]\nrules: [{name: breach, zones: [demo-site], sinks: [broker]}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, store, err := alert.Open(ctx, ns.JetStream(), cfg, alert.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := output.Conn(ns.Conn)
+	go func() { _ = rules.Run(ctx, ev, nopReporter{}) }()
+	return cfg, store, ev
 }
 
 // checkDiscovery waits for the three discovery configs and checks their
@@ -319,4 +329,94 @@ func FuzzPictureApply(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAlertSinkSurvivesConsumerLoss: when a sink's JetStream subscription
+// ends (here its durable consumer is deleted and recreated, as after a
+// lost stream leader or a consumer that missed its heartbeats), the sink's
+// delivery loop is restarted and the next alert still reaches the broker.
+// Before the supervisor, the loop ended for good ("mqtt alert sink
+// stopped") while the output stayed up.
+func TestAlertSinkSurvivesConsumerLoss(t *testing.T) {
+	broker := mosquittotest.Start(t, "")
+	sub := subscribe(t, broker, "watcher")
+	ns := natstest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, store, ev := runRules(ctx, t, ns)
+	reps := &sinkReporters{}
+	o, err := New(Config{URL: "mqtt://" + broker, Node: "test", Zones: []Zone{{"demo-site", "Schiphol (demo)"}},
+		Sinks: cfg.Sinks, Deliverer: alert.Deliverer{JS: ns.JetStream(), Store: store}, SinkReporter: reps.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = o.Run(ctx, ev, nopReporter{}) }()
+	sub.wait(t, "cuas/status", is("online"))
+
+	recreateConsumers(ctx, t, ns)
+	reps.waitRestart(t, "broker")
+	publishThreat(t, ns)
+	sub.wait(t, "cuas/alerts/demo-site", func(string) bool { return true })
+}
+
+// recreateConsumers deletes every consumer of the alert stream and creates
+// it again with the same configuration.
+func recreateConsumers(ctx context.Context, t *testing.T, ns *natstest.Server) {
+	t.Helper()
+	s, err := ns.JS.Stream(ctx, bus.StreamAlerts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfgs []jetstream.ConsumerConfig
+	for info := range s.ListConsumers(ctx).Info() {
+		cfgs = append(cfgs, info.Config)
+	}
+	if len(cfgs) == 0 {
+		t.Fatal("no alert consumers")
+	}
+	for _, c := range cfgs {
+		if err := s.DeleteConsumer(ctx, c.Durable); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.CreateConsumer(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// sinkReporters records each sink's restarts.
+type sinkReporters struct {
+	mu       sync.Mutex
+	restarts map[string]int
+}
+
+func (r *sinkReporters) get(name string) lifecycle.Reporter { return &sinkReporter{r, name} }
+
+func (r *sinkReporters) waitRestart(t *testing.T, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		r.mu.Lock()
+		n := r.restarts[name]
+		r.mu.Unlock()
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatalf("sink %s was not restarted", name)
+}
+
+type sinkReporter struct {
+	r    *sinkReporters
+	name string
+}
+
+func (s *sinkReporter) Up()            {}
+func (s *sinkReporter) Retrying(error) {}
+func (s *sinkReporter) Restarting(error) {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	if s.r.restarts == nil {
+		s.r.restarts = map[string]int{}
+	}
+	s.r.restarts[s.name]++
 }

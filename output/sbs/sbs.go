@@ -304,8 +304,8 @@ func (o *Out) subscribe(ev output.Events) (func(), error) {
 	if !o.Reduce {
 		enc := &MessageEncoder{}
 		return ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
-			if !o.simulated && m.Header.Get(bus.HeaderSimulated) == "1" {
-				return // a simulator's frames stay inside (issue 34)
+			if !o.simulated && bus.Simulated(m.Header) {
+				return // issue 34: simulated frames only with --demo-outputs
 			}
 			b, err := enc.AppendMsg(nil, m, time.Now())
 			if err != nil {

@@ -200,7 +200,7 @@ func TestSimulatedTracksStayInside(t *testing.T) {
 			t.Fatal(err)
 		}
 		o.IncludeSimulated(include)
-		o.Reduce = true
+		o.Reduce = true // the track events' simulated flag (the raw path checks the header)
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { _ = o.Run(ctx, output.Conn(nc), nopRep{}) }()
 		conn, err := net.Dial("tcp", o.Addr())
