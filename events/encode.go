@@ -255,6 +255,15 @@ func (w *jsonWriter) trackTail(t *Track) {
 		w.key("simulated")
 		w.b = append(w.b, "true"...)
 	}
+	w.strOmit("position_source", t.PositionSource)
+	if t.MLAT != nil {
+		w.key("mlat")
+		w.marshal(t.MLAT) // multilaterated aircraft only
+	}
+	if t.Verification != nil {
+		w.key("verification")
+		w.marshal(t.Verification) // checked ADS-B claims only
+	}
 }
 
 func (w *jsonWriter) points(ps []Point) {

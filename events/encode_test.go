@@ -35,6 +35,9 @@ func sampleEvent(s string, x float64, n int64, full bool) *TrackEvent {
 		ev.Track.SensorSignals = []SensorSignal{{Sensor: s, RSSIDBm: f(x), Time: at}, {Sensor: "b", SignalDBFS: f(-x)}}
 		ev.Track.ADSB = &ADSBInfo{AddressType: "adsb_icao", AirGround: s, NIC: i(8), RcM: i(int(n)), Version: i(2),
 			NACv: i(1), SIL: i(3), SILType: "perhour", NavHeadingDeg: f(x)}
+		ev.Track.PositionSource = "mlat"
+		ev.Track.MLAT = &MLAT{Sensors: int(n % 7), ResidualM: x, ErrorM: -x}
+		ev.Track.Verification = &Verification{Status: s, ResidualM: x, DistanceM: x * 2, Sensors: 5, Time: at}
 		idx := n
 		ev.Assessment = &Assessment{Decision: "alert", Lambda: x, HumanDecision: true, Breach: true, Geofence: s,
 			GeofenceName: s, DistanceM: f(x), Caps: []string{s}, TopAxes: []AxisSummary{{ID: s, Name: s, Value: x, Weight: 0.1}},

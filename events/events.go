@@ -169,6 +169,41 @@ type Track struct {
 	// simulator (cuasd serve --demo, cuasd simulate; issue 34): the feeds
 	// that re-export what was received leave it out unless --demo-outputs.
 	Simulated bool `json:"simulated,omitempty"`
+
+	// --- Issue 31: multilateration and claim verification. ---
+
+	// PositionSource says where the position comes from: "broadcast" (the
+	// transmitter's own claim) or "mlat" (located from the times its
+	// transmissions reached several sensors); absent without a position.
+	PositionSource string `json:"position_source,omitempty"`
+	// MLAT is the last multilaterated fix's quality (aircraft only).
+	MLAT *MLAT `json:"mlat,omitempty"`
+	// Verification is the verdict on the aircraft's last checked ADS-B
+	// position claim.
+	Verification *Verification `json:"verification,omitempty"`
+}
+
+// MLAT is a multilaterated fix's quality: how many sensors' times it used,
+// their RMS range residual and the 1-σ horizontal error estimate, metres.
+type MLAT struct {
+	Sensors   int     `json:"sensors"`
+	ResidualM float64 `json:"residual_m"`
+	ErrorM    float64 `json:"error_m"`
+}
+
+// Verification is the verdict on a position claim from the times of
+// arrival: "verified" (the times put the transmitter within 500 m of its
+// claim, and a claim further off would have been caught),
+// "contradicted" (they put it further, significantly) or "unverifiable".
+type Verification struct {
+	Status string `json:"status"`
+	// ResidualM is the RMS range residual of the times at the claim.
+	ResidualM float64 `json:"residual_m"`
+	// DistanceM is how far from the claim the times put the transmitter.
+	DistanceM float64 `json:"distance_m"`
+	Sensors   int     `json:"sensors"`
+	// Time is when the checked transmission was sent.
+	Time time.Time `json:"time"`
 }
 
 // ADSBInfo is what an aircraft's own Mode S and ADS-B messages said of its
@@ -336,6 +371,10 @@ type Threat struct {
 	// the held one (hysteresis and dwell, issue 33), which differs while
 	// a decision waits to fall.
 	RawDecision string `json:"raw_decision,omitempty"`
+	// Verification is the status of the aircraft's last ADS-B position
+	// claim checked by multilateration (issue 31): verified,
+	// contradicted or unverifiable; absent when never checked.
+	Verification string `json:"verification,omitempty"`
 }
 
 // Identity is what a threat claims to be.
@@ -389,6 +428,22 @@ type Sensor struct {
 	// or each subscribes to one kit).
 	Instance string   `json:"instance,omitempty"`
 	HeardBy  []string `json:"heard_by,omitempty"`
+	// Clock and MLAT describe a Mode S receiver taking part in
+	// multilateration (issue 31): what its Beast timestamps are (gps or
+	// 12mhz) and its clock sync with the other receivers.
+	Clock string      `json:"clock,omitempty"`
+	MLAT  *SensorMLAT `json:"mlat,omitempty"`
+}
+
+// SensorMLAT is a Mode S receiver's part in multilateration.
+type SensorMLAT struct {
+	// Receptions counts its timestamped Mode S receptions.
+	Receptions uint64 `json:"receptions"`
+	// SyncPairs is how many other receivers its free-running clock has a
+	// pairwise sync with, SyncGood how many of those are usable now; a
+	// GPS-timed receiver needs none with another GPS-timed one.
+	SyncPairs int `json:"sync_pairs"`
+	SyncGood  int `json:"sync_good"`
 }
 
 // SensorPosition is where a sensor is.

@@ -20,6 +20,8 @@ import (
 // receiver; the rarer product claim is a further pointer.
 type trackExt struct {
 	product *ProductClaim
+	// mlat is issue 31's multilateration state (nil: none).
+	mlat *mlatState
 	// sig is index-aligned with track.sensors.
 	sig [maxSensors]sensorSignal
 }

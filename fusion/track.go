@@ -312,6 +312,11 @@ type Track struct {
 	SensorSignals []SensorSignal
 	// ADSB is readsb's ADS-B state of an aircraft (issue 21; nil: none).
 	ADSB *ADSBInfo
+	// MLAT is the quality of the aircraft's last multilaterated fix and
+	// Verification the verdict on its last checked ADS-B position (issue
+	// 31; nil: none).
+	MLAT         *MLATInfo
+	Verification *Verification
 	// Simulated: every observation of the track was of a simulated frame
 	// (issue 34); the feeds leave it out unless --demo-outputs.
 	Simulated bool
@@ -343,6 +348,7 @@ func (t *track) snapshot(withHistory bool) Track {
 	}
 	s.DisagreementM = t.disagreementM(2e9)
 	t.snapshotSensorClaims(&s) // issue 25
+	t.snapshotMLAT(&s)         // issue 31
 	if t.air != nil {
 		a := *t.air
 		s.Air = &a

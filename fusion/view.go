@@ -53,6 +53,7 @@ func (t *Track) View(withHistory bool) events.Track {
 	if t.ADSB != nil {
 		j.ADSB = t.ADSB.view()
 	}
+	t.viewMLAT(&j) // issue 31
 	if withHistory {
 		j.History = t.pointsAfter(math.MinInt64)
 	}

@@ -80,7 +80,7 @@ func (p Param) Value() any {
 }
 
 // maxParams is the most inputs any axis reports.
-const maxParams = 6
+const maxParams = 7
 
 // Axis is one scored axis: its value in [0, 1], its weight in Λ, the
 // inputs it read and whether they were known. Evidence explains the value
@@ -341,6 +341,11 @@ func (a *Axis) signalIntegrityEvidence() string {
 		c, _ := a.get("clock_drift_s")
 		ind = append(ind, "timestamp drift "+oneDecimal(c)+" s")
 	}
+	if a.flags&indMLAT != 0 {
+		d, _ := a.get("mlat_contradiction_m")
+		r, _ := a.get("mlat_residual_m")
+		ind = append(ind, "multilateration puts the transmitter "+oneDecimal(d)+" m from its claimed position (residual "+oneDecimal(r)+" m at the claim)")
+	}
 	if len(ind) == 0 {
 		return "no spoofing indicator among the checks made"
 	}
@@ -368,4 +373,5 @@ const (
 	indSpeed
 	indCross
 	indDrift
+	indMLAT
 )

@@ -70,8 +70,9 @@ var axisDefs = [NumAxes]axisDef{
 	AxisSignalIntegrity: {"signal_integrity", "Signal integrity",
 		"Trust in the signal: 1 minus the spoofing indicators found — decoder warnings 0.2 each (at most 0.6), position " +
 			"jumps in the history 0.25 each (at most 0.5), implausible reported speed 0.4, cross-protocol position " +
-			"disagreement 0.3, timestamp drift 0.2. High is trustworthy; intercept-recommended needs it measured and high.",
-		[]string{"decoder_warnings", "position_jumps", "speed_mps", "cross_protocol_disagreement_m", "clock_drift_s"}, 0.5,
+			"disagreement 0.3, timestamp drift 0.2, a position claim contradicted by multilateration 0.5. High is trustworthy; " +
+			"intercept-recommended needs it measured and high.",
+		[]string{"decoder_warnings", "position_jumps", "speed_mps", "cross_protocol_disagreement_m", "clock_drift_s", "mlat_contradiction_m", "mlat_residual_m"}, 0.5,
 		"unknown: no decoder checks or track history given; default 0.5"},
 	AxisCorroboration: {"corroboration", "Corroboration",
 		"Independent sources that agree: with k the number of sensors beyond the first plus protocols beyond the first, " +

@@ -472,6 +472,14 @@ func integrity(a *Axis, in *Input, pol *Policy) {
 	a.numIf("speed_mps", in.SpeedMps, in.HasSpeed)
 	a.numIf("cross_protocol_disagreement_m", in.Integrity.CrossProtocolDisagreementM, in.HasIntegrity)
 	a.numIf("clock_drift_s", in.Integrity.ClockDriftS, in.HasIntegrity)
+	a.numIf("mlat_contradiction_m", in.Integrity.MLATContradictionM, in.HasIntegrity)
+	a.numIf("mlat_residual_m", in.Integrity.MLATResidualM, in.HasIntegrity)
+	if in.HasIntegrity && in.Integrity.MLATContradictionM > 0 {
+		// Physics, not plausibility: the signal did not come from where
+		// the transmitter says it is.
+		pen += 0.5
+		a.flags |= indMLAT
+	}
 	if in.HasIntegrity {
 		if n := len(in.Integrity.Warnings); n > 0 {
 			pen += math.Min(0.6, 0.2*float64(n))

@@ -371,6 +371,7 @@ func TestAxesMoveAsDocumented(t *testing.T) {
 		"speed":     func(in *Input) { in.SpeedMps, in.HasSpeed = 500, true },
 		"disagree":  func(in *Input) { in.Integrity.CrossProtocolDisagreementM = 800 },
 		"clockdrft": func(in *Input) { in.Integrity.ClockDriftS = -5 },
+		"mlat":      func(in *Input) { in.Integrity.MLATContradictionM, in.Integrity.MLATResidualM = 1200, 380 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			x := clean
@@ -381,6 +382,15 @@ func TestAxesMoveAsDocumented(t *testing.T) {
 				t.Errorf("%s: integrity %v (%s)", name, a.Value, a.Evidence())
 			}
 		})
+	}
+
+	// a claim contradicted by multilateration: 0.5, with the distance and
+	// residual in the evidence (issue 31).
+	x := clean
+	x.Integrity.MLATContradictionM, x.Integrity.MLATResidualM = 1234.5, 400
+	if a := Evaluate(x, zone, Policy{}).Lambda.Axes[AxisSignalIntegrity]; !close(a.Value, 0.5) ||
+		!strings.Contains(a.Evidence(), "multilateration puts the transmitter 1234.5 m from its claimed position (residual 400.0 m") {
+		t.Errorf("mlat contradiction: integrity %v (%s)", a.Value, a.Evidence())
 	}
 
 	// corroboration: 1 source 0, 2 sources 0.5, 3 sources 0.75.

@@ -47,6 +47,13 @@ type Integrity struct {
 	// ClockDriftS is the difference between the transmitter's timestamp and
 	// the receive time, when the protocol carries one.
 	ClockDriftS float64 `json:"clock_drift_s"`
+	// MLATContradictionM is how far from its claimed position the times
+	// of arrival at several synchronised sensors put the transmitter, when
+	// they contradict the claim (issue 31); 0 when the claim was verified,
+	// could not be checked, or was never checked. MLATResidualM is the RMS
+	// residual of those times at the claim.
+	MLATContradictionM float64 `json:"mlat_contradiction_m,omitempty"`
+	MLATResidualM      float64 `json:"mlat_residual_m,omitempty"`
 }
 
 // Input is everything Evaluate knows about one track. Position is

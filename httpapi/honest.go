@@ -42,7 +42,11 @@ func honesty(signingMode string) Honesty {
 			"mapped to UTC by a per-sensor clock model and never placed after the frame arrived; a track's time_source says " +
 			"whether its times came from a GPS clock, the receiver's own clock or the arrival. " +
 			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
-			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed.",
+			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed. " +
+			"Where three or more configured receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +
+			"locates the transmitter from the times of arrival and checks an ADS-B position claim against them: a contradicted claim " +
+			"shows the signal did not come from where the transmitter says, a verified one where it came from, never who sent it; " +
+			"the receivers' positions and clocks are configuration that cuasd trusts.",
 		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
 			"it is never silently accepted as valid.",
 		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +

@@ -152,3 +152,19 @@ func ADSBPosition(icao uint32, lat, lon, altFt float64, odd bool) [14]byte {
 	encodePosition(&f, icao, lat, lon, altFt, odd)
 	return f
 }
+
+// ModeSAltitudeReply is a DF4 surveillance altitude reply of icao at altFt
+// (25 ft steps, airborne, no alert): the reply an aircraft without ADS-B
+// sends when interrogated, whose address is only in its parity (AP = the
+// CRC-24 of the first 32 bits XOR the address). Multilateration locates
+// such an aircraft from the times several receivers heard it.
+func ModeSAltitudeReply(icao uint32, altFt float64) [7]byte {
+	n := uint32(math.Max(0, math.Round((altFt+1000)/25))) & 0x7FF
+	ac := (n&0x7E0)<<2 | (n&0x10)<<1 | 0x10 | n&0x0F
+	var f [7]byte
+	f[0] = 4 << 3 // DF4, FS 0
+	f[1], f[2], f[3] = byte(ac>>16), byte(ac>>8), byte(ac)
+	p := adsb.CRC24(f[:4]) ^ icao
+	f[4], f[5], f[6] = byte(p>>16), byte(p>>8), byte(p)
+	return f
+}

@@ -104,7 +104,10 @@ type config struct {
 	BeastListen  string   `yaml:"beast-listen"`
 	AVRListen    string   `yaml:"avr-listen"`
 	BeastConnect string   `yaml:"beast-connect"`
-	AVRConnect   string   `yaml:"avr-connect"`
+	// Sensors are the Mode S receivers taking part in multilateration
+	// (issue 31; config file only).
+	Sensors    []MLATSensor `yaml:"sensors"`
+	AVRConnect string       `yaml:"avr-connect"`
 	// MAVLinkKey is a secret: it is never logged or echoed.
 	MAVLinkKey      string   `yaml:"mavlink-key"`
 	Demo            bool     `yaml:"demo"`
@@ -229,7 +232,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
 	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004); ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz)")
 	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001)")
-	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz)")
+	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz); ?sensor=NAME&lat=..&lon=..&alt=.. names the receiver and places its antenna (alt above the WGS-84 ellipsoid) for multilateration")
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output `HOST:PORT` (port 30002), reconnecting")
 	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
@@ -384,6 +387,7 @@ func (c *config) validate() error {
 	errs = c.validateAddrs(errs)
 	errs = append(errs, c.validateAlerts())     // issue 19
 	errs = append(errs, c.validateGatePolicy()) // issue 33
+	errs = c.validateMLAT(errs)                 // issue 31
 	if err := c.cotValidate(); err != nil {     // issue 18
 		errs = append(errs, err)
 	}
@@ -477,7 +481,14 @@ func (c *config) validateAddrs(errs []error) []error {
 		if a.addr == "" || a.flag == "--nats-listen" && !bus.Listens(a.addr) {
 			continue
 		}
-		if err := checkAddr(a.addr, a.dial); err != nil {
+		addr := a.addr
+		switch a.flag {
+		case "--beast-listen", "--avr-listen", "--beast-connect":
+			// options after '?' (clock, and the receiver's name and place)
+			// are checked with the receiver (issues 30, 31)
+			addr, _, _ = strings.Cut(addr, "?")
+		}
+		if err := checkAddr(addr, a.dial); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
 		}
 	}

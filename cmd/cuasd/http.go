@@ -125,7 +125,7 @@ func (s *service) httpDeps(auth *httpapi.Authenticator) httpapi.Deps {
 		Tracks:     s.store,
 		Threats:    s.gate,
 		Live:       liveTracks{s.store},
-		Sensors:    s.sensorReg,
+		Sensors:    mlatSensors{s}, // field sensors and Mode S receivers (issue 31)
 		Alerts:     s.alertStore(), // issue 19
 		Ledger:     s.ledger,
 		Drones:     s.drones,

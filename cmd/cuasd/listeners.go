@@ -141,12 +141,20 @@ func modeSSources(cfg config, s *service) ([]ingest.Source, error) {
 		out = append(out, src)
 	}
 	if cfg.BeastConnect != "" {
-		addr, clock, err := ingest.SplitClock(cfg.BeastConnect)
+		// sensor, lat, lon and alt name and place the receiver (issue 31)
+		spec, name, _, err := connectSensor(cfg.BeastConnect)
+		if err != nil {
+			return out, fmt.Errorf("--beast-connect: %w", err)
+		}
+		addr, clock, err := ingest.SplitClock(spec)
 		if err != nil {
 			return out, fmt.Errorf("--beast-connect: %w", err)
 		}
 		c := ingest.ConnectModeS(addr, ingest.Beast, s.log)
 		c.Clock = clock
+		if name != "" {
+			c.Sensor = name
+		}
 		out = append(out, c)
 	}
 	return out, nil

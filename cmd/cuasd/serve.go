@@ -19,6 +19,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/fusion/mlatstage"
 	"github.com/cuasd/cuasd/fusion/zones"
 	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/httpapi"
@@ -98,6 +99,7 @@ type service struct {
 	history     *history.Recorder                 // nil with --history=false
 	cot         cotOutputs                        // issue 18
 	readsb      atomic.Pointer[readsbjson.Writer] // set by readsbOutputs (issue 21)
+	mlat        *mlatstage.Stage                  // issue 31; nil without a sensors block
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -261,6 +263,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 			return fmt.Errorf("fusion owners: %w", err)
 		}
 		s.owners = owners
+		s.mlat = s.mlatStage() // issue 31
 		return nil
 	}}
 	metrics := worker.NewMetrics(s.reg)
@@ -276,10 +279,14 @@ func (s *service) fusionStages() []lifecycle.Component {
 	out = append(out,
 		s.stage("fusion feed", upThen(func(ctx context.Context) error {
 			if feed == nil {
-				feed = worker.NewFeed(s.bus.JetStream(), worker.FeedConfig{
+				fc := worker.FeedConfig{
 					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
 					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
-				}, s.reg)
+				}
+				if s.mlat != nil {
+					fc.Timed = offerTimed(s.mlat)
+				}
+				feed = worker.NewFeed(s.bus.JetStream(), fc, s.reg)
 			}
 			return feed.Run(ctx)
 		})),
@@ -288,6 +295,13 @@ func (s *service) fusionStages() []lifecycle.Component {
 			return nil
 		})),
 		s.stage("fusion owners", upThen(func(ctx context.Context) error { return s.owners.Run(ctx) })),
+		s.stage("mlat", upThen(func(ctx context.Context) error {
+			if s.mlat == nil {
+				<-ctx.Done() // no receivers configured: nothing to do
+				return nil
+			}
+			return s.mlat.Run(ctx)
+		})),
 	)
 	return out
 }

@@ -65,6 +65,11 @@ type FeedConfig struct {
 	// unregistered).
 	Metrics *Metrics
 	Log     *slog.Logger
+	// Timed, when set, is handed every frame that carries its sensor's
+	// Beast timestamp (ts, as received; meta says the sensor and its
+	// clock), before decoding: what multilateration groups (issue 31).
+	// frame is only valid during the call; Timed must not block.
+	Timed func(meta Meta, ts uint64, frame []byte)
 }
 
 // NewFeed returns a feed; its own metrics (observations applied, frame to
@@ -79,7 +84,7 @@ func NewFeed(js RawReader, cfg FeedConfig, reg prometheus.Registerer) *Feed {
 	f := &Feed{js: js, decs: map[string]*msgDecoder{}, apply: cfg.Apply, replay: cfg.Replay, log: cfg.Log, m: cfg.Metrics,
 		dead: make(chan bus.PubAckFuture, 4096)}
 	for _, d := range cfg.Decoders {
-		f.decs[string(d.Protocol())] = &msgDecoder{dec: d}
+		f.decs[string(d.Protocol())] = &msgDecoder{dec: d, timed: cfg.Timed}
 		cfg.Metrics.declare(string(d.Protocol()), d)
 	}
 	f.fm = newFeedMetrics()

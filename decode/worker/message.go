@@ -30,6 +30,8 @@ type msgDecoder struct {
 	// nsTimes: the message's per-frame times are nanoseconds (framing
 	// lpt), not Beast timestamps.
 	nsTimes bool
+	// timed receives the frames with a Beast timestamp (FeedConfig.Timed).
+	timed func(meta Meta, ts uint64, frame []byte)
 	// obs and dead are the results of the last decodeMessage, valid until
 	// the next call.
 	obs  []decode.Observation
@@ -194,6 +196,9 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	}
 	if d.cur.Duplicate(key, frame) {
 		return false
+	}
+	if d.timed != nil && ts != 0 && !d.nsTimes {
+		d.timed(meta, ts, frame)
 	}
 	at := d.frameTime(ts, meta)
 	n := len(d.obs)

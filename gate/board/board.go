@@ -507,6 +507,9 @@ func (b *Gate) input(t *fusion.Track, samples []gate.Sample, now time.Time) gate
 		Emergency: t.Emergency != "" && t.Emergency != "none" && t.Emergency != "no_emergency"}
 	in.HasCompliance = true
 	in.Integrity, in.HasIntegrity = gate.Integrity{Warnings: t.Warnings, CrossProtocolDisagreementM: t.DisagreementM}, true
+	if v := t.Verification; v != nil && v.Status == "contradicted" {
+		in.Integrity.MLATContradictionM, in.Integrity.MLATResidualM = v.DistanceM, v.ResidualM
+	}
 	age := now.Sub(t.LastSeen).Seconds()
 	if age < 0 {
 		age = 0

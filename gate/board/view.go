@@ -25,6 +25,9 @@ func (e *Entry) Threat(withAxes bool) events.Threat {
 	if j.Sensors == nil {
 		j.Sensors = []string{}
 	}
+	if t.Verification != nil {
+		j.Verification = t.Verification.Status
+	}
 	if t.HasAltitude {
 		j.AltM = fusion.Ptr(fusion.Round(t.AltM, 1))
 	}

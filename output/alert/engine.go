@@ -172,10 +172,16 @@ func (e *Engine) matches(r *Rule, t *events.Threat, d gate.Decision) bool {
 	if r.SwarmMin > 0 && (t.SwarmID == "" || e.swarms[t.SwarmID] < r.SwarmMin) {
 		return false
 	}
+	return matchesClaims(r, t)
+}
+
+// matchesClaims applies a rule's class and multilateration filters
+// (issues 33 and 31).
+func matchesClaims(r *Rule, t *events.Threat) bool {
 	if len(r.Classes) > 0 && !slices.Contains(r.Classes, classOf(t)) {
 		return false
 	}
-	return true
+	return len(r.Verification) == 0 || slices.Contains(r.Verification, t.Verification)
 }
 
 // classOf is the threat's class; a threat event from a cuasd before issue

@@ -137,6 +137,27 @@ func TestEngineFilters(t *testing.T) {
 	}
 }
 
+// TestEngineVerificationFilter: a rule with verification: [contradicted]
+// matches only a threat whose ADS-B claim multilateration contradicted
+// (issue 31).
+func TestEngineVerificationFilter(t *testing.T) {
+	e := testEngine(t, "sinks: [{name: h, mqtt: true}]\nrules:\n  - {name: spoof, sinks: [h], verification: [contradicted]}\n")
+	th := threat(0, "adsb:4CA1FA", "z", "alert", false, 1)
+	for _, v := range []string{"", "verified", "unverifiable"} {
+		th.Threat.Verification = v
+		if got := e.Threat(th); len(got) != 0 {
+			t.Fatalf("verification %q matched", v)
+		}
+	}
+	th.Threat.Verification = "contradicted"
+	if got := e.Threat(th); len(got) != 1 {
+		t.Fatalf("contradicted claim: %+v", got)
+	}
+	if _, err := Parse("f.yaml", []byte("sinks: [{name: h, mqtt: true}]\nrules:\n  - {name: x, sinks: [h], verification: [spoofed]}\n")); err == nil {
+		t.Error("verification: [spoofed] accepted")
+	}
+}
+
 func TestEngineRestore(t *testing.T) {
 	e := testEngine(t, oneRule)
 	open := e.Threat(threat(0, "rid:1", "z", "alert", true, 1))[0]

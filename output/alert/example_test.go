@@ -20,5 +20,5 @@ rules:
 `))
 	fmt.Println(err)
 	// Output:
-	// alerts alerts.yaml:7: rules[0].cooldwn: unknown key "cooldwn" (known: breach, classes, cooldown, min_decision, min_lambda, name, protocols, sinks, swarm_min, zones)
+	// alerts alerts.yaml:7: rules[0].cooldwn: unknown key "cooldwn" (known: breach, classes, cooldown, min_decision, min_lambda, name, protocols, sinks, swarm_min, verification, zones)
 }

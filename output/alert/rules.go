@@ -78,6 +78,10 @@ type Rule struct {
 	// Classes, when given, match only tracks of these classes: aircraft,
 	// drone, unknown (gate.TrackClass; issue 33). Empty means every class.
 	Classes []string `yaml:"classes"`
+	// Verification, when given, matches only a track whose last ADS-B
+	// position claim checked by multilateration had one of these
+	// statuses (verified, contradicted, unverifiable; issue 31).
+	Verification []string `yaml:"verification"`
 	// Cooldown: within it a track and rule never open a second alert
 	// (default 60s), unless a breach starts: every breach pages.
 	Cooldown string   `yaml:"cooldown"`
@@ -316,6 +320,15 @@ func (v *validator) rules(c *Config) {
 	}
 }
 
+// verification checks a rule's verification statuses (issue 31).
+func (v *validator) verification(r *Rule, p []any) {
+	for j, s := range r.Verification {
+		if s != "verified" && s != "contradicted" && s != "unverifiable" {
+			v.fail(append(p, "verification", j), "verification must be verified, contradicted or unverifiable, got %q", s)
+		}
+	}
+}
+
 func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 	r.Min = gate.Alert
 	if r.MinDecision != "" {
@@ -330,6 +343,7 @@ func (v *validator) ruleFields(r *Rule, p []any, sinks map[string]bool) {
 	if r.SwarmMin < 0 {
 		v.fail(append(p, "swarm_min"), "swarm_min must not be negative")
 	}
+	v.verification(r, p)
 	r.CooldownD = v.duration(r.Cooldown, DefaultCooldown, append(p, "cooldown"))
 	if len(r.Sinks) == 0 {
 		v.fail(p, "rule %q has no sinks", r.Name)

@@ -330,3 +330,20 @@ func TestCompactFitsADatagram(t *testing.T) {
 		t.Fatalf("compact remarks lost the decision or the caveat: %s", short)
 	}
 }
+
+// TestRemarksSayMultilateration: a contradicted ADS-B claim and a
+// multilaterated position are said in the remarks (issue 31).
+func TestRemarksSayMultilateration(t *testing.T) {
+	ev := airliner()
+	ev.Track.Verification = &events.Verification{Status: "contradicted", DistanceM: 1234.56, ResidualM: 401, Sensors: 5}
+	var e Encoder
+	got := string(e.appendRemarks(nil, ev, false))
+	if !strings.Contains(got, "ADS-B POSITION CONTRADICTED by multilateration: the signal came from 1234.6 m away (residual 401.0 m, 5 sensors)") {
+		t.Errorf("contradicted claim: %q", got)
+	}
+	ev.Track.Verification = nil
+	ev.Track.PositionSource, ev.Track.MLAT = "mlat", &events.MLAT{Sensors: 4, ErrorM: 37.25}
+	if got := string(e.appendRemarks(nil, ev, false)); !strings.Contains(got, "Position by multilateration: 4 sensors, error ±37.3 m") {
+		t.Errorf("multilaterated position: %q", got)
+	}
+}

@@ -48,8 +48,40 @@ func (e *Encoder) appendRemarks(dst []byte, ev *events.TrackEvent, lost bool) []
 		}
 		dst = append(dst, kind...)
 	}
+	dst = appendMLAT(dst, t)
 	dst = append(dst, '\n')
 	return append(dst, Caveat...)
+}
+
+// appendMLAT says where a multilaterated position comes from and what
+// multilateration made of an ADS-B position claim (issue 31).
+func appendMLAT(dst []byte, t *events.Track) []byte {
+	if m := t.MLAT; m != nil && t.PositionSource == "mlat" {
+		dst = append(dst, "\nPosition by multilateration: "...)
+		dst = strconv.AppendInt(dst, int64(m.Sensors), 10)
+		dst = append(dst, " sensors, error ±"...)
+		dst = appendNum(dst, round1(m.ErrorM), 1)
+		dst = append(dst, " m"...)
+	}
+	v := t.Verification
+	if v == nil {
+		return dst
+	}
+	switch v.Status {
+	case "contradicted":
+		dst = append(dst, "\nADS-B POSITION CONTRADICTED by multilateration: the signal came from "...)
+		dst = appendNum(dst, round1(v.DistanceM), 1)
+		dst = append(dst, " m away (residual "...)
+		dst = appendNum(dst, round1(v.ResidualM), 1)
+		dst = append(dst, " m, "...)
+		dst = strconv.AppendInt(dst, int64(v.Sensors), 10)
+		dst = append(dst, " sensors)"...)
+	case "verified":
+		dst = append(dst, "\nADS-B position verified by multilateration ("...)
+		dst = strconv.AppendInt(dst, int64(v.Sensors), 10)
+		dst = append(dst, " sensors)"...)
+	}
+	return dst
 }
 
 // appendDecision appends "ALERT Λ 0.62 (top: ...); zone ...; receipt #n".

@@ -142,18 +142,8 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	b = append(b, `{"hex":`...)
 	b = appendString(b, Hex(t))
 	b = append(b, `,"type":`...)
-	switch {
-	case !adsb:
-		b = append(b, `"other"`...)
-	case t.ADSB != nil && validType(t.ADSB.AddressType):
-		b = append(b, '"')
-		b = append(b, t.ADSB.AddressType...)
-		b = append(b, '"')
-	case strings.HasPrefix(t.TrackID, "adsb:~"):
-		b = append(b, `"adsb_other"`...)
-	default:
-		b = append(b, `"adsb_icao"`...)
-	}
+	mlat := adsb && t.PositionSource == "mlat"
+	b = appendType(b, t, adsb, mlat)
 	if f := flight(t); f != "" {
 		b = append(b, `,"flight":`...)
 		b = appendString(b, f)
@@ -182,7 +172,12 @@ func appendAircraft(b []byte, t *events.Track, now time.Time, c *acCounts) []byt
 	}
 	b = appendPosition(b, t, now)
 	b = appendIntegrity(b, t.ADSB)
-	b = append(b, `,"mlat":[],"tisb":[],"messages":`...)
+	if mlat {
+		// readsb lists the fields multilateration gave.
+		b = append(b, `,"mlat":["lat","lon"],"tisb":[],"messages":`...)
+	} else {
+		b = append(b, `,"mlat":[],"tisb":[],"messages":`...)
+	}
 	if c != nil {
 		b = strconv.AppendUint(b, c.messages, 10)
 		if c.hasRSSI {
@@ -205,6 +200,24 @@ func appendSeen(b []byte, t *events.Track, now time.Time) []byte {
 		b = append(b, `,"simulated":true`...)
 	}
 	return append(b, '}')
+}
+
+// appendType appends readsb's "type": other for a drone, mlat for a
+// multilaterated aircraft (issue 31), else the address type.
+func appendType(b []byte, t *events.Track, adsb, mlat bool) []byte {
+	switch {
+	case !adsb:
+		return append(b, `"other"`...)
+	case mlat:
+		return append(b, `"mlat"`...) // readsb's type of a multilaterated aircraft
+	case t.ADSB != nil && validType(t.ADSB.AddressType):
+		b = append(b, '"')
+		b = append(b, t.ADSB.AddressType...)
+		return append(b, '"')
+	case strings.HasPrefix(t.TrackID, "adsb:~"):
+		return append(b, `"adsb_other"`...)
+	}
+	return append(b, `"adsb_icao"`...)
 }
 
 // flight is the callsign padded to 8 characters as readsb writes it; for

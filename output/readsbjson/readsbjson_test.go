@@ -59,6 +59,22 @@ func TestAppendAircraftUnits(t *testing.T) {
 	}
 }
 
+// TestMLATAircraft: a multilaterated aircraft is readsb's type "mlat" with
+// "mlat":["lat","lon"], as readsb writes one (issue 31); a broadcast
+// position keeps an empty list.
+func TestMLATAircraft(t *testing.T) {
+	tr := aircraftTrack()
+	tr.PositionSource = "mlat"
+	m := decodeEntry(t, AppendAircraft(nil, &tr, t0))
+	if m["type"] != "mlat" || fmt.Sprint(m["mlat"]) != "[lat lon]" || m["lat"] != 52.1 {
+		t.Errorf("type %v, mlat %v, lat %v", m["type"], m["mlat"], m["lat"])
+	}
+	tr.PositionSource = "broadcast"
+	if m := decodeEntry(t, AppendAircraft(nil, &tr, t0)); m["type"] != "adsb_icao" || fmt.Sprint(m["mlat"]) != "[]" {
+		t.Errorf("broadcast: type %v, mlat %v", m["type"], m["mlat"])
+	}
+}
+
 // TestNavFromCommB: the selected altitude and pressure setting an
 // aircraft's Comm-B replies gave (SI on the track) are readsb's
 // nav_altitude_mcp in feet and nav_qnh in hPa.

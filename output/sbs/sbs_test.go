@@ -184,9 +184,11 @@ func TestEncoderForgetsSilentTracks(t *testing.T) {
 }
 
 // TestSimulatedTracksStayInside: simulated tracks (issue 34) are not
-// written unless asked (IncludeSimulated, --demo-outputs). The simulated
-// track's event is published first: the first line a client reads must
-// be the received aircraft's, or the simulated one's when included.
+// written unless asked (IncludeSimulated, --demo-outputs), by the per-track
+// output (Reduce: from track events; the per-message output checks the raw
+// frames' Cuas-Simulated header). The simulated track's event is published
+// first: the first line a client reads must be the received aircraft's, or
+// the simulated one's when included.
 func TestSimulatedTracksStayInside(t *testing.T) {
 	srv := natstest.Start(t)
 	nc := srv.Connect(t)

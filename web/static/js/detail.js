@@ -2,7 +2,7 @@
 // sensors, kinematics, the 13 Λ axes as a bar chart with their evidence,
 // the caps, the decision and its receipt with a verification status.
 import { ApiError, describeError, get } from "./api.js";
-import { el, fmt, kv, protocolList, replace, trackLabel } from "./util.js";
+import { el, fmt, kv, positionSourceText, protocolList, replace, trackLabel, verificationText } from "./util.js";
 import { decodePayload, verifyReceipt } from "./verify.js";
 
 const TRACK_REFRESH_MS = 4000;
@@ -117,6 +117,8 @@ export class DetailPanel {
     parts.push(
       kv([
         ["Lat, lon", typeof pos.lat === "number" ? `${fmt.deg(pos.lat)}, ${fmt.deg(pos.lon)}` : undefined],
+        ["Position source", positionSourceText(t)],
+        ["Multilateration check", verificationText(t.verification)],
         ["Altitude", typeof pos.alt_m === "number" ? fmt.metres(pos.alt_m) + (t.alt_kind ? ` (${t.alt_kind})` : "") : undefined],
         ["Speed", typeof pos.speed_mps === "number" ? `${fmt.num(pos.speed_mps, 1)} m/s` : undefined],
         ["Heading", typeof pos.heading_deg === "number" ? fmt.deg(pos.heading_deg, 0) : undefined],

@@ -3,7 +3,7 @@
 // swarm components and tracks. Tracks carry an icon by protocol, a colour by
 // decision, a heading vector and a short trail.
 import { config, url } from "./api.js";
-import { el, trackLabel, protocolList, fmt } from "./util.js";
+import { el, trackLabel, protocolList, fmt, verificationStatus } from "./util.js";
 
 const L = window.L;
 
@@ -40,7 +40,8 @@ glyphs.dji = glyphs.remoteid;
 function iconFor(t, selected) {
   const proto = (t.protocols || []).find((p) => glyphs[p]) || "unknown";
   const rot = typeof t.heading_deg === "number" ? t.heading_deg : 0;
-  const cls = ["trk", "trk-" + proto, t.decision || "none", selected ? "selected" : ""].join(" ");
+  const cls = ["trk", "trk-" + proto, t.decision || "none", selected ? "selected" : "",
+    verificationStatus(t) === "contradicted" ? "contradicted" : "", t.position_source === "mlat" ? "mlat" : ""].join(" ");
   return L.divIcon({
     className: cls,
     html: `<svg viewBox="0 0 26 26" aria-hidden="true"><g transform="rotate(${rot.toFixed(1)} 13 13)">${glyphs[proto]}</g></svg>`,
@@ -221,14 +222,16 @@ export class MapView {
       e.marker.setLatLng(pos);
       // The icon is rebuilt only when its kind changes: rebuilding replaces the
       // element, which would drop keyboard focus at every update.
-      const key = [t.decision, (t.protocols || []).join(), this.selected === t.id].join("|");
+      const key = [t.decision, (t.protocols || []).join(), this.selected === t.id, verificationStatus(t), t.position_source].join("|");
       if (key !== e.key) {
         e.marker.setIcon(iconFor(t, this.selected === t.id));
         e.key = key;
       }
       const name = trackLabel(t);
       const desc = `${name} — ${protocolList(t.protocols)}` +
-        (t.decision ? ` — ${t.decision}, Λ ${fmt.lambda(t.lambda)}` : "");
+        (t.decision ? ` — ${t.decision}, Λ ${fmt.lambda(t.lambda)}` : "") +
+        (t.position_source === "mlat" ? " — position by multilateration" : "") +
+        (verificationStatus(t) === "contradicted" ? " — ADS-B position CONTRADICTED by multilateration" : "");
       if (desc !== e.desc) {
         e.marker.setTooltipContent(el("span", { text: desc }));
         e.desc = desc;

@@ -116,3 +116,30 @@ export function debounce(fn, ms) {
 export function safeHref(u) {
   return typeof u === "string" && /^https?:\/\//i.test(u) ? u : null;
 }
+
+/** verificationStatus is a track's multilateration verdict on its ADS-B position claim (issue 31): the threat row carries the status, the track the object. */
+export function verificationStatus(t) {
+  if (!t) return undefined;
+  return typeof t.verification === "string" ? t.verification : t.verification?.status;
+}
+
+/** positionSourceText says where a track's position comes from (issue 31). */
+export function positionSourceText(t) {
+  if (t.position_source === "mlat") {
+    const m = t.mlat;
+    return m ? `multilateration: ${m.sensors} sensors, error ±${fmt.num(m.error_m, 0)} m` : "multilateration";
+  }
+  return t.position_source === "broadcast" ? "broadcast (the transmitter's own claim)" : undefined;
+}
+
+/** verificationText explains a multilateration verdict on an ADS-B position claim (issue 31). */
+export function verificationText(v) {
+  if (!v || typeof v !== "object") return undefined;
+  switch (v.status) {
+    case "contradicted":
+      return `CONTRADICTED: the signal came from ${fmt.num(v.distance_m, 0)} m away (residual ${fmt.num(v.residual_m, 0)} m, ${v.sensors} sensors)`;
+    case "verified":
+      return `verified by ${v.sensors} sensors (residual ${fmt.num(v.residual_m, 0)} m)`;
+  }
+  return "unverifiable (too few synchronised sensors or weak geometry)";
+}

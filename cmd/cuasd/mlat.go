@@ -1,0 +1,201 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/decode/worker"
+	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/fusion/mlat"
+	"github.com/cuasd/cuasd/fusion/mlatstage"
+	"github.com/cuasd/cuasd/ingest/sensors"
+)
+
+// MLATSensor is one entry of the sensors block of --config: a Mode S
+// receiver's name (the sensor of its raw subjects, e.g.
+// beast-in-192-0-2-7 for a receiver pushing to --beast-listen), its
+// antenna's position and what its Beast timestamps are (issue 31).
+type MLATSensor struct {
+	Name string `yaml:"name"`
+	// Lat and Lon in degrees, Alt metres above the WGS-84 ellipsoid.
+	Lat   float64 `yaml:"lat"`
+	Lon   float64 `yaml:"lon"`
+	Alt   float64 `yaml:"alt"`
+	Clock string  `yaml:"clock"`
+}
+
+// connectSensor reads the receiver options of --beast-connect:
+// HOST:PORT[?sensor=NAME&lat=..&lon=..&alt=..&clock=gps|12mhz]. It returns
+// the address with only its clock option (what the Beast client takes),
+// the sensor's name (empty: the default, named after the address) and,
+// when lat and lon are given, the receiver as a multilateration sensor.
+func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err error) {
+	addr, query, _ := strings.Cut(spec, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("%q: options: %w", spec, err)
+	}
+	for k := range q {
+		switch k {
+		case "clock", "sensor", "lat", "lon", "alt":
+		default:
+			return "", "", nil, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, clock)", spec, k)
+		}
+	}
+	clockSpec, name = addr, q.Get("sensor")
+	if q.Has("clock") {
+		clockSpec += "?clock=" + q.Get("clock")
+	}
+	if !q.Has("lat") && !q.Has("lon") {
+		return clockSpec, name, nil, nil
+	}
+	m := MLATSensor{Name: name, Clock: q.Get("clock")}
+	if m.Name == "" {
+		m.Name = bus.Token(addr)
+	}
+	var e1, e2, e3 error
+	m.Lat, e1 = strconv.ParseFloat(q.Get("lat"), 64)
+	m.Lon, e2 = strconv.ParseFloat(q.Get("lon"), 64)
+	if q.Has("alt") {
+		m.Alt, e3 = strconv.ParseFloat(q.Get("alt"), 64)
+	}
+	if e1 != nil || e2 != nil || e3 != nil {
+		return "", "", nil, fmt.Errorf("%q: lat and lon (degrees) must both be given, alt in metres above the WGS-84 ellipsoid", spec)
+	}
+	return clockSpec, name, &m, nil
+}
+
+// mlatSensors lists every receiver taking part in multilateration: the
+// sensors block and a --beast-connect receiver given a position.
+func (c *config) mlatSensors() []MLATSensor {
+	list := append([]MLATSensor(nil), c.Sensors...)
+	if c.BeastConnect != "" {
+		if _, _, m, err := connectSensor(c.BeastConnect); err == nil && m != nil {
+			list = append(list, *m)
+		}
+	}
+	return list
+}
+
+// validateMLAT checks the sensors block and --beast-connect's receiver
+// options.
+func (c *config) validateMLAT(errs []error) []error {
+	if c.BeastConnect != "" {
+		if _, _, _, err := connectSensor(c.BeastConnect); err != nil {
+			errs = append(errs, fmt.Errorf("--beast-connect: %w", err))
+		}
+	}
+	seen := map[string]bool{}
+	for i, s := range c.mlatSensors() {
+		at := fmt.Sprintf("sensors[%d]", i)
+		switch {
+		case s.Name == "":
+			errs = append(errs, fmt.Errorf("%s: name is required (the receiver's sensor name, e.g. beast-in-192-0-2-7)", at))
+		case seen[s.Name]:
+			errs = append(errs, fmt.Errorf("%s: sensor %q is configured twice", at, s.Name))
+		}
+		seen[s.Name] = true
+		if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
+			errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
+		}
+		if s.Alt < -500 || s.Alt > 9000 {
+			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (-500 to 9000)", at))
+		}
+		if _, ok := mlat.ParseClock(s.Clock); !ok {
+			errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
+		}
+	}
+	return errs
+}
+
+// mlatStage builds the multilateration stage when receivers are
+// configured (nil otherwise), and lists them in the sensor registry.
+func (s *service) mlatStage() *mlatstage.Stage {
+	cfgs := s.cfg.mlatSensors()
+	if len(cfgs) == 0 {
+		return nil
+	}
+	var list []mlatstage.Sensor
+	for _, c := range cfgs {
+		clock, _ := mlat.ParseClock(c.Clock)
+		list = append(list, mlatstage.Sensor{Name: c.Name, Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, Clock: clock})
+		s.sensorReg.Configure(c.Name, "modes", &sensors.Position{Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, HasAlt: true}, 0)
+	}
+	return mlatstage.New(mlatstage.Config{Sensors: list, Log: s.log}, s.store, s.reg)
+}
+
+// offerTimed is the decoder feed's Timed hook: every frame with a Beast
+// timestamp goes to the multilateration stage, which sheds rather than
+// waits.
+func offerTimed(st *mlatstage.Stage) func(meta worker.Meta, ts uint64, frame []byte) {
+	return func(meta worker.Meta, ts uint64, frame []byte) {
+		if len(frame) != 7 && len(frame) != 14 {
+			return
+		}
+		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame))}
+		if r.Clock == sensorclock.Receiver {
+			return // nanoseconds of a free-running clock, not a Beast count
+		}
+		copy(r.Msg[:], frame)
+		st.Offer(&r)
+	}
+}
+
+// mlatSensors is the sensor registry as GET /v1/sensors shows it, with
+// each Mode S receiver's clock and multilateration state.
+// The service is read when asked: the stage is made when fusion starts,
+// after the HTTP handlers.
+type mlatSensors struct{ s *service }
+
+// List implements httpapi.SensorRegistry.
+func (m mlatSensors) List() []sensors.Sensor {
+	if m.s.sensorReg == nil {
+		return nil
+	}
+	list := m.s.sensorReg.List()
+	if m.s.mlat == nil {
+		return list
+	}
+	state := map[string]mlatstage.SensorState{}
+	for _, st := range m.s.mlat.Sensors() {
+		state[st.Name] = st
+	}
+	for i := range list {
+		if st, ok := state[list[i].ID]; ok {
+			decorate(&list[i], st)
+		}
+	}
+	return list
+}
+
+// Get implements httpapi.SensorRegistry.
+func (m mlatSensors) Get(id string) (sensors.Sensor, bool) {
+	if m.s.sensorReg == nil {
+		return sensors.Sensor{}, false
+	}
+	s, ok := m.s.sensorReg.Get(id)
+	if !ok || m.s.mlat == nil {
+		return s, ok
+	}
+	for _, st := range m.s.mlat.Sensors() {
+		if st.Name == id {
+			decorate(&s, st)
+		}
+	}
+	return s, true
+}
+
+func decorate(s *events.Sensor, st mlatstage.SensorState) {
+	s.Clock = st.Clock
+	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs}
+	s.Messages = st.Receptions
+	if !st.LastHeard.IsZero() {
+		s.LastHeard = st.LastHeard
+		s.Down = time.Since(st.LastHeard).Seconds() > s.ExpectSeconds
+	}
+}

@@ -1,0 +1,325 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/sim"
+)
+
+// mlatReference returns the sensors of the set's most common five-sensor
+// combination, every sensor's position, and the rows those five heard.
+func mlatReference(t *testing.T, set string) ([]int, map[int]testshared.MLATSensor, []testshared.MLATRow) {
+	t.Helper()
+	rows := testshared.MLATSet(t, set)
+	combos := map[string]int{}
+	for _, r := range rows {
+		combos[comboKey(r.Sensors)]++
+	}
+	best := ""
+	for k, n := range combos {
+		if n > combos[best] || (n == combos[best] && k < best) {
+			best = k
+		}
+	}
+	var five []int
+	for _, f := range strings.Split(best, ",") {
+		id, _ := strconv.Atoi(f)
+		five = append(five, id)
+	}
+	var out []testshared.MLATRow
+	for _, r := range rows {
+		if comboKey(r.Sensors) == best {
+			out = append(out, r)
+		}
+	}
+	return five, testshared.MLATSensors(t), out
+}
+
+func comboKey(ids []int) string {
+	s := append([]int(nil), ids...)
+	sort.Ints(s)
+	return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(s)), ","), "[]")
+}
+
+// beastRecord is a Beast record of frame with a Radarcape-style GPS
+// timestamp (seconds of the UTC day in the top 18 bits, ns in the low 30).
+func beastRecord(frame []byte, utcNs int64) []byte {
+	f := adsb.BeastFrame{Type: adsb.BeastModeSShort, Len: uint8(len(frame)), Signal: 0x80}
+	if len(frame) == 14 {
+		f.Type = adsb.BeastModeSLong
+	}
+	copy(f.Data[:], frame)
+	ofDay := utcNs % 86400e9
+	f.Timestamp = uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
+	return adsb.AppendBeast(nil, &f)
+}
+
+// TestMLATEndToEnd: the reference rows of one set's most common five
+// sensors become Beast records with GPS timestamps, sent by five receivers
+// (five TCP connections from 127.0.0.2–6, each its own sensor) to a
+// running instance configured with those five receivers' real positions.
+// A Mode S-only aircraft (DF4 altitude replies, no position in any frame)
+// appears at its reference position with position_source mlat; an ADS-B
+// aircraft whose DF17 positions are honest and then moved 1.5 km has the
+// moved claim contradicted with its residual; /v1/sensors shows the
+// receivers' clocks and receptions.
+func TestMLATEndToEnd(t *testing.T) {
+	five, pos, rows := mlatReference(t, "set_2.csv")
+	if len(rows) < 2 {
+		t.Fatalf("only %d rows heard by the most common five sensors", len(rows))
+	}
+	modeS, claim := rows[0], rows[1]
+	for _, r := range rows[1:] {
+		if r.Aircraft != modeS.Aircraft {
+			claim = r
+			break
+		}
+	}
+	var cfg strings.Builder
+	cfg.WriteString("sensors:\n")
+	for i, id := range five {
+		p := pos[id]
+		fmt.Fprintf(&cfg, "  - {name: beast-in-127-0-0-%d, lat: %v, lon: %v, alt: %v, clock: gps}\n", i+2, p.Lat, p.Lon, p.Height)
+	}
+	file := filepath.Join(t.TempDir(), "cuasd.yaml")
+	if err := os.WriteFile(file, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base, lines, stop := startServeLines(t, "--config", file, "--beast-listen", "127.0.0.1:0?clock=gps")
+	defer stop()
+	addr := adapterAddr(t, lines)
+	conns := make(map[int]net.Conn, len(five))
+	for i, id := range five {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(i+2))}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Skipf("cannot connect from 127.0.0.%d (a loopback alias per receiver): %v", i+2, err)
+		}
+		defer c.Close()
+		conns[id] = c
+	}
+	send := func(frame []byte, r testshared.MLATRow, at int64) {
+		for i, id := range r.Sensors {
+			// The row's times moved to now: the differences, which are
+			// all multilateration uses, are the row's own.
+			if _, err := conns[id].Write(beastRecord(frame, at+r.NS[i]-r.NS[0])); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	now := time.Now().UnixNano() - 2e9
+	const mAddr, cAddr = 0x3C0001, 0x3C0002
+	even := sim.ADSBPosition(cAddr, claim.Lat, claim.Lon, claim.Baro/0.3048, false)
+	odd := sim.ADSBPosition(cAddr, claim.Lat, claim.Lon, claim.Baro/0.3048, true)
+	send(even[:], claim, now)
+	send(odd[:], claim, now+200e6)
+	df4 := sim.ModeSAltitudeReply(mAddr, modeS.Baro/0.3048)
+	send(df4[:], modeS, now+300e6)
+	waitTrack(t, base, "adsb:3C0002", func(tr mlatTrack) bool { return tr.Lat != nil })
+	moved := sim.ADSBPosition(cAddr, claim.Lat+1500.0/111_320, claim.Lon, claim.Baro/0.3048, false)
+	send(moved[:], claim, now+400e6)
+
+	m := waitTrack(t, base, "adsb:3C0001", func(tr mlatTrack) bool { return tr.PositionSource == "mlat" })
+	d := gate.Distance(gate.Point{Lat: *m.Lat, Lon: *m.Lon}, gate.Point{Lat: modeS.Lat, Lon: modeS.Lon})
+	t.Logf("Mode S-only aircraft at %.5f,%.5f, %.0f m from its reference position; mlat %+v", *m.Lat, *m.Lon, d, *m.MLAT)
+	if m.TimeSource != "gps" {
+		t.Errorf("Mode S-only aircraft's time_source %q, want gps (its receivers are GPS-timed)", m.TimeSource)
+	}
+	if d > 300 || m.MLAT == nil || m.MLAT.Sensors < 4 {
+		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from ≥ 4 sensors", d, m.MLAT)
+	}
+	checkMLATHistory(t, base, "adsb:3C0001", *m.Lat, *m.Lon)
+	c := waitTrack(t, base, "adsb:3C0002", func(tr mlatTrack) bool {
+		return tr.Verification != nil && tr.Verification.Status == "contradicted"
+	})
+	v := c.Verification
+	t.Logf("moved claim: %+v", *v)
+	if math.Abs(v.DistanceM-1500) > 400 || v.ResidualM < 100 || v.Sensors < 4 {
+		t.Errorf("moved claim: distance %.0f m (moved 1,500 m), residual %.0f m, %d sensors", v.DistanceM, v.ResidualM, v.Sensors)
+	}
+	checkMLATSensors(t, base, len(five))
+}
+
+// checkMLATHistory: the multilaterated position reaches the track's
+// history like any other.
+func checkMLATHistory(t *testing.T, base, id string, lat, lon float64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var body []byte
+	for time.Now().Before(deadline) {
+		var r *http.Response
+		r, body = get(t, base+"/v1/tracks/"+id+"/history")
+		if r.StatusCode == 200 && strings.Contains(string(body), strconv.FormatFloat(math.Round(lat*1e5)/1e5, 'f', -1, 64)[:6]) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Errorf("%s history after 20 s lacks the multilaterated position %.5f,%.5f: %s", id, lat, lon, body)
+}
+
+// mlatTrack is what the test reads of a track.
+type mlatTrack struct {
+	Lat, Lon       *float64
+	PositionSource string `json:"position_source"`
+	TimeSource     string `json:"time_source"`
+	MLAT           *struct {
+		Sensors   int     `json:"sensors"`
+		ResidualM float64 `json:"residual_m"`
+		ErrorM    float64 `json:"error_m"`
+	} `json:"mlat"`
+	Verification *struct {
+		Status    string  `json:"status"`
+		ResidualM float64 `json:"residual_m"`
+		DistanceM float64 `json:"distance_m"`
+		Sensors   int     `json:"sensors"`
+	} `json:"verification"`
+}
+
+func waitTrack(t *testing.T, base, id string, ok func(mlatTrack) bool) mlatTrack {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var tr mlatTrack
+	var body []byte
+	for time.Now().Before(deadline) {
+		r, b := get(t, base+"/v1/tracks/"+id)
+		body = b
+		if r.StatusCode == 200 && json.Unmarshal(b, &tr) == nil && ok(tr) {
+			return tr
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	_, metrics := get(t, base+"/metrics")
+	var mlatLines []string
+	for _, l := range strings.Split(string(metrics), "\n") {
+		if strings.HasPrefix(l, "cuasd_mlat_") {
+			mlatLines = append(mlatLines, l)
+		}
+	}
+	t.Fatalf("%s after 20 s: %s\n%s", id, body, strings.Join(mlatLines, "\n"))
+	return tr
+}
+
+func adapterAddr(t *testing.T, lines []string) string {
+	t.Helper()
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
+			return a
+		}
+	}
+	t.Fatalf("no beast adapter address in %q", lines)
+	return ""
+}
+
+// checkMLATSensors: GET /v1/sensors lists the receivers with their GPS
+// clocks and receptions.
+func checkMLATSensors(t *testing.T, base string, n int) {
+	t.Helper()
+	_, body := get(t, base+"/v1/sensors")
+	var out struct {
+		Sensors []struct {
+			ID    string `json:"id"`
+			Kind  string `json:"kind"`
+			Clock string `json:"clock"`
+			MLAT  *struct {
+				Receptions int `json:"receptions"`
+			} `json:"mlat"`
+		} `json:"sensors"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, s := range out.Sensors {
+		if s.Kind == "modes" && s.Clock == "gps" && s.MLAT != nil && s.MLAT.Receptions > 0 {
+			got++
+		}
+	}
+	if got != n {
+		t.Errorf("/v1/sensors: %d receivers with gps clocks and receptions, want %d: %s", got, n, body)
+	}
+}
+
+// TestMLATConfig: the sensors block and --beast-connect's receiver options
+// are checked before anything starts, each error naming the entry; a
+// --beast-connect receiver with a position takes part in multilateration.
+func TestMLATConfig(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(yaml string, args ...string) (config, error) {
+		file := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return parseConfig(append([]string{"--config", file}, args...), func(string) string { return "" }, io.Discard)
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{"sensors:\n  - {lat: 47, lon: 8, clock: gps}\n", "sensors[0]: name is required"},
+		{"sensors:\n  - {name: a, lat: 97, lon: 8}\n", "sensors[0]: lat and lon"},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8, clock: atomic}\n", `sensors[0]: clock must be gps or 12mhz, got "atomic"`},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8}\n  - {name: a, lat: 47, lon: 9}\n", `sensors[1]: sensor "a" is configured twice`},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8, alt: 30000}\n", "sensors[0]: alt is the antenna's height"},
+		{"sensors:\n  - {name: a, lat: 47, lon: 8, colour: red}\n", "field colour not found"},
+	} {
+		_, err := parse(c.yaml)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error containing %q", c.yaml, err, c.want)
+		}
+	}
+	if _, err := parse("", "--beast-connect", "192.0.2.7:30005?sensor=roof&lat=47.1"); err == nil || !strings.Contains(err.Error(), "lat and lon") {
+		t.Errorf("--beast-connect with lat only: %v", err)
+	}
+	if _, err := parse("", "--beast-connect", "192.0.2.7:30005?antenna=roof"); err == nil || !strings.Contains(err.Error(), `unknown option "antenna"`) {
+		t.Errorf("--beast-connect with an unknown option: %v", err)
+	}
+	cfg, err := parse("sensors:\n  - {name: beast-in-192-0-2-8, lat: 47.2, lon: 8.1, alt: 520, clock: 12mhz}\n",
+		"--beast-connect", "192.0.2.7:30005?sensor=roof&lat=47.1&lon=8.2&alt=510&clock=gps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := cfg.mlatSensors()
+	if len(got) != 2 || got[1] != (MLATSensor{Name: "roof", Lat: 47.1, Lon: 8.2, Alt: 510, Clock: "gps"}) {
+		t.Errorf("receivers %+v", got)
+	}
+	if spec, name, _, _ := connectSensor(cfg.BeastConnect); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
+		t.Errorf("connect spec %q, sensor %q", spec, name)
+	}
+}
+
+// FuzzConnectSensor: any --beast-connect value either is refused or gives
+// a receiver whose position is in range once validated, and the clock
+// spec it hands the Beast client carries no option but clock.
+func FuzzConnectSensor(f *testing.F) {
+	f.Add("192.0.2.7:30005?sensor=roof&lat=47.1&lon=8.2&alt=510&clock=gps")
+	f.Add("rx:30005?clock=12mhz")
+	f.Add("rx:30005?lat=1e400&lon=NaN")
+	f.Fuzz(func(t *testing.T, spec string) {
+		clockSpec, _, m, err := connectSensor(spec)
+		if err != nil {
+			return
+		}
+		if _, q, ok := strings.Cut(clockSpec, "?"); ok && !strings.HasPrefix(q, "clock=") {
+			t.Fatalf("%q: client spec %q", spec, clockSpec)
+		}
+		if m == nil {
+			return
+		}
+		cfg := config{BeastConnect: spec}
+		if errs := cfg.validateMLAT(nil); len(errs) == 0 && (math.IsNaN(m.Lat) || math.IsNaN(m.Lon) || math.Abs(m.Lat) > 90 || math.Abs(m.Lon) > 180) {
+			t.Fatalf("%q: accepted receiver %+v", spec, *m)
+		}
+	})
+}

@@ -1,0 +1,210 @@
+package mlat
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// square returns five sensors around (47, 8) and a transmitter inside.
+func squareNetwork(clock Clock) (*Network, Vec) {
+	lat, lon := 47.0, 8.0
+	pos := []Vec{ECEF(lat, lon, 400), ECEF(lat+0.5, lon, 500), ECEF(lat, lon+0.7, 300), ECEF(lat+0.5, lon+0.7, 600), ECEF(lat+0.25, lon+0.35, 450)}
+	s := make([]Sensor, len(pos))
+	for i, p := range pos {
+		s[i] = Sensor{Pos: p, HasPos: true, Clock: clock}
+	}
+	return NewNetwork(s, SyncConfig{}), ECEF(lat+0.2, lon+0.3, 9000)
+}
+
+func exactRx(nw *Network, truth Vec, emitNS int64) []Reception {
+	rx := make([]Reception, len(nw.Sensors))
+	for i, s := range nw.Sensors {
+		rx[i] = Reception{Sensor: SensorID(i), T: emitNS + int64(dist(truth, s.Pos)/CAir*1e9)}
+	}
+	return rx
+}
+
+// TestBadInputRefused: sensors without a position, a clock that jumps,
+// an unsynced free-running clock and collinear sensors give no position
+// and the right reason, never a wrong fix.
+func TestBadInputRefused(t *testing.T) {
+	sv := NewSolver(SolverConfig{})
+	cases := []struct {
+		name  string
+		setup func(nw *Network, rx []Reception) []Reception
+		want  Reason
+	}{
+		{"sensors without position", func(nw *Network, rx []Reception) []Reception {
+			nw.Sensors[0].HasPos, nw.Sensors[1].HasPos, nw.Sensors[2].HasPos = false, false, false
+			return rx
+		}, ReasonNoSensorPosition},
+		{"unknown sensor", func(nw *Network, rx []Reception) []Reception {
+			rx[0].Sensor, rx[1].Sensor, rx[2].Sensor = 99, 98, 97
+			return rx
+		}, ReasonNoSensorPosition},
+		{"clock jump", func(nw *Network, rx []Reception) []Reception {
+			rx[2].T += 5e6 // 5 ms: 1,500 km of light-time
+			return rx
+		}, ReasonClockJump},
+		{"unsynced 12 MHz", func(nw *Network, rx []Reception) []Reception {
+			for i := range nw.Sensors {
+				nw.Sensors[i].Clock = Clock12MHz
+			}
+			return rx
+		}, ReasonUnsynced},
+		{"no clock", func(nw *Network, rx []Reception) []Reception {
+			nw.Sensors[0].Clock, nw.Sensors[1].Clock, nw.Sensors[2].Clock = ClockNone, ClockNone, ClockNone
+			return rx
+		}, ReasonUnsynced},
+	}
+	for _, c := range cases {
+		nw, truth := squareNetwork(ClockGPS)
+		rx := c.setup(nw, exactRx(nw, truth, 1e9))
+		p := Problem{Alt: 9000, AltSigma: baroSigma}
+		err := nw.Build(rx, &p)
+		if err == nil {
+			var f Fix
+			err = sv.Solve(&p, &f)
+			if err == nil {
+				t.Errorf("%s: a fix %.0f m from the truth, want %v", c.name, Horizontal(truth, f.Pos), c.want)
+				continue
+			}
+		}
+		if err != c.want {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	// collinear sensors: bad geometry, no fix
+	p := Problem{}
+	for i := 0; i < 5; i++ {
+		s := ECEF(47+0.001*float64(i), 8+0.001*float64(i), 400)
+		p.M = append(p.M, Measurement{Sensor: s, T: dist(ECEF(47.3, 8.1, 9000), s) / CAir})
+	}
+	var f Fix
+	if err := sv.Solve(&p, &f); err == nil {
+		t.Errorf("collinear sensors: a fix at %.4f,%.4f", f.Lat, f.Lon)
+	}
+}
+
+// TestSolveRecoversRandomTransmitters is a property test: random
+// transmitters within or near random five-sensor networks, exact times
+// plus 30 ns noise; every accepted fix lies within five of its own error
+// estimates (plus a metre) of the truth.
+func TestSolveRecoversRandomTransmitters(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	sv := NewSolver(SolverConfig{})
+	var f Fix
+	solved := 0
+	for i := 0; i < 500; i++ {
+		lat, lon := -60+120*rng.Float64(), -180+360*rng.Float64()
+		p := Problem{}
+		truth := ECEF(lat+rng.Float64()*0.8-0.1, lon+rng.Float64()*0.8-0.1, 500+12000*rng.Float64())
+		_, _, h := Geodetic(truth)
+		p.Alt, p.AltSigma = h, 50
+		for k := 0; k < 5; k++ {
+			s := ECEF(lat+rng.Float64()*0.6, lon+rng.Float64()*0.6, 1000*rng.Float64())
+			p.M = append(p.M, Measurement{Sensor: s, T: (dist(truth, s) + rng.NormFloat64()*9) / CAir})
+		}
+		if sv.Solve(&p, &f) != nil {
+			continue
+		}
+		solved++
+		if e := Horizontal(truth, f.Pos); e > 5*f.ErrorM+1 {
+			t.Errorf("case %d: fix %.0f m from the truth, estimate %.0f m", i, e, f.ErrorM)
+		}
+	}
+	if solved < 400 {
+		t.Errorf("only %d of 500 solved", solved)
+	}
+}
+
+// TestGeodeticRoundTrip: ECEF and back within a millimetre.
+func TestGeodeticRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for i := 0; i < 1000; i++ {
+		lat, lon, h := -89.9+179.8*rng.Float64(), -180+360*rng.Float64(), -500+20000*rng.Float64()
+		la, lo, hh := Geodetic(ECEF(lat, lon, h))
+		if d := dist(ECEF(la, lo, hh), ECEF(lat, lon, h)); d > 1e-3 {
+			t.Fatalf("%v,%v,%v → %v,%v,%v (%.4f m)", lat, lon, h, la, lo, hh, d)
+		}
+	}
+	// a known point: the equator at the prime meridian
+	if p := ECEF(0, 0, 0); p != (Vec{wgsA, 0, 0}) {
+		t.Errorf("ECEF(0,0,0) = %v", p)
+	}
+}
+
+// TestGrouperGathersAndSeparatesRepeats: the same bytes from three
+// sensors make one group; the same sensor hearing the same bytes again
+// starts a second; different bytes never mix; Expire emits after Hold.
+func TestGrouperGathersAndSeparatesRepeats(t *testing.T) {
+	g := NewGrouper(100, 16)
+	var got [][]Reception
+	emit := func(grp *Group) { got = append(got, append([]Reception(nil), grp.Rx...)) }
+	a, b := []byte{0x20, 1, 2, 3, 4, 5, 6}, []byte{0x20, 1, 2, 3, 4, 5, 7}
+	g.Add(a, Reception{Sensor: 1, T: 10}, 0, emit)
+	g.Add(a, Reception{Sensor: 2, T: 11}, 5, emit)
+	g.Add(b, Reception{Sensor: 2, T: 12}, 6, emit)
+	g.Add(a, Reception{Sensor: 3, T: 12}, 7, emit)
+	if len(got) != 0 {
+		t.Fatalf("emitted before Hold: %v", got)
+	}
+	g.Add(a, Reception{Sensor: 1, T: 5000}, 50, emit) // a repeat: the first group is complete
+	if len(got) != 1 || len(got[0]) != 3 {
+		t.Fatalf("after a repeat: %v, want one group of three", got)
+	}
+	g.Expire(120, emit)
+	if len(got) != 2 || len(got[1]) != 1 || g.Open() != 1 {
+		t.Fatalf("after Expire(120): %v, %d open", got, g.Open())
+	}
+	g.Expire(1000, emit)
+	if len(got) != 3 || g.Open() != 0 || g.Stats.Repeats != 1 || g.Stats.Groups != 3 {
+		t.Fatalf("after Expire(1000): %v, %+v", got, g.Stats)
+	}
+}
+
+// TestGrouperBounded: at MaxOpen waiting groups new bytes are dropped
+// and counted, not queued.
+func TestGrouperBounded(t *testing.T) {
+	g := NewGrouper(1e9, 4)
+	for i := 0; i < 10; i++ {
+		g.Add([]byte{byte(i), 1, 2, 3, 4, 5, 6}, Reception{Sensor: 1}, 0, func(*Group) {})
+	}
+	if g.Open() != 4 || g.Stats.Dropped != 6 {
+		t.Fatalf("%d open, %+v; want 4 open, 6 dropped", g.Open(), g.Stats)
+	}
+}
+
+// TestFilterSmoothsAndGates: noisy fixes of a straight flight come out
+// closer to the truth than they went in, and a fix 5 km off is refused.
+func TestFilterSmoothsAndGates(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var k Filter
+	var rawSum, filtSum float64
+	for i := 0; i < 60; i++ {
+		tt := int64(i) * 1e9
+		truth := ECEF(47+float64(i)*0.002, 8, 9000) // ~220 m/s north
+		f := Fix{Pos: truth.add(Vec{rng.NormFloat64() * 50, rng.NormFloat64() * 50, rng.NormFloat64() * 50})}
+		for r := 0; r < 3; r++ {
+			f.Cov[r][r] = 2500
+		}
+		pos, _, err := k.Update(&f, tt)
+		if err != nil {
+			t.Fatalf("fix %d refused: %v", i, err)
+		}
+		if i >= 10 {
+			rawSum += dist(truth, f.Pos)
+			filtSum += dist(truth, pos)
+		}
+	}
+	if filtSum >= rawSum*0.8 {
+		t.Errorf("filtered error %.0f not below 80 %% of raw %.0f", filtSum, rawSum)
+	}
+	off := Fix{Pos: ECEF(47+60*0.002, 8.07, 9000)}
+	for r := 0; r < 3; r++ {
+		off.Cov[r][r] = 2500
+	}
+	if _, _, err := k.Update(&off, 60e9); err != ReasonFilterGate {
+		t.Errorf("a fix 5 km off the track: %v, want %v", err, ReasonFilterGate)
+	}
+}
