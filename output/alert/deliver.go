@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,7 +69,46 @@ type Deliverer struct {
 	// once when it delivers again, not once per attempt of every alert.
 	// (A pointer, made by Run, because a Deliverer is passed by value.)
 	failing *atomic.Bool
+	// sent remembers the states this sink delivered in this process, so a
+	// redelivery whose acknowledgement and status write were both lost (a
+	// NATS server restart between Send and Ack) is not sent again even
+	// though the store never heard of it. Made once and kept across the
+	// supervisor's restarts of Run; the store covers other processes.
+	sent *sentSet
 }
+
+// sentSet is a bounded set of "id/seq" keys, oldest forgotten first.
+type sentSet struct {
+	mu   sync.Mutex
+	keys map[string]struct{}
+	ring []string
+	next int
+}
+
+func newSentSet(n int) *sentSet {
+	return &sentSet{keys: make(map[string]struct{}, n), ring: make([]string, n)}
+}
+
+func (s *sentSet) add(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.keys[k]; ok {
+		return
+	}
+	delete(s.keys, s.ring[s.next])
+	s.ring[s.next] = k
+	s.keys[k] = struct{}{}
+	s.next = (s.next + 1) % len(s.ring)
+}
+
+func (s *sentSet) has(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[k]
+	return ok
+}
+
+func sentKey(a *Message) string { return a.ID + "/" + strconv.Itoa(a.Seq) }
 
 // Run consumes until ctx ends. A message is acknowledged when the sink
 // has it, retried later (negative acknowledgement with back-off) when the
@@ -142,6 +182,9 @@ func (d *Deliverer) defaults() int {
 		d.Now = time.Now
 	}
 	d.failing = new(atomic.Bool)
+	if d.sent == nil {
+		d.sent = newSentSet(4096)
+	}
 	if d.Workers <= 0 {
 		return 4
 	}
@@ -174,7 +217,7 @@ func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporte
 		return
 	}
 	attempts := int(meta.Delivered)
-	if attempts > 1 && d.delivered(ctx, &a) {
+	if attempts > 1 && (d.sent.has(sentKey(&a)) || d.delivered(ctx, &a)) {
 		// Sent before, and its acknowledgement to JetStream was lost (a
 		// stall, a JetStream restart): not sent twice (issue 32).
 		_ = m.Ack()
@@ -186,6 +229,7 @@ func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporte
 	now := d.Now()
 	switch {
 	case err == nil:
+		d.sent.add(sentKey(&a))
 		_ = m.Ack()
 		d.outcome(ctx, &a, Delivered, "delivered", attempts, "")
 		rep.Up()
