@@ -2,8 +2,12 @@ package sensorclock
 
 import (
 	"math"
+	"os"
 	"testing"
 	"time"
+
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/internal/testshared"
 )
 
 const s = int64(time.Second)
@@ -138,5 +142,79 @@ func BenchmarkMap(b *testing.B) {
 		arr += 500_000
 		m.Duplicate(ts, f)
 		m.Map(MHz12, ts, arr)
+	}
+}
+
+// BenchmarkDuplicate is the exact-duplicate check alone on a stream of
+// distinct 7- and 14-byte frames (every Mode S frame pays it).
+func BenchmarkDuplicate(b *testing.B) {
+	var m Model
+	frames := [][]byte{make([]byte, 14), make([]byte, 7)}
+	ts := uint64(1e9)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		ts += 6000
+		f := frames[i&1]
+		f[1], f[2], f[3] = byte(i), byte(i>>8), byte(i>>16)
+		if m.Duplicate(ts, f) {
+			b.Fatal("a distinct frame taken for a duplicate")
+		}
+	}
+}
+
+// TestDuplicatesOnTheCapture: the real Beast capture holds every record
+// twice (same timestamp, same bytes, 10 to a few thousand records apart);
+// the model finds exactly the exact duplicates a full map finds: none
+// missed, no distinct frame dropped. The same frames truncated to 7
+// bytes at the same timestamps are distinct from the 14-byte ones, and so
+// is every frame with one bit changed, byte by byte.
+func TestDuplicatesOnTheCapture(t *testing.T) {
+	capture, err := os.ReadFile(testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		ts    uint64
+		frame string
+	}
+	seen := map[key]bool{}
+	var m Model
+	want, long := uint64(0), 0
+	for f, err := range adsb.BeastFrames(capture) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := key{f.Timestamp, string(f.Bytes())}
+		if seen[k] {
+			want++
+		}
+		seen[k] = true
+		m.Duplicate(f.Timestamp, f.Bytes())
+		if f.Type == adsb.BeastModeSLong {
+			long++
+		}
+	}
+	if want == 0 || m.Duplicates != want {
+		t.Fatalf("%d duplicates found, a map finds %d", m.Duplicates, want)
+	}
+	before := m.Duplicates
+	for f := range adsb.BeastFrames(capture) {
+		if f.Type == adsb.BeastModeSLong {
+			m.Duplicate(f.Timestamp, f.Bytes()[:7])
+		}
+	}
+	if got := m.Duplicates - before; got != uint64(long/2) {
+		t.Fatalf("the %d long frames cut to 7 bytes: %d duplicates, want %d (their own repeats only)", long, got, long/2)
+	}
+	before = m.Duplicates
+	for k := range seen {
+		for i := range len(k.frame) {
+			f := []byte(k.frame)
+			f[i] ^= 1 << (i % 8)
+			m.Duplicate(k.ts, f)
+		}
+	}
+	if got := m.Duplicates - before; got != 0 {
+		t.Fatalf("%d frames with one bit changed taken for duplicates", got)
 	}
 }
