@@ -153,3 +153,39 @@ func BenchmarkStoreInsert(b *testing.B) {
 		i += len(batch)
 	}
 }
+
+// BenchmarkStoreInsertFed: batches as the recorder commits fed fixes
+// (issue 30): every accepted fix in the order fusion accepted them, so a
+// batch interleaves the tracks (200 tracks, 10 fixes each 100 ms apart,
+// a second of traffic per batch), compactions included.
+func BenchmarkStoreInsertFed(b *testing.B) {
+	st, err := Open(filepath.Join(b.TempDir(), "history.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	const tracks, perSecond = 200, 10
+	batch := make([]Point, 0, tracks*perSecond)
+	ids := make([]string, tracks)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("adsb:%06X", k)
+	}
+	alt := 1000.0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i, sec := 0, 0; i < b.N; sec++ {
+		batch = batch[:0]
+		for j := 0; j < perSecond; j++ {
+			for k := 0; k < tracks; k++ {
+				batch = append(batch, Point{TrackID: ids[k], Protocol: "adsb", Sensor: "rx1", AltKind: "barometric", AltM: &alt,
+					Time: t0.Add(time.Duration(sec)*time.Second + time.Duration(j)*100*time.Millisecond + time.Duration(k)*time.Microsecond),
+					Lat:  micro(51 + float64(sec*perSecond+j)*1e-5), Lon: micro(float64(k) * 1e-3)})
+			}
+		}
+		if _, err := st.Insert(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+		i += len(batch)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/point")
+}

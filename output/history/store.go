@@ -287,7 +287,11 @@ func trackRuns(pts []Point) []run {
 }
 
 // groupByTrack groups pts by track, each group in time order (stable: of
-// two points at one time the first comes first), the tracks in order.
+// two points at one time the first comes first), the tracks in order. A
+// group with no two points at one time is strict: the recorder's fed
+// fixes (issue 30) interleave the tracks in the order fusion accepted
+// them, each track's in time order, and a strict run spares classify a
+// look at the held points for every point.
 func groupByTrack(pts []Point) []run {
 	groups := map[string][]Point{}
 	for _, p := range pts {
@@ -296,10 +300,21 @@ func groupByTrack(pts []Point) []run {
 	runs := make([]run, 0, len(groups))
 	for id, g := range groups {
 		slices.SortStableFunc(g, func(a, b Point) int { return a.Time.Compare(b.Time) })
-		runs = append(runs, run{id, g, false})
+		runs = append(runs, run{id, g, strictlyTimed(g)})
 	}
 	slices.SortFunc(runs, func(a, b run) int { return strings.Compare(a.id, b.id) })
 	return runs
+}
+
+// strictlyTimed reports whether pts (time order) has no two points at
+// one time.
+func strictlyTimed(pts []Point) bool {
+	for k := 1; k < len(pts); k++ {
+		if !pts[k].Time.After(pts[k-1].Time) {
+			return false
+		}
+	}
+	return true
 }
 
 // sortPoints sorts pts by track and time (stable).

@@ -76,6 +76,40 @@ func TestInsertIgnoresRepeats(t *testing.T) {
 	}
 }
 
+// TestInsertInterleavedTracks: batches as the recorder commits fed fixes,
+// the tracks interleaved, each in time order: every point is stored once;
+// a batch repeating held points (interleaved too, with new ones among
+// them) stores only the new ones.
+func TestInsertInterleavedTracks(t *testing.T) {
+	st, _ := openTemp(t)
+	a := track("adsb:A", "adsb", t0, time.Second, 20, 51, -1)
+	b := track("adsb:B", "adsb", t0.Add(time.Millisecond), time.Second, 20, 52, -2)
+	mix := func(a, b []Point) []Point {
+		var out []Point
+		for i := range a {
+			out = append(out, a[i], b[i])
+		}
+		return out
+	}
+	if n := insert(t, st, mix(a[:10], b[:10])); n != 20 {
+		t.Fatalf("first batch stored %d, want 20", n)
+	}
+	// Points 5-9 again (a reconnecting feed), then 10-19 new.
+	if n := insert(t, st, mix(a[5:], b[5:])); n != 20 {
+		t.Fatalf("second batch stored %d, want the 20 new", n)
+	}
+	// New points, one of them twice in the batch: stored once.
+	a, b = track("adsb:A", "adsb", t0.Add(time.Minute), time.Second, 5, 51, -1), track("adsb:B", "adsb", t0.Add(time.Minute), time.Second, 5, 52, -2)
+	if n := insert(t, st, append(mix(a, b), a[2])); n != 10 {
+		t.Fatalf("third batch stored %d, want 10 (a point repeated within it once)", n)
+	}
+	for _, id := range []string{"adsb:A", "adsb:B"} {
+		if got := collectTrack(t, st, TrackQuery{ID: id, From: t0, To: t0.Add(time.Hour)}); len(got) != 25 {
+			t.Fatalf("%s: %d points, want 25", id, len(got))
+		}
+	}
+}
+
 func TestTrackWindowAndOrder(t *testing.T) {
 	st, _ := openTemp(t)
 	pts := track("rid:X", "remoteid", t0, time.Second, 100, 10, 10)
