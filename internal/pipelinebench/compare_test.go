@@ -144,9 +144,15 @@ func beastSpan(recs []adsb.BeastFrame) uint64 {
 
 func runCuasd(t *testing.T, data []byte, frames int) result {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cuasd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/cuasd").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// CUAS_BENCH_CUASD names a cuasd binary built elsewhere (another
+	// commit's, for a before/after on the same feed); by default this
+	// tree's is built.
+	bin := os.Getenv("CUAS_BENCH_CUASD")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "cuasd")
+		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/cuasd").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	cmd := exec.Command(bin, "serve", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--nats-listen", "off",
 		"--beast-listen", "127.0.0.1:0", "--track-ttl", "10m", "--log-level", "warn", "--raw-max-bytes", "8GiB")
