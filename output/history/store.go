@@ -293,14 +293,40 @@ func trackRuns(pts []Point) []run {
 // them, each track's in time order, and a strict run spares classify a
 // look at the held points for every point.
 func groupByTrack(pts []Point) []run {
-	groups := map[string][]Point{}
-	for _, p := range pts {
-		groups[p.TrackID] = append(groups[p.TrackID], p)
+	// One pass to number the tracks and count their points, one copy
+	// into a single array in their order: no slice per track growing
+	// point by point (the fed fixes' batches are 2,048 points).
+	group := make(map[string]int, 64)
+	var counts []int
+	of := make([]int32, len(pts))
+	for i := range pts {
+		g, ok := group[pts[i].TrackID]
+		if !ok {
+			g = len(counts)
+			group[pts[i].TrackID] = g
+			counts = append(counts, 0)
+		}
+		counts[g]++
+		of[i] = int32(g)
 	}
-	runs := make([]run, 0, len(groups))
-	for id, g := range groups {
-		slices.SortStableFunc(g, func(a, b Point) int { return a.Time.Compare(b.Time) })
-		runs = append(runs, run{id, g, strictlyTimed(g)})
+	starts, next := make([]int, len(counts)), make([]int, len(counts))
+	for g, off := 0, 0; g < len(counts); g++ {
+		starts[g], next[g] = off, off
+		off += counts[g]
+	}
+	all := make([]Point, len(pts))
+	for i := range pts {
+		all[next[of[i]]] = pts[i]
+		next[of[i]]++
+	}
+	byTime := func(a, b Point) int { return a.Time.Compare(b.Time) }
+	runs := make([]run, 0, len(counts))
+	for id, g := range group {
+		grp := all[starts[g] : starts[g]+counts[g] : starts[g]+counts[g]]
+		if !slices.IsSortedFunc(grp, byTime) {
+			slices.SortStableFunc(grp, byTime)
+		}
+		runs = append(runs, run{id, grp, strictlyTimed(grp)})
 	}
 	slices.SortFunc(runs, func(a, b run) int { return strings.Compare(a.id, b.id) })
 	return runs
