@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -385,4 +386,49 @@ func TestPruneCutsAChunk(t *testing.T) {
 	if n != 31 || len(left) != 29 || !left[0].Time.Equal(t0.Add(31*time.Minute)) {
 		t.Fatalf("deleted %d, left %d from %s; want 31 deleted and 29 from 05:31", n, len(left), left[0].Time)
 	}
+}
+
+// TestGrouperRuns: runs of one track each in the order of the tracks'
+// first points, each in time order, strict when no two share a time;
+// views of the input when each track's points are already together and
+// in order, and the input never reordered.
+func TestGrouperRuns(t *testing.T) {
+	a := track("adsb:A", "adsb", t0, time.Second, 3, 51, -1)
+	b := track("adsb:B", "adsb", t0, time.Second, 3, 52, -2)
+	var g grouper
+	check := func(name string, pts []Point, wantView bool, want map[string][]int64, strict map[string]bool) {
+		t.Helper()
+		in := slices.Clone(pts)
+		runs := g.runs(pts)
+		if !slices.EqualFunc(in, pts, func(x, y Point) bool { return x.TrackID == y.TrackID && x.Time.Equal(y.Time) }) {
+			t.Fatalf("%s: the input was reordered", name)
+		}
+		if len(runs) != len(want) {
+			t.Fatalf("%s: %d runs, want %d", name, len(runs), len(want))
+		}
+		if view := &runs[0].pts[0] == &pts[0]; view != wantView {
+			t.Fatalf("%s: runs are views of the input: %v, want %v", name, view, wantView)
+		}
+		for _, r := range runs {
+			var got []int64
+			for _, p := range r.pts {
+				if p.TrackID != r.id {
+					t.Fatalf("%s: %s in the run of %s", name, p.TrackID, r.id)
+				}
+				got = append(got, p.Time.Sub(t0).Milliseconds())
+			}
+			if !slices.Equal(got, want[r.id]) || r.strict != strict[r.id] {
+				t.Fatalf("%s: run %s at %v strict %v, want %v strict %v", name, r.id, got, r.strict, want[r.id], strict[r.id])
+			}
+		}
+		if runs[0].id != pts[0].TrackID {
+			t.Fatalf("%s: first run %s, want the first point's track %s", name, runs[0].id, pts[0].TrackID)
+		}
+	}
+	ms := []int64{0, 1000, 2000}
+	check("together", append(slices.Clone(b), a...), true, map[string][]int64{"adsb:A": ms, "adsb:B": ms}, map[string]bool{"adsb:A": true, "adsb:B": true})
+	check("interleaved", []Point{a[0], b[0], a[1], b[1], a[2], b[2]}, false,
+		map[string][]int64{"adsb:A": ms, "adsb:B": ms}, map[string]bool{"adsb:A": true, "adsb:B": true})
+	check("together, out of order, a repeat", []Point{a[2], a[0], a[2], b[0]}, false,
+		map[string][]int64{"adsb:A": {0, 2000, 2000}, "adsb:B": {0}}, map[string]bool{"adsb:A": false, "adsb:B": true})
 }
