@@ -131,6 +131,30 @@ func TestDuplicates(t *testing.T) {
 	}
 }
 
+// TestDuplicatesOutOfOrderAndAfterARestart: a repeat of a frame stamped
+// before the newest one (receivers reorder a little) is found, and so is
+// a repeat after the clock went back by days (a restarted receiver).
+func TestDuplicatesOutOfOrderAndAfterARestart(t *testing.T) {
+	var m Model
+	f := func(i int) []byte { return []byte{0x8D, byte(i), byte(i >> 8), 0x90, 0x20, 0x15, 0xA6} }
+	base := uint64(5e14) // two days into a 12 MHz counter
+	for i := range 100 {
+		m.Duplicate(base+uint64(i)*6000, f(i))
+	}
+	if !m.Duplicate(base+50*6000, f(50)) || m.Duplicate(base+50*6000, f(51)) {
+		t.Fatal("an out-of-order repeat not found, or a new frame at an old time taken for one")
+	}
+	for i := range 10 { // restarted: the counter from near zero
+		m.Duplicate(1000+uint64(i)*6000, f(1000+i))
+	}
+	if !m.Duplicate(1000+3*6000, f(1003)) || !m.Duplicate(1000+9*6000, f(1009)) {
+		t.Fatal("a repeat after the restart not found")
+	}
+	if m.Duplicates != 3 {
+		t.Fatalf("%d duplicates counted, want 3", m.Duplicates)
+	}
+}
+
 // BenchmarkMap measures one frame's mapping and duplicate check.
 func BenchmarkMap(b *testing.B) {
 	var m Model
