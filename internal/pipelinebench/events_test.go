@@ -54,7 +54,8 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ev := output.InProcess(b.Conn, g, nil) // as cuasd serve runs it
+		// As cuasd serve runs it: fed fusion's accepted fixes (issue 30).
+		ev := output.InProcess(b.Conn, g, storeFixes{store})
 		if os.Getenv("CUAS_BENCH_HISTORY_NATS") == "1" {
 			ev = output.Conn(b.Conn) // as in another process: JSON from NATS
 		}
@@ -63,6 +64,20 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 		}
 	}()
 	return g, func() { <-done }
+}
+
+// storeFixes offers the store's accepted fixes to the recorder as
+// cmd/cuasd's storeFixes does (one reused output.Fix per feed).
+type storeFixes struct{ st *fusion.Store }
+
+func (f storeFixes) FeedFixes(fn func(*output.Fix)) (func(), error) {
+	var o output.Fix
+	return f.st.FeedFixes(func(x *fusion.Fix) {
+		o = output.Fix{TrackID: x.TrackID, Protocol: string(x.Protocol), Sensor: x.Sensor, UnixNano: x.T, Lat: x.Lat, Lon: x.Lon,
+			HasAlt: x.HasAlt, AltM: x.AltM, AltKind: x.AltKind,
+			HasVel: x.HasVel, SpeedMps: x.SpeedMps, HeadingDeg: x.HeadingDeg, VRateMps: x.VRateMps}
+		fn(&o)
+	}), nil
 }
 
 // gateOnly is CUAS_BENCH_EVENTS=gate: the gate sweeps, announcing nothing.
@@ -74,10 +89,10 @@ func (r *rig) logEvents(t *testing.T, label string) {
 	if !evOn {
 		return
 	}
-	t.Logf("%s: %0.f track events published (%0.f failed), %0.f fixes not carried by any event (the track's ring overflowed between two events); history: %v, points stored %0.f, dropped %0.f, failed %0.f",
+	t.Logf("%s: %0.f track events published (%0.f failed), %0.f fixes not carried by any event (the track's ring overflowed between two events), %0.f not handed to the in-process feed (cuasd_track_positions_unfed_total); history (fed fusion's fixes): %v, points stored %0.f, dropped %0.f, failed %0.f",
 		label, r.counterWith("cuasd_events_published_total", "kind", "track", "result", "ok"),
 		r.counterWith("cuasd_events_published_total", "kind", "track", "result", "error"),
-		r.counter("cuasd_track_positions_unannounced_total"), histOn,
+		r.counter("cuasd_track_positions_unannounced_total"), r.counter("cuasd_track_positions_unfed_total"), histOn,
 		r.counterWith("cuasd_history_points_total", "result", "stored"),
 		r.counterWith("cuasd_history_points_total", "result", "dropped"),
 		r.counterWith("cuasd_history_points_total", "result", "failed"))
