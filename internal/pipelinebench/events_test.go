@@ -55,7 +55,7 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	go func() {
 		defer close(done)
 		// As cuasd serve runs it: fed fusion's accepted fixes (issue 30).
-		ev := output.InProcess(b.Conn, g, storeFixes{store})
+		ev := output.InProcess(b.Conn, g, output.StoreFixes(store))
 		if os.Getenv("CUAS_BENCH_HISTORY_NATS") == "1" {
 			ev = output.Conn(b.Conn) // as in another process: JSON from NATS
 		}
@@ -64,20 +64,6 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 		}
 	}()
 	return g, func() { <-done }
-}
-
-// storeFixes offers the store's accepted fixes to the recorder as
-// cmd/cuasd's storeFixes does (one reused output.Fix per feed).
-type storeFixes struct{ st *fusion.Store }
-
-func (f storeFixes) FeedFixes(fn func(*output.Fix)) (func(), error) {
-	var o output.Fix
-	return f.st.FeedFixes(func(x *fusion.Fix) {
-		o = output.Fix{TrackID: x.TrackID, Protocol: string(x.Protocol), Sensor: x.Sensor, UnixNano: x.T, Lat: x.Lat, Lon: x.Lon,
-			HasAlt: x.HasAlt, AltM: x.AltM, AltKind: x.AltKind,
-			HasVel: x.HasVel, SpeedMps: x.SpeedMps, HeadingDeg: x.HeadingDeg, VRateMps: x.VRateMps}
-		fn(&o)
-	}), nil
 }
 
 // gateOnly is CUAS_BENCH_EVENTS=gate: the gate sweeps, announcing nothing.
