@@ -44,3 +44,59 @@ func TestArchitectureMatchesCode(t *testing.T) {
 		}
 	}
 }
+
+// ARCHITECTURE lists every supervised loop of cuasd serve (issue 32: "list
+// every supervised loop in ARCHITECTURE"): each stage and reporter name
+// cmd/cuasd gives lifecycle, and the kind of every input and output (the
+// first word of its Name), appears in the "Supervision" section. The
+// list once missed the mlat and integrity stages.
+func TestArchitectureListsSupervisedLoops(t *testing.T) {
+	arch := readRepo(t, "docs/ARCHITECTURE.md")
+	start := strings.Index(arch, "### Supervision")
+	if start < 0 {
+		t.Fatal(`docs/ARCHITECTURE.md has no "### Supervision" section`)
+	}
+	section := arch[start:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	names := map[string]string{} // name → the file naming it
+	stageRE := regexp.MustCompile(`(?:s\.stage|\.Reporter)\("([^"]+)"`)
+	nameRE := regexp.MustCompile(`(?s)\) Name\(\) string \{[^"}]*?(?:if [^{]*\{[^"}]*)?"([^"]+)"`)
+	root := filepath.Join("..", "..")
+	err := walkRepo(root, []string{".go"}, func(path, rel string, b []byte) {
+		if strings.HasSuffix(rel, "_test.go") || strings.Contains(rel, "test"+string(filepath.Separator)) {
+			return
+		}
+		re := nameRE
+		switch {
+		case strings.HasPrefix(rel, filepath.Join("cmd", "cuasd")+string(filepath.Separator)):
+			re = stageRE
+		case strings.HasPrefix(rel, "output"+string(filepath.Separator)), strings.HasPrefix(rel, "ingest"+string(filepath.Separator)):
+		default:
+			return
+		}
+		for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+			name := strings.TrimSpace(m[1]) // a stage's whole name ("fusion feed", "decoder ")
+			if re == nameRE {
+				name = strings.Fields(name)[0] // an input's or output's kind ("webhook <sink>")
+			}
+			names[name] = rel
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 20 {
+		t.Fatalf("found only %d loop names in the code: %v", len(names), names)
+	}
+	for name, rel := range names {
+		want := "`" + name
+		if strings.HasPrefix(name, "-") { // a format's prefix ("beast" + "-listen ")
+			want = name
+		}
+		if !strings.Contains(section, want) {
+			t.Errorf("the loop %q (%s) is not in docs/ARCHITECTURE.md, \"Supervision\"", name, rel)
+		}
+	}
+}
