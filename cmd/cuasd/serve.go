@@ -261,6 +261,13 @@ func (s *service) fusionStages() []lifecycle.Component {
 	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
 		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
 		s.reg.MustRegister(s.store.Collector())
+		if h := s.historyRecorder(); h != nil {
+			// Before any frame is decoded: every accepted fix reaches the
+			// history, also those fused before the outputs run (issue 30).
+			if _, err := h.AttachFixes(storeFixes{s.store}); err != nil {
+				return fmt.Errorf("history: %w", err)
+			}
+		}
 		kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
 		if err != nil {
 			return fmt.Errorf("fusion owners: %w", err)

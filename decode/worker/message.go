@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/internal/ratelimit"
 )
@@ -36,6 +37,8 @@ type msgDecoder struct {
 	// limits, when not nil, are the per-sensor rate and byte limits,
 	// spent at the message's storage time (issue 32).
 	limits *ratelimit.Set
+	// sbs is scratch for reading an SBS line's time.
+	sbs adsb.SBSMessage
 	// obs and dead are the results of the last decodeMessage, valid until
 	// the next call.
 	obs  []decode.Observation
@@ -217,6 +220,11 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	if key == 0 {
 		key = uint64(meta.SensorNs)
 	}
+	var sbsNs int64
+	if key == 0 && !d.nsTimes && isSBS(frame) {
+		sbsNs = d.sbsGenerated(frame)
+		key = uint64(sbsNs)
+	}
 	if d.cur.Duplicate(key, frame) {
 		return false
 	}
@@ -224,6 +232,9 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		d.timed(meta, ts, frame)
 	}
 	at := d.frameTime(ts, meta)
+	if sbsNs > 0 {
+		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
+	}
 	n := len(d.obs)
 	var err error
 	d.obs, err = d.dec.Decode(frame, meta, d.obs)
@@ -235,6 +246,19 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	d.stampTimes(d.obs[n:], ts, at, meta)
 	Stamp(d.obs[n:], d.dec.Protocol(), meta)
 	return true
+}
+
+// sbsGenerated is an SBS line's own time (issue 30): its "generated" date
+// and time (fields 7–8) read as Unix nanoseconds, 0 when it has none. The
+// format names no zone (dump1090 and readsb write local time), so the
+// time is modelled as the sensor's receiver clock: the model's anchor
+// absorbs any constant offset, and the differences between lines — what
+// fusion judges — stay the producer's.
+func (d *msgDecoder) sbsGenerated(line []byte) int64 {
+	if adsb.ParseSBS(line, &d.sbs) != nil || !d.sbs.HasGenerated {
+		return 0
+	}
+	return max(d.sbs.Generated.UnixNano(), 0)
 }
 
 // stampTimes gives a frame's observations their time (issue 30): the
