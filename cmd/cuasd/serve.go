@@ -258,28 +258,7 @@ func (s *service) rawLimits() ratelimit.Limits {
 // --publish-observations, the shared decoder workers that publish
 // observations for other consumers.
 func (s *service) fusionStages() []lifecycle.Component {
-	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
-		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
-		s.reg.MustRegister(s.store.Collector())
-		if h := s.historyRecorder(); h != nil {
-			// Before any frame is decoded: every accepted fix reaches the
-			// history, also those fused before the outputs run (issue 30).
-			if _, err := h.AttachFixes(storeFixes{s.store}); err != nil {
-				return fmt.Errorf("history: %w", err)
-			}
-		}
-		kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
-		if err != nil {
-			return fmt.Errorf("fusion owners: %w", err)
-		}
-		owners, err := fusion.OpenOwners(ctx, kv, s.cfg.instance(), 0, s.log)
-		if err != nil {
-			return fmt.Errorf("fusion owners: %w", err)
-		}
-		s.owners = owners
-		s.mlat = s.mlatStage() // issue 31
-		return nil
-	}}
+	start := lifecycle.Component{Name: "fusion", Start: s.startFusion}
 	metrics := worker.NewMetrics(s.reg)
 	out := []lifecycle.Component{start}
 	if s.cfg.PublishObs {
@@ -319,6 +298,31 @@ func (s *service) fusionStages() []lifecycle.Component {
 		})),
 	)
 	return out
+}
+
+// startFusion makes the track store, attaches the history to it, and
+// opens partition ownership and the multilateration stage.
+func (s *service) startFusion(ctx context.Context) error {
+	s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
+	s.reg.MustRegister(s.store.Collector())
+	if h := s.historyRecorder(); h != nil {
+		// Before any frame is decoded: every accepted fix reaches the
+		// history, also those fused before the outputs run (issue 30).
+		if _, err := h.AttachFixes(storeFixes{s.store}); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
+	if err != nil {
+		return fmt.Errorf("fusion owners: %w", err)
+	}
+	owners, err := fusion.OpenOwners(ctx, kv, s.cfg.instance(), 0, s.log)
+	if err != nil {
+		return fmt.Errorf("fusion owners: %w", err)
+	}
+	s.owners = owners
+	s.mlat = s.mlatStage() // issue 31
+	return nil
 }
 
 // frameDecoders are the protocols the decoder stage decodes.

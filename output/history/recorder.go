@@ -61,12 +61,12 @@ type Recorder struct {
 	// them, wait in fixes (at most cfg.FixQueueLen) for the writer, which
 	// swaps the slice for spare. fed says the fixes are fed, so track
 	// events only carry decisions and losses.
-	fixMu       sync.Mutex
-	fixes       []output.Fix
-	spare       []output.Fix
-	fed         atomic.Bool
+	fixMu sync.Mutex
+	fixes []output.Fix
+	spare []output.Fix
+	fed   atomic.Bool
 	// attached: AttachFixes subscribed before Run, which then does not.
-	attached atomic.Bool
+	attached    atomic.Bool
 	fixDropped  prometheus.Counter
 	lastFixTime map[string]time.Time // each track's newest fed fix (under mu)
 
