@@ -36,6 +36,24 @@ const baroSigma = 150
 
 func gpsClock(_ int, ns int64) int64 { return ns }
 
+// calibrated is a GPS-clocked network over the reference sensors that
+// has learnt from every row of the sets other than set, as ADS-B
+// positions (the sensors' delays, calib.go): a network that has run for
+// the other hours. Nothing of set itself is learnt.
+func calibrated(t *testing.T, sens map[int]refSensor, set string) *Network {
+	nw := refNetwork(sens, ClockGPS, SyncConfig{})
+	for _, other := range refSets {
+		if other == set {
+			continue
+		}
+		rows := loadSet(t, other)
+		for i := range rows {
+			nw.Learn(rowReceptions(&rows[i], gpsClock), rows[i].truth())
+		}
+	}
+	return nw
+}
+
 // setLatency is one reference set's rows' tracks and own latencies
 // (referenceLatency; NaN where a row has no track or fits no point of it
 // within 100 m), and the median latency of the other sets' rows.
@@ -170,7 +188,7 @@ func TestReferenceAccuracyGPS(t *testing.T) {
 	lat := referenceLatencies(sens, t)
 	for _, set := range refSets {
 		rows := loadSet(t, set)
-		nw := refNetwork(sens, ClockGPS, SyncConfig{})
+		nw := calibrated(t, sens, set)
 		acc := newAccuracy(lat[set])
 		solveRows(rows, nw, gpsClock, func(*refRow) bool { return true }, acc)
 		t.Logf("%s GPS clocks: %v", set, acc)

@@ -35,6 +35,9 @@ type Network struct {
 	Sync    *Sync
 	// SigmaNS is the timing noise of a sensor that sets none, ns.
 	SigmaNS float64
+	// bias holds the GPS-timed sensors' learned delays (calib.go),
+	// indexed like Sensors.
+	bias []timingBias
 	// lightMarginM is the slack, metres, allowed beyond the light-time
 	// between two sensors before their times are called inconsistent.
 	lightMarginM float64
@@ -42,7 +45,8 @@ type Network struct {
 
 // NewNetwork returns a network over sensors with a fresh Sync.
 func NewNetwork(sensors []Sensor, cfg SyncConfig) *Network {
-	return &Network{Sensors: sensors, Sync: NewSync(cfg), SigmaNS: DefaultSigmaNS, lightMarginM: 3000}
+	return &Network{Sensors: sensors, Sync: NewSync(cfg), SigmaNS: DefaultSigmaNS, lightMarginM: 3000,
+		bias: make([]timingBias, len(sensors))}
 }
 
 // Build fills p.M from rx on one time base: GPS-timed sensors as they are,
@@ -126,17 +130,20 @@ func (nw *Network) reference(rx []Reception) (SensorID, Clock) {
 	return best, Clock12MHz
 }
 
-// toBase maps one reception's time to the reference clock.
+// toBase maps one reception's time to the reference clock, less the
+// learned delay of the GPS-timed sensor it was taken on (its own, or the
+// reference's when a free-running time was converted to a GPS clock).
 func (nw *Network) toBase(ref SensorID, refClock Clock, r Reception, c Clock) (int64, float64, bool) {
 	switch {
 	case c == ClockNone:
 		return 0, 0, false
 	case c == ClockGPS && refClock == ClockGPS:
-		return r.T, 0, true
+		return r.T - nw.biasNS(r.Sensor), 0, true
 	case r.Sensor == ref:
-		return r.T, 0, true
+		return r.T - nw.biasNS(r.Sensor), 0, true
 	}
-	return nw.Sync.Convert(ref, r.Sensor, r.T)
+	t, sigma, ok := nw.Sync.Convert(ref, r.Sensor, r.T)
+	return t - nw.biasNS(ref), sigma, ok
 }
 
 // consistent checks that no two times differ by more than the light-time
@@ -156,9 +163,11 @@ func (nw *Network) consistent(p *Problem) error {
 
 // Learn feeds the sync from a transmission whose origin pos (ECEF) is
 // known (an ADS-B position): every pair of receptions with at least one
-// free-running clock gives a point. It returns how many points were
-// accepted.
+// free-running clock gives a point, and three or more GPS-timed
+// receptions calibrate their sensors' delays. It returns how many sync
+// points were accepted.
 func (nw *Network) Learn(rx []Reception, pos Vec) int {
+	nw.learnBias(rx, pos)
 	n := 0
 	for i := range rx {
 		a := nw.sensor(rx[i].Sensor)
