@@ -43,3 +43,35 @@ func TestSyncRecoversLinearClocks(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncConvertsFarFromItsPoints: two crystals 100 ppm apart, a sync
+// point every 20 s for 13 minutes (a sparse network), converted up to
+// 200 s after the newest point in both directions of the pair: within the
+// noise, and the pair judged good from either sensor's clock. (Taking
+// the first clock as the second's less the current offset was off by
+// drift² × 200 s = 2 µs; judging "good" on the other sensor's clock
+// compared times a day apart.)
+func TestSyncConvertsFarFromItsPoints(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	const drA, drB, offA, offB = -50e-6, 50e-6, 3e13, 7e13
+	clkA := func(ns float64) int64 { return int64(ns*(1+drA) + offA) }
+	clkB := func(ns float64) int64 { return int64(ns*(1+drB) + offB) }
+	s := NewSync(SyncConfig{MaxAgeNS: 600e9})
+	const last = 780e9
+	for tt := 0.0; tt <= last; tt += 20e9 {
+		pred := rng.Float64()*2e5 - 1e5
+		s.Observe(3, 8, clkA(tt), clkB(tt+pred+rng.NormFloat64()*30), pred)
+	}
+	for _, gap := range []float64{1e9, 60e9, 200e9} {
+		tt := last + gap
+		if got, _, ok := s.Convert(3, 8, clkB(tt)); !ok || math.Abs(float64(got-clkA(tt))) > 100 {
+			t.Errorf("%.0f s after the last point: a's time off by %d ns (ok %v)", gap/1e9, got-clkA(tt), ok)
+		}
+		if got, _, ok := s.Convert(8, 3, clkA(tt)); !ok || math.Abs(float64(got-clkB(tt))) > 100 {
+			t.Errorf("%.0f s after the last point: b's time off by %d ns (ok %v)", gap/1e9, got-clkB(tt), ok)
+		}
+		if !s.Good(3, 8, clkA(tt)) || !s.Good(8, 3, clkB(tt)) {
+			t.Errorf("%.0f s after the last point: good from a's clock %v, from b's %v", gap/1e9, s.Good(3, 8, clkA(tt)), s.Good(8, 3, clkB(tt)))
+		}
+	}
+}
