@@ -69,6 +69,12 @@ func (nw *Network) Build(rx []Reception, p *Problem) error {
 			continue
 		}
 		t, rms, ok := nw.toBase(ref, refClock, rx[i], s.Clock)
+		if !ok && s.Clock == Clock12MHz {
+			t, rms, ok = nw.viaAnother(ref, rx, i)
+			if ok && refClock == ClockGPS {
+				t -= nw.biasNS(ref)
+			}
+		}
 		if !ok {
 			unsynced++
 			continue
@@ -144,6 +150,31 @@ func (nw *Network) toBase(ref SensorID, refClock Clock, r Reception, c Clock) (i
 	}
 	t, sigma, ok := nw.Sync.Convert(ref, r.Sensor, r.T)
 	return t - nw.biasNS(ref), sigma, ok
+}
+
+// viaAnother maps reception i's time to ref's clock through another
+// reception's sensor k, two pair syncs in turn (i's to k's, k's to
+// ref's), when i's sensor has no good sync with ref's: on a sparse
+// network a pair of sensors that rarely hear the same aircraft may each
+// be well synced with a third (mlat-server's clock normalisation walks
+// the same graph). The conversion's sigma is the two hops' combined; the
+// k with the smallest is used.
+func (nw *Network) viaAnother(ref SensorID, rx []Reception, i int) (int64, float64, bool) {
+	best, bestSigma, found := int64(0), math.Inf(1), false
+	for k := range rx {
+		if k == i || rx[k].Sensor == ref || rx[k].Sensor == rx[i].Sensor {
+			continue
+		}
+		tk, s1, ok := nw.Sync.Convert(rx[k].Sensor, rx[i].Sensor, rx[i].T)
+		if !ok {
+			continue
+		}
+		t, s2, ok := nw.Sync.Convert(ref, rx[k].Sensor, tk)
+		if sigma := math.Hypot(s1, s2); ok && sigma < bestSigma {
+			best, bestSigma, found = t, sigma, true
+		}
+	}
+	return best, bestSigma, found
 }
 
 // consistent checks that no two times differ by more than the light-time

@@ -75,3 +75,44 @@ func TestSyncConvertsFarFromItsPoints(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildConvertsThroughAThirdSensor: five free-running sensors where
+// sensor 4 has never heard an aircraft together with sensor 0 (the
+// group's reference, the best connected) but is synced with 1 and 2:
+// its time reaches sensor 0's clock through one of them, within the
+// noise, and the five receptions locate the transmitter.
+func TestBuildConvertsThroughAThirdSensor(t *testing.T) {
+	nw, truth := squareNetwork(Clock12MHz)
+	rng := rand.New(rand.NewSource(3))
+	off := [5]float64{1e12, 5e13, 2e13, 7e13, 4e12}
+	drift := [5]float64{20e-6, -35e-6, 45e-6, -10e-6, 30e-6}
+	heard := func(id int, pos Vec, emitNS float64) Reception {
+		tt := emitNS + dist(pos, nw.Sensors[id].Pos)/CAir*1e9
+		return Reception{Sensor: SensorID(id), T: int64(tt*(1+drift[id]) + off[id] + rng.NormFloat64()*20)}
+	}
+	for k := 0; k < 20; k++ {
+		pos := ECEF(46.9+0.7*rng.Float64(), 7.9+0.9*rng.Float64(), 10000)
+		emit := float64(k) * 5e9
+		for _, pair := range [][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 4}, {2, 4}} {
+			nw.Learn([]Reception{heard(pair[0], pos, emit), heard(pair[1], pos, emit)}, pos)
+		}
+	}
+	var rx []Reception
+	for id := 0; id < 5; id++ {
+		rx = append(rx, heard(id, truth, 100e9))
+	}
+	p := Problem{Alt: 9000, AltSigma: baroSigma}
+	if err := nw.Build(rx, &p); err != nil || len(p.M) != 5 {
+		t.Fatalf("build: %v, %d receptions, want 5", err, len(p.M))
+	}
+	for i := 1; i < 5; i++ {
+		want := (dist(truth, p.M[i].Sensor) - dist(truth, p.M[0].Sensor)) / CAir
+		if d := (p.M[i].T - p.M[0].T - want) * 1e9; math.Abs(d) > 100 {
+			t.Errorf("reception %d: %.0f ns off its true time difference", i, d)
+		}
+	}
+	var f Fix
+	if err := NewSolver(SolverConfig{}).Solve(&p, &f); err != nil || Horizontal(truth, f.Pos) > 100 {
+		t.Errorf("fix %v, %.0f m from the truth", err, Horizontal(truth, f.Pos))
+	}
+}
