@@ -176,13 +176,16 @@ func solveRows(rows []refRow, nw *Network, clock func(int, int64) int64, want fu
 
 // TestReferenceAccuracyGPS solves every row of every reference set as a
 // Mode S-only transmission (receptions and barometric altitude, no
-// position) on the sets' GPS clocks and compares with the reference
-// position. The target is median ≤ 30 m, p90 ≤ 100 m. The
-// reference lags the transmission along the aircraft's track
-// (TestReferenceLagsTransmission), so besides the raw error (always
-// logged and bounded) the target is asserted on the cross-track
-// component, which the lag does not touch; the errors against the
-// reference advanced by a latency measured elsewhere are logged.
+// position) on the sets' GPS clocks, the network calibrated from the
+// other sets, and compares with the reference position. The issue's
+// target is median ≤ 30 m, p90 ≤ 100 m. The reference lags the
+// transmission along the aircraft's track by its avionics' latency
+// (TestReferenceLagsTransmission), so besides the raw error (logged and
+// bounded against regression: median ≤ 50 m, p90 ≤ 250 m, none beyond
+// 5 km, ≥ 95 % solved) the target is asserted on the cross-track
+// component, which the latency does not touch, and the median target
+// against the reference advanced by the latency of the aircraft's other
+// rows (its p90 against a regression bound of 120 m: 79–112 m measured).
 func TestReferenceAccuracyGPS(t *testing.T) {
 	sens := loadSensors(t)
 	lat := referenceLatencies(sens, t)
@@ -192,11 +195,14 @@ func TestReferenceAccuracyGPS(t *testing.T) {
 		acc := newAccuracy(lat[set])
 		solveRows(rows, nw, gpsClock, func(*refRow) bool { return true }, acc)
 		t.Logf("%s GPS clocks: %v", set, acc)
-		if med, p90, top := percentile(acc.errs, .5), percentile(acc.errs, .9), percentile(acc.errs, 1); med > 60 || p90 > 300 || top > 5000 || len(acc.errs) < acc.rows*95/100 {
-			t.Errorf("%s: median %.0f m, p90 %.0f m, worst %.0f m, %d of %d solved; want ≤ 60 m, ≤ 300 m, none beyond 5 km, ≥ 95 %%", set, med, p90, top, len(acc.errs), acc.rows)
+		if med, p90, top := percentile(acc.errs, .5), percentile(acc.errs, .9), percentile(acc.errs, 1); med > 50 || p90 > 250 || top > 5000 || len(acc.errs) < acc.rows*95/100 {
+			t.Errorf("%s: median %.0f m, p90 %.0f m, worst %.0f m, %d of %d solved; want ≤ 50 m, ≤ 250 m, none beyond 5 km, ≥ 95 %%", set, med, p90, top, len(acc.errs), acc.rows)
 		}
-		if med, p90 := percentile(acc.cross, .5), percentile(acc.cross, .9); med > 30 || p90 > 100 || len(acc.cross) < acc.rows/3 {
-			t.Errorf("%s: cross-track median %.0f m, p90 %.0f m over %d rows; want ≤ 30 m, ≤ 100 m over at least a third", set, med, p90, len(acc.cross))
+		if med, p90 := percentile(acc.cross, .5), percentile(acc.cross, .9); med > 30 || p90 > 100 || len(acc.cross) < acc.rows/2 {
+			t.Errorf("%s: cross-track median %.0f m, p90 %.0f m over %d rows; want ≤ 30 m, ≤ 100 m over at least half", set, med, p90, len(acc.cross))
+		}
+		if med, p90 := percentile(acc.own, .5), percentile(acc.own, .9); med > 30 || p90 > 120 {
+			t.Errorf("%s: against the reference advanced by its aircraft's latency, median %.0f m, p90 %.0f m; want ≤ 30 m, ≤ 120 m", set, med, p90)
 		}
 	}
 }
@@ -206,7 +212,11 @@ func TestReferenceAccuracyGPS(t *testing.T) {
 // to the 12 MHz tick, and solves half the aircraft as Mode S-only while
 // the other half, as ADS-B aircraft with known positions, synchronise the
 // clocks; then the halves swap. No row ever syncs the clock it is solved
-// with. Target: median ≤ 60 m.
+// with. Target: median ≤ 60 m, asserted against the reference advanced by
+// the latency of the aircraft's other rows (the sync learns from the
+// same lagging positions, as a live network does from the positions in
+// the messages); the raw error against a regression bound (median
+// ≤ 80 m, none beyond 5 km, at least half the rows located).
 func TestReferenceAccuracy12MHz(t *testing.T) {
 	sens := loadSensors(t)
 	lat := referenceLatencies(sens, t)
@@ -223,8 +233,11 @@ func TestReferenceAccuracy12MHz(t *testing.T) {
 			solveRows(rows, nw, clk, func(r *refRow) bool { return r.aircraft%2 == half }, acc)
 		}
 		t.Logf("%s 12 MHz clocks synced from the other aircraft: %v", set, acc)
-		if med, top := percentile(acc.errs, .5), percentile(acc.errs, 1); med > 200 || top > 5000 || len(acc.errs) < acc.rows/4 {
-			t.Errorf("%s: median %.0f m, worst %.0f m over %d of %d rows; want ≤ 200 m, none beyond 5 km, over at least a quarter (the issue's target, 60 m, is not reached on these sparse sets: BENCHMARKS.md)", set, med, top, len(acc.errs), acc.rows)
+		if med, top := percentile(acc.errs, .5), percentile(acc.errs, 1); med > 80 || top > 5000 || len(acc.errs) < acc.rows/2 {
+			t.Errorf("%s: median %.0f m, worst %.0f m over %d of %d rows; want ≤ 80 m, none beyond 5 km, over at least half", set, med, top, len(acc.errs), acc.rows)
+		}
+		if med := percentile(acc.own, .5); med > 60 {
+			t.Errorf("%s: against the reference advanced by its aircraft's latency, median %.0f m; want ≤ 60 m", set, med)
 		}
 	}
 }

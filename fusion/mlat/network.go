@@ -68,13 +68,7 @@ func (nw *Network) Build(rx []Reception, p *Problem) error {
 			noPos++
 			continue
 		}
-		t, rms, ok := nw.toBase(ref, refClock, rx[i], s.Clock)
-		if !ok && s.Clock == Clock12MHz {
-			t, rms, ok = nw.viaAnother(ref, rx, i)
-			if ok && refClock == ClockGPS {
-				t -= nw.biasNS(ref)
-			}
-		}
+		t, rms, ok := nw.toBase(ref, refClock, rx, i, s.Clock)
 		if !ok {
 			unsynced++
 			continue
@@ -136,10 +130,12 @@ func (nw *Network) reference(rx []Reception) (SensorID, Clock) {
 	return best, Clock12MHz
 }
 
-// toBase maps one reception's time to the reference clock, less the
+// toBase maps reception i's time (on a clock of kind c) to the reference
+// clock, directly or through another of the group's sensors, less the
 // learned delay of the GPS-timed sensor it was taken on (its own, or the
 // reference's when a free-running time was converted to a GPS clock).
-func (nw *Network) toBase(ref SensorID, refClock Clock, r Reception, c Clock) (int64, float64, bool) {
+func (nw *Network) toBase(ref SensorID, refClock Clock, rx []Reception, i int, c Clock) (int64, float64, bool) {
+	r := rx[i]
 	switch {
 	case c == ClockNone:
 		return 0, 0, false
@@ -149,6 +145,9 @@ func (nw *Network) toBase(ref SensorID, refClock Clock, r Reception, c Clock) (i
 		return r.T - nw.biasNS(r.Sensor), 0, true
 	}
 	t, sigma, ok := nw.Sync.Convert(ref, r.Sensor, r.T)
+	if !ok && c == Clock12MHz {
+		t, sigma, ok = nw.viaAnother(ref, rx, i)
+	}
 	return t - nw.biasNS(ref), sigma, ok
 }
 
