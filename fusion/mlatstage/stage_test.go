@@ -1,6 +1,7 @@
 package mlatstage
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -143,6 +144,14 @@ func TestStageLocatesAndVerifiesReferenceSet(t *testing.T) {
 	}
 	if counts["0 verified"] < len(rows)*85/100 {
 		t.Errorf("honest claims verified %d of %d", counts["0 verified"], len(rows))
+	}
+	// The DF17 claims calibrated the GPS-timed receivers' delays: every
+	// receiver heard in more than a fifth of the rows (three frames a
+	// row) has one, tens of nanoseconds.
+	for _, ss := range s.Sensors() {
+		if ss.Receptions > uint64(len(rows)*3/5) && (!ss.HasDelay || math.Abs(ss.DelayNS) > 150) {
+			t.Errorf("sensor %s (%d receptions): delay %.0f ns, established %v", ss.Name, ss.Receptions, ss.DelayNS, ss.HasDelay)
+		}
 	}
 }
 
