@@ -27,6 +27,7 @@ import (
 	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/internal/dirlock"
 	"github.com/cuasd/cuasd/internal/diskspace"
+	"github.com/cuasd/cuasd/internal/ratelimit"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -246,6 +247,12 @@ func upThen(fn func(context.Context) error) func(context.Context, lifecycle.Repo
 	}
 }
 
+// rawLimits are the decoders' per-sensor rate and byte limits on
+// cuas.raw (issue 32; none by default).
+func (s *service) rawLimits() ratelimit.Limits {
+	return ratelimit.Limits{FramesPerSecond: s.cfg.RawSensorRate, BytesPerSecond: float64(s.cfg.RawSensorBytes)}
+}
+
 // fusionStages are the feed that decodes every raw frame in place into
 // the track store, track expiry, partition ownership and, with
 // --publish-observations, the shared decoder workers that publish
@@ -271,7 +278,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 	if s.cfg.PublishObs {
 		for _, dec := range frameDecoders(s.cfg) {
 			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-				return worker.NewWorker(s.bus.JetStream(), dec, metrics, s.log).Run(ctx)
+				return worker.NewWorker(s.bus.JetStream(), dec, metrics, s.log).WithLimits(s.rawLimits()).Run(ctx)
 			})))
 		}
 	}
@@ -282,6 +289,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 				fc := worker.FeedConfig{
 					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
 					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
+					Limits: s.rawLimits(),
 				}
 				if s.mlat != nil {
 					fc.Timed = offerTimed(s.mlat)

@@ -10,6 +10,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/internal/ratelimit"
 )
 
 // msgDecoder decodes the frames of one raw message with one protocol's
@@ -32,6 +33,9 @@ type msgDecoder struct {
 	nsTimes bool
 	// timed receives the frames with a Beast timestamp (FeedConfig.Timed).
 	timed func(meta Meta, ts uint64, frame []byte)
+	// limits, when not nil, are the per-sensor rate and byte limits,
+	// spent at the message's storage time (issue 32).
+	limits *ratelimit.Set
 	// obs and dead are the results of the last decodeMessage, valid until
 	// the next call.
 	obs  []decode.Observation
@@ -65,13 +69,21 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	} else {
 		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
+		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
+			if bucket != nil && bucket.Take(d.limits.Limits(), len(frame), meta.StoredUnixNano) != "" {
+				limited++
+				return nil
+			}
 			if d.decodeFrame(k, ts, frame, meta) {
 				decoded++
 			}
 			return nil
 		})
 		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
+		if limited > 0 {
+			m.rateLimited.WithLabelValues(string(proto)).Add(float64(limited))
+		}
 	}
 	if err != nil {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: err.Error()})
@@ -87,6 +99,17 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	if meta.RecvUnixNano > 0 {
 		m.lastFrame.WithLabelValues(p).Set(float64(meta.RecvUnixNano) / 1e9)
 	}
+}
+
+// bucket is the token bucket of meta's sensor, or nil when there are no
+// limits or no storage time to spend them at. Tokens are spent at the
+// storage time, not the decoding time: a decoder catching up a backlog, a
+// replay and a live run refuse the same frames.
+func (d *msgDecoder) bucket(meta Meta) *ratelimit.Bucket {
+	if d.limits == nil || meta.StoredUnixNano == 0 {
+		return nil
+	}
+	return d.limits.Bucket(meta.Sensor, meta.StoredUnixNano)
 }
 
 // MaxRecvAhead is how far a receiver's stated receive time may be ahead
