@@ -15,57 +15,57 @@ import "math"
 
 // Calibration settings.
 const (
-	// biasMinPoints is how many known-position transmissions a sensor's
+	// delayMinPoints is how many known-position transmissions a sensor's
 	// delay needs before Build applies it.
-	biasMinPoints = 20
-	// biasWindow is the effective number of points the estimate averages
+	delayMinPoints = 20
+	// delayWindow is the effective number of points the estimate averages
 	// (a running mean, then exponential): at a few ADS-B positions a
 	// second per sensor, a minute or two of traffic.
-	biasWindow = 200
-	// biasGateNS is the most a reception's residual may differ from the
+	delayWindow = 200
+	// delayGateNS is the most a reception's residual may differ from the
 	// transmission's median for the transmission to be learnt from: an
 	// ADS-B position is up to a second stale
 	// (TestReferenceLagsTransmission), up to 250 m off along its track,
 	// so its residuals can be hundreds of nanoseconds off while the
 	// delays are tens.
-	biasGateNS = 150
+	delayGateNS = 150
 )
 
-// timingBias is one GPS-timed sensor's learned delay, ns.
-type timingBias struct {
+// sensorDelay is one GPS-timed sensor's learned delay, ns.
+type sensorDelay struct {
 	n  int
 	ns float64
 }
 
-// TimingBiasNS returns sensor id's learned timestamp delay relative to
+// DelayNS returns sensor id's learned timestamp delay relative to
 // the network's other GPS-timed sensors, in ns, and whether it is
 // established (applied by Build).
-func (nw *Network) TimingBiasNS(id SensorID) (float64, bool) {
-	if int(id) >= len(nw.bias) {
+func (nw *Network) DelayNS(id SensorID) (float64, bool) {
+	if int(id) >= len(nw.delays) {
 		return 0, false
 	}
-	b := nw.bias[id]
-	return b.ns, b.n >= biasMinPoints
+	b := nw.delays[id]
+	return b.ns, b.n >= delayMinPoints
 }
 
-// biasNS is the delay Build subtracts from sensor id's GPS times.
-func (nw *Network) biasNS(id SensorID) int64 {
-	if b, ok := nw.TimingBiasNS(id); ok {
+// appliedDelay is the delay Build subtracts from sensor id's GPS times.
+func (nw *Network) appliedDelay(id SensorID) int64 {
+	if b, ok := nw.DelayNS(id); ok {
 		return int64(math.Round(b))
 	}
 	return 0
 }
 
-// learnBias feeds the GPS-timed sensors' delays from a transmission
+// learnDelays feeds the GPS-timed sensors' delays from a transmission
 // whose origin pos is known: each reception's residual (its time less
 // the light-time from pos, less its current delay) against the mean of
 // the transmission's residuals (the emission time), into a running mean.
 // It needs three such receptions (with two, the emission time would take
 // half of each one's delay), and takes none when a residual is more than
-// biasGateNS from the median: the position was stale or one reception
+// delayGateNS from the median: the position was stale or one reception
 // came by a reflection, and clipping such points instead would bias the
 // sensors that usually see the aircraft from one side.
-func (nw *Network) learnBias(rx []Reception, pos Vec) {
+func (nw *Network) learnDelays(rx []Reception, pos Vec) {
 	var res, sorted [MaxReceptions]float64
 	var ids [MaxReceptions]SensorID
 	m := 0
@@ -78,7 +78,7 @@ func (nw *Network) learnBias(rx []Reception, pos Vec) {
 		if m == 0 {
 			t0 = rx[i].T
 		}
-		b, _ := nw.TimingBiasNS(rx[i].Sensor)
+		b, _ := nw.DelayNS(rx[i].Sensor)
 		res[m] = float64(rx[i].T-t0) - dist(pos, s.Pos)/CAir*1e9 - b
 		ids[m] = rx[i].Sensor
 		m++
@@ -90,17 +90,17 @@ func (nw *Network) learnBias(rx []Reception, pos Vec) {
 	med := median(sorted[:m])
 	var emit float64
 	for k := 0; k < m; k++ {
-		if math.Abs(res[k]-med) > biasGateNS {
+		if math.Abs(res[k]-med) > delayGateNS {
 			return
 		}
 		emit += res[k] / float64(m)
 	}
-	if len(nw.bias) < len(nw.Sensors) {
-		nw.bias = append(nw.bias, make([]timingBias, len(nw.Sensors)-len(nw.bias))...)
+	if len(nw.delays) < len(nw.Sensors) {
+		nw.delays = append(nw.delays, make([]sensorDelay, len(nw.Sensors)-len(nw.delays))...)
 	}
 	for k := 0; k < m; k++ {
-		b := &nw.bias[ids[k]]
+		b := &nw.delays[ids[k]]
 		b.n++
-		b.ns += (res[k] - emit) / float64(min(b.n, biasWindow))
+		b.ns += (res[k] - emit) / float64(min(b.n, delayWindow))
 	}
 }

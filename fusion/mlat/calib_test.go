@@ -37,14 +37,14 @@ func TestCalibrationLearnsSensorDelays(t *testing.T) {
 	}
 	var mean, meanTrue float64
 	for i := range delays {
-		b, ok := nw.TimingBiasNS(SensorID(i))
+		b, ok := nw.DelayNS(SensorID(i))
 		if !ok {
 			t.Fatalf("sensor %d: no delay learnt", i)
 		}
 		mean, meanTrue = mean+b/5, meanTrue+delays[i]/5
 	}
 	for i := range delays {
-		b, _ := nw.TimingBiasNS(SensorID(i))
+		b, _ := nw.DelayNS(SensorID(i))
 		if got, want := b-mean, delays[i]-meanTrue; math.Abs(got-want) > 8 {
 			t.Errorf("sensor %d: learnt %.1f ns relative to the others, want %.1f ± 8", i, got, want)
 		}
@@ -67,7 +67,7 @@ func TestCalibrationLearnsSensorDelays(t *testing.T) {
 	}
 	free, _ := squareNetwork(Clock12MHz)
 	free.Learn(exactRx(free, truth, 0), truth)
-	if _, ok := free.TimingBiasNS(0); ok {
+	if _, ok := free.DelayNS(0); ok {
 		t.Error("a free-running sensor learnt a delay")
 	}
 }

@@ -35,9 +35,9 @@ type Network struct {
 	Sync    *Sync
 	// SigmaNS is the timing noise of a sensor that sets none, ns.
 	SigmaNS float64
-	// bias holds the GPS-timed sensors' learned delays (calib.go),
+	// delays holds the GPS-timed sensors' learned delays (calib.go),
 	// indexed like Sensors.
-	bias []timingBias
+	delays []sensorDelay
 	// lightMarginM is the slack, metres, allowed beyond the light-time
 	// between two sensors before their times are called inconsistent.
 	lightMarginM float64
@@ -46,7 +46,7 @@ type Network struct {
 // NewNetwork returns a network over sensors with a fresh Sync.
 func NewNetwork(sensors []Sensor, cfg SyncConfig) *Network {
 	return &Network{Sensors: sensors, Sync: NewSync(cfg), SigmaNS: DefaultSigmaNS, lightMarginM: 3000,
-		bias: make([]timingBias, len(sensors))}
+		delays: make([]sensorDelay, len(sensors))}
 }
 
 // Build fills p.M from rx on one time base: GPS-timed sensors as they are,
@@ -140,15 +140,15 @@ func (nw *Network) toBase(ref SensorID, refClock Clock, rx []Reception, i int, c
 	case c == ClockNone:
 		return 0, 0, false
 	case c == ClockGPS && refClock == ClockGPS:
-		return r.T - nw.biasNS(r.Sensor), 0, true
+		return r.T - nw.appliedDelay(r.Sensor), 0, true
 	case r.Sensor == ref:
-		return r.T - nw.biasNS(r.Sensor), 0, true
+		return r.T - nw.appliedDelay(r.Sensor), 0, true
 	}
 	t, sigma, ok := nw.Sync.Convert(ref, r.Sensor, r.T)
 	if !ok && c == Clock12MHz {
 		t, sigma, ok = nw.viaAnother(ref, rx, i)
 	}
-	return t - nw.biasNS(ref), sigma, ok
+	return t - nw.appliedDelay(ref), sigma, ok
 }
 
 // viaAnother maps reception i's time to ref's clock through another
@@ -197,7 +197,7 @@ func (nw *Network) consistent(p *Problem) error {
 // receptions calibrate their sensors' delays. It returns how many sync
 // points were accepted.
 func (nw *Network) Learn(rx []Reception, pos Vec) int {
-	nw.learnBias(rx, pos)
+	nw.learnDelays(rx, pos)
 	n := 0
 	for i := range rx {
 		a := nw.sensor(rx[i].Sensor)

@@ -74,7 +74,8 @@ func (c VerifyConfig) withDefaults() VerifyConfig {
 // fit starts at the claim, so it finds the position consistent with the
 // times nearest to it rather than a distant mirror solution. p.Start is
 // overwritten. It never returns Contradicted without a converged fix that
-// is both far and significantly better than the claim.
+// is both far and significantly better than the claim, nor when the
+// disagreement rests on one reception that arrived late (lateAlone).
 func (sv *Solver) Verify(p *Problem, claim Vec, cfg VerifyConfig, v *Verification) {
 	cfg = cfg.withDefaults()
 	*v = Verification{}
