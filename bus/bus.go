@@ -39,7 +39,7 @@ type Options struct {
 	MaxMemory int64
 	MaxStore  int64
 	// SyncInterval is how often the embedded JetStream fsyncs its files;
-	// SyncAlways fsyncs every write. See docs/ARCHITECTURE.md (durability).
+	// SyncAlways fsyncs every write. See docs/design/bus.md, "Durability".
 	SyncInterval time.Duration
 	SyncAlways   bool
 	// ServerName names the embedded server (defaults to "cuasd").

@@ -444,6 +444,11 @@ type SensorMLAT struct {
 	// GPS-timed receiver needs none with another GPS-timed one.
 	SyncPairs int `json:"sync_pairs"`
 	SyncGood  int `json:"sync_good"`
+	// DelayNS is a GPS-timed receiver's timestamp delay relative to the
+	// network's other GPS-timed receivers (cable, filters, detection),
+	// learnt from ADS-B positions and subtracted from its times; absent
+	// until established.
+	DelayNS *float64 `json:"delay_ns,omitempty"`
 }
 
 // SensorPosition is where a sensor is.

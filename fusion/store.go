@@ -344,6 +344,14 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 		return false
 	}
 	t.hasPos, t.lat, t.lon, t.posMethod = true, lat, lon, method
+	if at.Clock != 0 {
+		if t.cpr == nil {
+			t.cpr = &cprState{} // once per track with a sensor clock
+		}
+		t.cpr.posT = at
+	} else if t.cpr != nil {
+		t.cpr.posT = sensorclock.Time{}
+	}
 	p := Point{T: recv, Lat: lat, Lon: lon}
 	if t.hasAlt {
 		p.Alt, p.HasAlt = float32(t.alt), true
@@ -364,8 +372,8 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 	}
 	last := t.lastPoint()
 	dt := float64(at.UnixNano-last.T) / 1e9
-	if c := t.cpr; c != nil && c.hasFix && c.fixT.UnixNano == last.T {
-		dt = float64(sensorclock.Since(c.fixT, at)) / 1e9
+	if c := t.cpr; c != nil && c.posT.UnixNano == last.T && c.posT.Clock != 0 {
+		dt = float64(sensorclock.Since(c.posT, at)) / 1e9
 	}
 	d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})
 	// Allow 1 km of slack for the position quantisation of the protocols

@@ -86,10 +86,15 @@ type cprState struct {
 	// both frames came from the same clock.
 	evenT, oddT     sensorclock.Time
 	hasEven, hasOdd bool
-	fixT            sensorclock.Time // time of the last accepted position
+	fixT            sensorclock.Time // time of the last accepted CPR position (the local reference)
 	fixLat, fixLon  float64
 	hasFix          bool
 	rejected        uint32 // implausible positions rejected
+	// posT is the time of the last accepted position of any method (CPR,
+	// or decoded before fusion: Remote ID, MAVLink, SBS input), by which
+	// the next one's jump is judged on the sensor's clock. It lives here,
+	// not in track, which would outgrow its allocation size class.
+	posT sensorclock.Time
 }
 
 // track is the store's mutable record of one object. It is only touched

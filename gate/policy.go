@@ -88,7 +88,7 @@ func DefaultPolicy() Policy {
 		CrossProtocolToleranceM: 100,
 		ClockDriftToleranceS:    2,
 		// Chosen from the false-alarm scenarios (sim.FalseAlarmSet; the
-		// figures and the reasoning are in ARCHITECTURE.md, "Hysteresis").
+		// figures and the reasoning are in docs/design/gate.md, "Hysteresis").
 		AlertFallMargin:     0.05,
 		InterceptFallMargin: 0.05,
 		MinHoldS:            30,

@@ -46,7 +46,9 @@ func honesty(signingMode string) Honesty {
 			"Where three or more configured receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +
 			"locates the transmitter from the times of arrival and checks an ADS-B position claim against them: a contradicted claim " +
 			"shows the signal did not come from where the transmitter says, a verified one where it came from, never who sent it; " +
-			"the receivers' positions and clocks are configuration that cuasd trusts.",
+			"a disagreement resting on one reception that arrived late (a reflection) gives no verdict; " +
+			"the receivers' positions and clocks are configuration that cuasd trusts, and a GPS-timed receiver's fixed timestamp delay " +
+			"is learnt from the ADS-B positions it hears.",
 		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
 			"it is never silently accepted as valid.",
 		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +

@@ -16,13 +16,18 @@ import (
 	"github.com/cuasd/cuasd/ingest/sensors"
 )
 
-// modesRegistry is a sensor registry with a Mode S receiver taking part
-// in multilateration, as cuasd serve decorates it.
-type modesRegistry struct{ s sensors.Sensor }
+// modesRegistry is a sensor registry with Mode S receivers taking part
+// in multilateration, as cuasd serve decorates them.
+type modesRegistry []sensors.Sensor
 
-func (m modesRegistry) List() []sensors.Sensor { return []sensors.Sensor{m.s} }
+func (m modesRegistry) List() []sensors.Sensor { return m }
 func (m modesRegistry) Get(id string) (sensors.Sensor, bool) {
-	return m.s, id == m.s.ID
+	for _, s := range m {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return sensors.Sensor{}, false
 }
 
 // TestMLATAnswersMatchOpenAPI (issue 31): a multilaterated Mode S-only
@@ -40,9 +45,13 @@ func TestMLATAnswersMatchOpenAPI(t *testing.T) {
 	snap := &zones.Snapshot{Geofences: []gate.Geofence{zone}, Allow: gate.NewAllowIndex(gate.AllowList{})}
 	b := board.New(board.Config{Store: s, Zones: func() *zones.Snapshot { return snap }}, nil)
 	b.Sweep(context.Background())
+	delay := -12.5
 	reg := modesRegistry{events.Sensor{ID: "beast-in-192-0-2-11", Kind: "modes", ExpectSeconds: 60, Clock: "12mhz",
 		Position: &events.SensorPosition{Lat: 47.3, Lon: 8.5, AltM: 455, Source: "configured"},
-		MLAT:     &events.SensorMLAT{Receptions: 1234, SyncPairs: 3, SyncGood: 2}}}
+		MLAT:     &events.SensorMLAT{Receptions: 1234, SyncPairs: 3, SyncGood: 2}},
+		events.Sensor{ID: "beast-in-192-0-2-12", Kind: "modes", ExpectSeconds: 60, Clock: "gps",
+			Position: &events.SensorPosition{Lat: 47.4, Lon: 8.6, AltM: 430, Source: "configured"},
+			MLAT:     &events.SensorMLAT{Receptions: 99, DelayNS: &delay}}}
 	h := newTestServer(t, Deps{Threats: b, Tracks: s, Sensors: reg})
 
 	var tr events.Track
@@ -61,8 +70,10 @@ func TestMLATAnswersMatchOpenAPI(t *testing.T) {
 		t.Errorf("threat board lacks the contradiction: %s", body)
 	}
 	rec = do(t, h, http.MethodGet, testBase+"/v1/sensors", nil)
-	if !strings.Contains(rec.Body.String(), `"mlat":{"receptions":1234,"sync_pairs":3,"sync_good":2}`) {
+	if !strings.Contains(rec.Body.String(), `"mlat":{"receptions":1234,"sync_pairs":3,"sync_good":2}`) ||
+		!strings.Contains(rec.Body.String(), `"mlat":{"receptions":99,"sync_pairs":0,"sync_good":0,"delay_ns":-12.5}`) {
 		t.Errorf("sensors: %s", rec.Body)
 	}
 	do(t, h, http.MethodGet, testBase+"/v1/sensors/beast-in-192-0-2-11", nil)
+	do(t, h, http.MethodGet, testBase+"/v1/sensors/beast-in-192-0-2-12", nil)
 }

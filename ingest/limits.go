@@ -1,11 +1,12 @@
 package ingest
 
 import (
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/cuasd/cuasd/internal/ratelimit"
 )
 
 // SensorLimits bound what one sensor may send through the single-frame
@@ -14,13 +15,9 @@ import (
 // refused ("-ERR rate_limited: …") and counted in
 // cuasd_frames_dropped_total{adapter="intake",reason="rate_limited"}, so
 // one sensor's flood neither grows cuasd's memory nor takes every other
-// sensor's share of CUAS_RAW.
-type SensorLimits struct {
-	// FramesPerSecond is the sustained frame rate of one sensor.
-	FramesPerSecond float64
-	// BytesPerSecond is the sustained frame bytes of one sensor.
-	BytesPerSecond float64
-}
+// sensor's share of CUAS_RAW. The decoders apply the same limits to what
+// sensors publish straight to cuas.raw (decode/worker).
+type SensorLimits = ratelimit.Limits
 
 // DefaultSensorLimits are far above what a receiver sends — a busy
 // 1090 MHz receiver sends about 5,000 frames (80 KB) a second — and above
@@ -30,21 +27,15 @@ func DefaultSensorLimits() SensorLimits {
 	return SensorLimits{FramesPerSecond: 1_000_000, BytesPerSecond: 32 << 20}
 }
 
-// sensorBuckets are the token buckets of the sensors heard recently.
+// sensorBuckets are the token buckets of the sensors heard recently,
+// shared by the intake's handlers.
 type sensorBuckets struct {
-	lim   SensorLimits
-	mu    sync.Mutex
-	m     map[string]*bucket
-	swept time.Time
-}
-
-type bucket struct {
-	frames, bytes float64
-	last          time.Time
+	mu  sync.Mutex
+	set *ratelimit.Set
 }
 
 func newSensorBuckets(l SensorLimits) *sensorBuckets {
-	return &sensorBuckets{lim: l, m: map[string]*bucket{}}
+	return &sensorBuckets{set: ratelimit.NewSet(l)}
 }
 
 // take spends one frame of n bytes from key's bucket at now; it returns
@@ -52,41 +43,8 @@ func newSensorBuckets(l SensorLimits) *sensorBuckets {
 func (s *sensorBuckets) take(key string, n int, now time.Time) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sweep(now)
-	b := s.m[key]
-	if b == nil {
-		b = &bucket{frames: s.lim.FramesPerSecond, bytes: s.lim.BytesPerSecond, last: now}
-		s.m[key] = b
-	}
-	if dt := now.Sub(b.last).Seconds(); dt > 0 {
-		b.frames = min(s.lim.FramesPerSecond, b.frames+dt*s.lim.FramesPerSecond)
-		b.bytes = min(s.lim.BytesPerSecond, b.bytes+dt*s.lim.BytesPerSecond)
-		b.last = now
-	}
-	switch {
-	case s.lim.FramesPerSecond > 0 && b.frames < 1:
-		return "is over " + strconv.FormatFloat(s.lim.FramesPerSecond, 'f', -1, 64) + " frames a second"
-	case s.lim.BytesPerSecond > 0 && b.bytes < float64(n):
-		return "is over " + strconv.FormatFloat(s.lim.BytesPerSecond, 'f', -1, 64) + " bytes a second"
-	}
-	b.frames--
-	b.bytes -= float64(n)
-	return ""
-}
-
-// sweep forgets, at most once a second, the sensors whose buckets have
-// refilled: they are as good as new, and the map stays as small as the
-// set of sensors sending now, however many names a client invents.
-func (s *sensorBuckets) sweep(now time.Time) {
-	if now.Sub(s.swept) < time.Second {
-		return
-	}
-	s.swept = now
-	for k, b := range s.m {
-		if now.Sub(b.last) >= time.Second {
-			delete(s.m, k)
-		}
-	}
+	ns := now.UnixNano()
+	return s.set.Bucket(key, ns).Take(s.set.Limits(), n, ns)
 }
 
 // slowDropped counts the messages the NATS client dropped for the

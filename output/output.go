@@ -53,8 +53,8 @@ func Conn(nc *nats.Conn) Events { return natsEvents{nc} }
 // history recorder: every position of every track) uses it when present
 // and falls back to cuas.track.> otherwise, so that it still runs in
 // another process. Decoding every track event again from JSON cost that
-// output more than everything else it did together (docs/ARCHITECTURE.md,
-// History).
+// output more than everything else it did together (docs/OUTPUTS.md,
+// "Decision: the typed feed").
 type TrackFeed interface {
 	// FeedTracks calls fn for every track event the gate builds, on the
 	// gate's goroutine, until the returned function is called: for every
@@ -85,7 +85,7 @@ type Fix struct {
 // output that wants every position fix (the history recorder): fusion's
 // accepted fixes, in process, as they are accepted. Outputs that show a
 // track's state (CoT, MQTT, readsb's aircraft.json) take track events
-// instead (docs/ARCHITECTURE.md, "Fixes and track events").
+// instead (docs/OUTPUTS.md, "Fixes and track events").
 type FixFeed interface {
 	// FeedFixes calls fn with every accepted fix until stop is called; fn
 	// runs on fusion's goroutine under its lock: it must return at once

@@ -130,13 +130,18 @@ type config struct {
 	// per-sensor limits (issue 32; ingest.SensorLimits).
 	IntakeSensorRate  float64  `yaml:"intake-sensor-rate"`
 	IntakeSensorBytes byteSize `yaml:"intake-sensor-bytes"`
-	InsecureOpen      bool     `yaml:"insecure-open"`
-	MetricsToken      string   `yaml:"metrics-token"`
-	TLSCert           string   `yaml:"tls-cert"`
-	TLSKey            string   `yaml:"tls-key"`
-	NATSUsers         string   `yaml:"nats-users"`
-	NATSTLSCert       string   `yaml:"nats-tls-cert"`
-	NATSTLSKey        string   `yaml:"nats-tls-key"`
+	// RawSensorRate and RawSensorBytes are the decoders' per-sensor limits
+	// on cuas.raw, spent in the storage time (worker.Worker.WithLimits);
+	// off by default, because a fast replay is a burst in the storage time.
+	RawSensorRate  float64  `yaml:"raw-sensor-rate"`
+	RawSensorBytes byteSize `yaml:"raw-sensor-bytes"`
+	InsecureOpen   bool     `yaml:"insecure-open"`
+	MetricsToken   string   `yaml:"metrics-token"`
+	TLSCert        string   `yaml:"tls-cert"`
+	TLSKey         string   `yaml:"tls-key"`
+	NATSUsers      string   `yaml:"nats-users"`
+	NATSTLSCert    string   `yaml:"nats-tls-cert"`
+	NATSTLSKey     string   `yaml:"nats-tls-key"`
 
 	// Track history (issue 20, package output/history).
 	History         bool     `yaml:"history"`
@@ -247,8 +252,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.gatePolicyFlag(fs) // issue 33
 	fs.StringVar(&c.AuthTokens, "auth-tokens", c.AuthTokens, "YAML `FILE` of bearer tokens {name, role, sha256}; 'cuasd token new' prints an entry")
 	fs.IntVar(&c.HTTPMaxConns, "http-max-conns", c.HTTPMaxConns, "at most `N` HTTP connections at once (more wait to be accepted); idle ones close after 2 minutes, silent ones after 5 s")
-	fs.Float64Var(&c.IntakeSensorRate, "intake-sensor-rate", c.IntakeSensorRate, "at most `FRAMES` a second from one sensor through the single-frame intake (cuas.in.>); 0 = unlimited")
-	fs.Var(&c.IntakeSensorBytes, "intake-sensor-bytes", "at most `SIZE` of frames a second from one sensor through the single-frame intake; 0 = unlimited")
+	c.sensorLimitFlags(fs) // issue 32
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "`RATE` in requests per second per client (token or address), burst of the same; 0 = unlimited")
 	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow an open API or NATS listener on a non-loopback address (logged loudly)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", c.MetricsToken, "bearer `TOKEN` required by /metrics (default: open for probes)")
@@ -267,6 +271,15 @@ func (c *config) flags(fs *flag.FlagSet) {
 	c.cotFlags(fs)    // issue 18
 	c.readsbFlags(fs) // issue 21
 	c.sensorFlags(fs) // issue 25
+}
+
+// sensorLimitFlags binds the per-sensor rate and byte limits of the
+// intake and the decoders (issue 32).
+func (c *config) sensorLimitFlags(fs *flag.FlagSet) {
+	fs.Float64Var(&c.IntakeSensorRate, "intake-sensor-rate", c.IntakeSensorRate, "at most `FRAMES` a second from one sensor through the single-frame intake (cuas.in.>); 0 = unlimited")
+	fs.Var(&c.IntakeSensorBytes, "intake-sensor-bytes", "at most `SIZE` of frames a second from one sensor through the single-frame intake; 0 = unlimited")
+	fs.Float64Var(&c.RawSensorRate, "raw-sensor-rate", c.RawSensorRate, "decode at most `FRAMES` a second (in JetStream's storage time) of what one sensor publishes to cuas.raw.>, skipping and counting the rest; for sensors you give raw publish rights but do not trust; it also limits a fast replay of that sensor; 0 = unlimited (default)")
+	fs.Var(&c.RawSensorBytes, "raw-sensor-bytes", "decode at most `SIZE` of frames a second of one sensor's cuas.raw.> messages, as --raw-sensor-rate; 0 = unlimited (default)")
 }
 
 // sensorFlags binds the field sensor inputs' flags (issue 25; the
@@ -449,6 +462,9 @@ func (c *config) validateHTTP(errs []error) []error {
 	}
 	if c.IntakeSensorRate < 0 || c.IntakeSensorRate != c.IntakeSensorRate {
 		errs = append(errs, errors.New("--intake-sensor-rate must not be negative (0 = unlimited)"))
+	}
+	if c.RawSensorRate < 0 || c.RawSensorRate != c.RawSensorRate {
+		errs = append(errs, errors.New("--raw-sensor-rate must not be negative (0 = unlimited)"))
 	}
 	if c.HTTPMaxConns < 1 {
 		errs = append(errs, errors.New("--http-max-conns must be at least 1"))

@@ -240,6 +240,7 @@ func isServeExample(cmd string) bool {
 // data directory (CUAS_* environment, which the line's own flags
 // override) and passes when it reports "cuasd serving".
 func runServeExample(t *testing.T, work string, env []string, cmd string) {
+	cmd = freeListenPorts(cmd)
 	c := exec.Command("bash", "-c", cmd)
 	c.Dir = work
 	c.Env = append(env, "CUAS_HTTP_ADDR=127.0.0.1:0", "CUAS_NATS_LISTEN=off", "CUAS_DATA_DIR="+t.TempDir())
@@ -273,6 +274,15 @@ func runServeExample(t *testing.T, work string, env []string, cmd string) {
 	}
 }
 
+// listenFlag matches the address of a flag that binds a listener, up to
+// its port: a documented port (30004, 14550, …) may be taken on the
+// machine running the tests, or by the serve line run just before.
+var listenFlag = regexp.MustCompile(`(--(?:nats-listen|beast-listen|avr-listen|mavlink-udp|mavlink-tcp|json-udp|sbs-listen|beast-out-listen|http-addr)[= ]['"]?(?:\[[^\]]*\]|[^\s'":/?]*)):(\d+)`)
+
+// freeListenPorts gives every listener of a serve line port 0 (a free
+// port), keeping its host and options.
+func freeListenPorts(cmd string) string { return listenFlag.ReplaceAllString(cmd, "${1}:0") }
+
 // runBounded runs c with its output collected, killing its process group
 // after d.
 func runBounded(c *exec.Cmd, d time.Duration) ([]byte, error) {
@@ -301,4 +311,16 @@ func clipOut(b []byte) string {
 		b = append(b[:2000:2000], "…"...)
 	}
 	return string(b)
+}
+
+func TestFreeListenPorts(t *testing.T) {
+	for in, want := range map[string]string{
+		"bin/cuasd serve --beast-listen '0.0.0.0:30004?clock=gps' --sbs-listen 127.0.0.1:30003":          "bin/cuasd serve --beast-listen '0.0.0.0:0?clock=gps' --sbs-listen 127.0.0.1:0",
+		"cuasd serve --mavlink-udp=127.0.0.1:14550 --json-udp [::]:6000 --cot-udp 239.2.3.1:6969":        "cuasd serve --mavlink-udp=127.0.0.1:0 --json-udp [::]:0 --cot-udp 239.2.3.1:6969",
+		"cuasd serve --beast-listen :30004 --beast-connect radar:30005 --mqtt-url mqtt://localhost:1883": "cuasd serve --beast-listen :0 --beast-connect radar:30005 --mqtt-url mqtt://localhost:1883",
+	} {
+		if got := freeListenPorts(in); got != want {
+			t.Errorf("freeListenPorts(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
 }

@@ -76,3 +76,52 @@ func TestIntakeSensorLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRawSensorLimitFlags: --raw-sensor-rate bounds what the decoders
+// take of one sensor publishing straight to cuas.raw (issue 32): of 100
+// frames stored in one message, one second's worth (10) is decoded and 90
+// are counted in cuasd_frames_rate_limited_total; another sensor's frame
+// in the same instant is decoded.
+func TestRawSensorLimitFlags(t *testing.T) {
+	base, nc, frame := startIntakeClient(t, "--raw-sensor-rate", "10")
+	publish := func(sensor string, n int) {
+		t.Helper()
+		var body []byte
+		for range n {
+			body = bus.AppendLP(body, frame)
+		}
+		m := nats.NewMsg(bus.RawSubject("adsb", sensor))
+		m.Data = body
+		m.Header.Set(bus.HeaderFraming, bus.FramingLP)
+		reply, err := nc.RequestMsg(m, 5*time.Second)
+		if err != nil || !bytes.Contains(reply.Data, []byte(`"seq"`)) {
+			t.Fatalf("publish to CUAS_RAW: %v %q", err, msgText(reply))
+		}
+	}
+	publish("flood", 100)
+	publish("calm", 1)
+	root := strings.TrimSuffix(base, "/api/cuas")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, metrics := get(t, root+"/metrics")
+		_, track := get(t, base+"/v1/tracks/adsb:406B90")
+		if bytes.Contains(metrics, []byte(`cuasd_frames_rate_limited_total{protocol="adsb"} 90`+"\n")) && bytes.Contains(track, []byte(`"calm"`)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want 90 frames rate limited and the calm sensor on the track:\n%s\n%s", grepLines(metrics, "rate_limited"), track)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// grepLines returns the lines of b that contain s.
+func grepLines(b []byte, s string) string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

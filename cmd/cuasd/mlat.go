@@ -193,6 +193,10 @@ func (m mlatSensors) Get(id string) (sensors.Sensor, bool) {
 func decorate(s *events.Sensor, st mlatstage.SensorState) {
 	s.Clock = st.Clock
 	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs}
+	if st.HasDelay {
+		d := st.DelayNS
+		s.MLAT.DelayNS = &d
+	}
 	s.Messages = st.Receptions
 	if !st.LastHeard.IsZero() {
 		s.LastHeard = st.LastHeard

@@ -27,6 +27,7 @@ import (
 	"github.com/cuasd/cuasd/ingest/sensors"
 	"github.com/cuasd/cuasd/internal/dirlock"
 	"github.com/cuasd/cuasd/internal/diskspace"
+	"github.com/cuasd/cuasd/internal/ratelimit"
 	"github.com/cuasd/cuasd/ledger"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -246,32 +247,24 @@ func upThen(fn func(context.Context) error) func(context.Context, lifecycle.Repo
 	}
 }
 
+// rawLimits are the decoders' per-sensor rate and byte limits on
+// cuas.raw (issue 32; none by default).
+func (s *service) rawLimits() ratelimit.Limits {
+	return ratelimit.Limits{FramesPerSecond: s.cfg.RawSensorRate, BytesPerSecond: float64(s.cfg.RawSensorBytes)}
+}
+
 // fusionStages are the feed that decodes every raw frame in place into
 // the track store, track expiry, partition ownership and, with
 // --publish-observations, the shared decoder workers that publish
 // observations for other consumers.
 func (s *service) fusionStages() []lifecycle.Component {
-	start := lifecycle.Component{Name: "fusion", Start: func(ctx context.Context) error {
-		s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
-		s.reg.MustRegister(s.store.Collector())
-		kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
-		if err != nil {
-			return fmt.Errorf("fusion owners: %w", err)
-		}
-		owners, err := fusion.OpenOwners(ctx, kv, s.cfg.instance(), 0, s.log)
-		if err != nil {
-			return fmt.Errorf("fusion owners: %w", err)
-		}
-		s.owners = owners
-		s.mlat = s.mlatStage() // issue 31
-		return nil
-	}}
+	start := lifecycle.Component{Name: "fusion", Start: s.startFusion}
 	metrics := worker.NewMetrics(s.reg)
 	out := []lifecycle.Component{start}
 	if s.cfg.PublishObs {
 		for _, dec := range frameDecoders(s.cfg) {
 			out = append(out, s.stage("decoder "+string(dec.Protocol()), upThen(func(ctx context.Context) error {
-				return worker.NewWorker(s.bus.JetStream(), dec, metrics, s.log).Run(ctx)
+				return worker.NewWorker(s.bus.JetStream(), dec, metrics, s.log).WithLimits(s.rawLimits()).Run(ctx)
 			})))
 		}
 	}
@@ -282,6 +275,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 				fc := worker.FeedConfig{
 					Decoders: frameDecoders(s.cfg), Apply: s.store.ApplyBatch,
 					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
+					Limits: s.rawLimits(),
 				}
 				if s.mlat != nil {
 					fc.Timed = offerTimed(s.mlat)
@@ -304,6 +298,31 @@ func (s *service) fusionStages() []lifecycle.Component {
 		})),
 	)
 	return out
+}
+
+// startFusion makes the track store, attaches the history to it, and
+// opens partition ownership and the multilateration stage.
+func (s *service) startFusion(ctx context.Context) error {
+	s.store = fusion.NewStore(fusion.Config{TTL: time.Duration(s.cfg.TrackTTL)})
+	s.reg.MustRegister(s.store.Collector())
+	if h := s.historyRecorder(); h != nil {
+		// Before any frame is decoded: every accepted fix reaches the
+		// history, also those fused before the outputs run (issue 30).
+		if _, err := h.AttachFixes(output.StoreFixes(s.store)); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
+	kv, err := s.bus.JetStream().KeyValue(ctx, fusion.OwnersBucketConfig(0, s.cfg.Replicas))
+	if err != nil {
+		return fmt.Errorf("fusion owners: %w", err)
+	}
+	owners, err := fusion.OpenOwners(ctx, kv, s.cfg.instance(), 0, s.log)
+	if err != nil {
+		return fmt.Errorf("fusion owners: %w", err)
+	}
+	s.owners = owners
+	s.mlat = s.mlatStage() // issue 31
+	return nil
 }
 
 // frameDecoders are the protocols the decoder stage decodes.

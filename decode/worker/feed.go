@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/internal/ratelimit"
 )
 
 // Feed is the decoder stage of an instance that fuses: it reads every raw
@@ -70,6 +71,10 @@ type FeedConfig struct {
 	// clock), before decoding: what multilateration groups (issue 31).
 	// frame is only valid during the call; Timed must not block.
 	Timed func(meta Meta, ts uint64, frame []byte)
+	// Limits are the per-sensor rate and byte limits, spent at each
+	// message's storage time as a Worker spends them (Worker.WithLimits),
+	// so the feed and CUAS_OBS refuse the same frames; zero: none.
+	Limits ratelimit.Limits
 }
 
 // NewFeed returns a feed; its own metrics (observations applied, frame to
@@ -84,7 +89,11 @@ func NewFeed(js RawReader, cfg FeedConfig, reg prometheus.Registerer) *Feed {
 	f := &Feed{js: js, decs: map[string]*msgDecoder{}, apply: cfg.Apply, replay: cfg.Replay, log: cfg.Log, m: cfg.Metrics,
 		dead: make(chan bus.PubAckFuture, 4096)}
 	for _, d := range cfg.Decoders {
-		f.decs[string(d.Protocol())] = &msgDecoder{dec: d, timed: cfg.Timed}
+		md := &msgDecoder{dec: d, timed: cfg.Timed}
+		if !cfg.Limits.Unlimited() {
+			md.limits = ratelimit.NewSet(cfg.Limits)
+		}
+		f.decs[string(d.Protocol())] = md
 		cfg.Metrics.declare(string(d.Protocol()), d)
 	}
 	f.fm = newFeedMetrics()

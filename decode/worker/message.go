@@ -9,7 +9,9 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/internal/ratelimit"
 )
 
 // msgDecoder decodes the frames of one raw message with one protocol's
@@ -32,6 +34,11 @@ type msgDecoder struct {
 	nsTimes bool
 	// timed receives the frames with a Beast timestamp (FeedConfig.Timed).
 	timed func(meta Meta, ts uint64, frame []byte)
+	// limits, when not nil, are the per-sensor rate and byte limits,
+	// spent at the message's storage time (issue 32).
+	limits *ratelimit.Set
+	// sbs is scratch for reading an SBS line's time.
+	sbs adsb.SBSMessage
 	// obs and dead are the results of the last decodeMessage, valid until
 	// the next call.
 	obs  []decode.Observation
@@ -65,13 +72,21 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	} else {
 		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
+		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
+			if bucket != nil && bucket.Take(d.limits.Limits(), len(frame), meta.StoredUnixNano) != "" {
+				limited++
+				return nil
+			}
 			if d.decodeFrame(k, ts, frame, meta) {
 				decoded++
 			}
 			return nil
 		})
 		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
+		if limited > 0 {
+			m.rateLimited.WithLabelValues(string(proto)).Add(float64(limited))
+		}
 	}
 	if err != nil {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: "framing", detail: err.Error()})
@@ -87,6 +102,17 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	if meta.RecvUnixNano > 0 {
 		m.lastFrame.WithLabelValues(p).Set(float64(meta.RecvUnixNano) / 1e9)
 	}
+}
+
+// bucket is the token bucket of meta's sensor, or nil when there are no
+// limits or no storage time to spend them at. Tokens are spent at the
+// storage time, not the decoding time: a decoder catching up a backlog, a
+// replay and a live run refuse the same frames.
+func (d *msgDecoder) bucket(meta Meta) *ratelimit.Bucket {
+	if d.limits == nil || meta.StoredUnixNano == 0 {
+		return nil
+	}
+	return d.limits.Bucket(meta.Sensor, meta.StoredUnixNano)
 }
 
 // MaxRecvAhead is how far a receiver's stated receive time may be ahead
@@ -194,6 +220,11 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	if key == 0 {
 		key = uint64(meta.SensorNs)
 	}
+	var sbsNs int64
+	if key == 0 && !d.nsTimes && isSBS(frame) {
+		sbsNs = d.sbsGenerated(frame)
+		key = uint64(sbsNs)
+	}
 	if d.cur.Duplicate(key, frame) {
 		return false
 	}
@@ -201,6 +232,9 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		d.timed(meta, ts, frame)
 	}
 	at := d.frameTime(ts, meta)
+	if sbsNs > 0 {
+		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
+	}
 	n := len(d.obs)
 	var err error
 	d.obs, err = d.dec.Decode(frame, meta, d.obs)
@@ -212,6 +246,19 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	d.stampTimes(d.obs[n:], ts, at, meta)
 	Stamp(d.obs[n:], d.dec.Protocol(), meta)
 	return true
+}
+
+// sbsGenerated is an SBS line's own time (issue 30): its "generated" date
+// and time (fields 7–8) read as Unix nanoseconds, 0 when it has none. The
+// format names no zone (dump1090 and readsb write local time), so the
+// time is modelled as the sensor's receiver clock: the model's anchor
+// absorbs any constant offset, and the differences between lines — what
+// fusion judges — stay the producer's.
+func (d *msgDecoder) sbsGenerated(line []byte) int64 {
+	if adsb.ParseSBS(line, &d.sbs) != nil || !d.sbs.HasGenerated {
+		return 0
+	}
+	return max(d.sbs.Generated.UnixNano(), 0)
 }
 
 // stampTimes gives a frame's observations their time (issue 30): the

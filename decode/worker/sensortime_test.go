@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -223,5 +224,59 @@ func TestRemoteIDTimestampIsTheFixTime(t *testing.T) {
 	o := d.obs[len(d.obs)-1]
 	if want := hour.Add(-500 * time.Millisecond).UnixNano(); o.TimeUnixNano != want || o.TimeSource.String() != "gps" {
 		t.Fatalf("time %v (%v), want 18:59:59.5", time.Unix(0, o.TimeUnixNano).UTC(), o.TimeSource)
+	}
+}
+
+// TestSBSBurstJudgedByItsOwnTimes: the same minute of flight as SBS
+// MSG,3 lines (an --sbs-connect feed from readsb or another cuasd),
+// stamped with their generated time in a zone two hours east of UTC (the
+// format names none), arriving within 30 ms: judged by the lines' own
+// times every position is kept, the last is the last line's and the
+// track's time source is the receiver; without the times (fields 7–8
+// empty) the positions after the 1.5 km gap are refused.
+func TestSBSBurstJudgedByItsOwnTimes(t *testing.T) {
+	arr := time.Now().UnixNano()
+	frames := flight(120, 0, 50, 62)
+	zone := time.FixedZone("UTC+2", 2*3600)
+	line := func(f flightFrame, timed bool) []byte {
+		date, clock := "", ""
+		if timed {
+			at := time.Unix(0, arr-int64(time.Minute)+int64(f.ts)*1000/12).In(zone)
+			date, clock = at.Format("2006/01/02"), at.Format("15:04:05.000")
+		}
+		return []byte(fmt.Sprintf("MSG,3,1,1,%06X,1,%s,%s,%s,%s,,35000,,,%.5f,%.5f,,,0,0,0,0", testICAO, date, clock, date, clock, f.lat, f.lon))
+	}
+	run := func(timed bool) fusion.Track {
+		st := fusion.NewStore(fusion.Config{TTL: time.Hour})
+		d := &msgDecoder{dec: &ADSB{}}
+		for i := 0; i < len(frames); i += 40 {
+			var body []byte
+			for _, f := range frames[i:min(i+40, len(frames))] {
+				body = bus.AppendLP(body, line(f, timed))
+			}
+			d.decodeMessage(bus.FramingLP, body, Meta{Sensor: "sbs1", RecvUnixNano: arr + int64(i/40)*int64(10*time.Millisecond)}, NewMetrics(nil))
+			if len(d.dead) > 0 {
+				t.Fatalf("dead letters: %+v", d.dead[0])
+			}
+			st.ApplyBatch(d.obs)
+		}
+		return aircraft(t, st)
+	}
+	tr := run(true)
+	last := frames[len(frames)-1]
+	if tr.RejectedPositions != 0 || int(tr.Positions) != len(frames) {
+		t.Errorf("%d of %d positions kept, %d rejected: %v", tr.Positions, len(frames), tr.RejectedPositions, tr.Warnings)
+	}
+	if math.Abs(tr.Lat-last.lat) > 1e-4 {
+		t.Errorf("last position %.5f, the last line's %.5f", tr.Lat, last.lat)
+	}
+	if tr.TimeSource != "receiver" {
+		t.Errorf("time_source %q, want receiver", tr.TimeSource)
+	}
+	if tr.LastSeen.UnixNano() > arr+30*int64(time.Millisecond) {
+		t.Errorf("last seen %v after the last arrival", time.Duration(tr.LastSeen.UnixNano()-arr))
+	}
+	if tr := run(false); tr.RejectedPositions == 0 {
+		t.Error("judged by arrival time the burst lost nothing: the test does not test the lines' times")
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
 	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/internal/ratelimit"
 )
 
 // Meta is what the receiver said about a frame.
@@ -90,6 +91,8 @@ type Metrics struct {
 	// reset or jumping.
 	duplicates  *prometheus.CounterVec
 	clockResets *prometheus.CounterVec
+	// rateLimited counts the frames over their sensor's limits (issue 32).
+	rateLimited *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics on reg (nil: unregistered).
@@ -124,9 +127,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		clockResets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_sensor_clock_resets_total", Help: "Sensor clocks found reset or jumping (a receiver restart), re-anchored to the arrival time, by protocol.",
 		}, []string{"protocol"}),
+		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_rate_limited_total", Help: "Raw frames not decoded because their sensor sent more than its frame or byte rate (--raw-sensor-rate, --raw-sensor-bytes, in the storage time), by protocol.",
+		}, []string{"protocol"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets)
+		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.rateLimited)
 	}
 	return m
 }
@@ -161,6 +167,16 @@ func NewWorker(js Durable, dec FrameDecoder, m *Metrics, log *slog.Logger) *Work
 	return w
 }
 
+// WithLimits makes the worker decode at most l of each sensor's frames a
+// second, in the stream's storage time (issue 32); the others are counted
+// in cuasd_frames_rate_limited_total. It returns w.
+func (w *Worker) WithLimits(l ratelimit.Limits) *Worker {
+	if !l.Unlimited() {
+		w.dec.limits = ratelimit.NewSet(l)
+	}
+	return w
+}
+
 // declare creates the counters of protocol at 0, so that increase()-based
 // alerts see the first frame and the first reject.
 func (m *Metrics) declare(protocol string, dec FrameDecoder) {
@@ -168,6 +184,7 @@ func (m *Metrics) declare(protocol string, dec FrameDecoder) {
 	m.obs.WithLabelValues(protocol)
 	m.duplicates.WithLabelValues(protocol)
 	m.clockResets.WithLabelValues(protocol)
+	m.rateLimited.WithLabelValues(protocol)
 	reasons := workerReasons
 	if rl, ok := dec.(ReasonLister); ok {
 		reasons = append(reasons[:len(reasons):len(reasons)], rl.Reasons()...)

@@ -20,8 +20,7 @@ func refNetwork(sens map[int]refSensor, clock Clock, cfg SyncConfig) *Network {
 	return NewNetwork(table, cfg)
 }
 
-// rowProblem is a row's Mode S-only problem: receptions plus the
-// barometric altitude as a pseudo-measurement.
+// rowReceptions is a row's receptions, each time through clock.
 func rowReceptions(r *refRow, clock func(sensor int, ns int64) int64) []Reception {
 	rx := make([]Reception, len(r.sensors))
 	for i, s := range r.sensors {
@@ -37,53 +36,119 @@ const baroSigma = 150
 
 func gpsClock(_ int, ns int64) int64 { return ns }
 
+// calibrated is a GPS-clocked network over the reference sensors that
+// has learnt from every row of the sets other than set, as ADS-B
+// positions (the sensors' delays, calib.go): a network that has run for
+// the other hours. Nothing of set itself is learnt.
+func calibrated(t *testing.T, sens map[int]refSensor, set string) *Network {
+	nw := refNetwork(sens, ClockGPS, SyncConfig{})
+	for _, other := range refSets {
+		if other == set {
+			continue
+		}
+		rows := loadSet(t, other)
+		for i := range rows {
+			nw.Learn(rowReceptions(&rows[i], gpsClock), rows[i].truth())
+		}
+	}
+	return nw
+}
+
+// setLatency is one reference set's rows' tracks and own latencies
+// (referenceLatency; NaN where a row has no track or fits no point of it
+// within 100 m), and the median latency of the other sets' rows.
+type setLatency struct {
+	vel    []trackVelocity
+	tau    []float64
+	others float64
+}
+
+// referenceLatencies computes every set's setLatency.
+func referenceLatencies(sens map[int]refSensor, t *testing.T) map[string]*setLatency {
+	out := map[string]*setLatency{}
+	for _, set := range refSets {
+		rows := loadSet(t, set)
+		l := &setLatency{vel: trackVelocities(rows, 300), tau: make([]float64, len(rows))}
+		for i := range rows {
+			l.tau[i] = math.NaN()
+			if v := l.vel[i]; v.ok && v.speed() >= 50 {
+				if tau, rms := referenceLatency(sens, &rows[i], v); rms < 100 {
+					l.tau[i] = tau
+				}
+			}
+		}
+		out[set] = l
+	}
+	for set, l := range out {
+		var taus []float64
+		for other, o := range out {
+			for _, tau := range o.tau {
+				if other != set && !math.IsNaN(tau) {
+					taus = append(taus, tau)
+				}
+			}
+		}
+		l.others = percentile(taus, .5)
+	}
+	return out
+}
+
+// aircraftLatency is the median own latency of the aircraft's other rows
+// (never the row's own), or the other sets' median when it has none.
+func (l *setLatency) aircraftLatency(rows []refRow, i int) float64 {
+	var taus []float64
+	for j := range rows {
+		if j != i && rows[j].aircraft == rows[i].aircraft && !math.IsNaN(l.tau[j]) {
+			taus = append(taus, l.tau[j])
+		}
+	}
+	if len(taus) == 0 {
+		return l.others
+	}
+	return percentile(taus, .5)
+}
+
+// accuracy gathers the horizontal errors of a set's fixes. errs is
+// against the raw reference (every fix). For the fixes whose aircraft has
+// a track (trackVelocity), track holds the same raw errors, along and
+// cross their components along and across the track (the reference's
+// latency lies wholly along it), others the error against the reference
+// advanced along its track by the other sets' median latency, and own by
+// the latency of the aircraft's other rows.
 type accuracy struct {
-	errs    []float64
-	reasons map[Reason]int
-	rows    int
-	// along and cross are the error's components along and across the
-	// aircraft's track, for rows whose aircraft has another row 5–120 s
-	// away to give its velocity; lag is the along-track error over the
-	// speed (s).
-	along, cross, lag []float64
+	errs                             []float64
+	reasons                          map[Reason]int
+	rows                             int
+	track, along, cross, others, own []float64
+	lat                              *setLatency
+}
+
+func newAccuracy(lat *setLatency) *accuracy { return &accuracy{reasons: map[Reason]int{}, lat: lat} }
+
+// add records row i's fix.
+func (a *accuracy) add(rows []refRow, i int, fix Vec) {
+	r := &rows[i]
+	a.errs = append(a.errs, Horizontal(r.truth(), fix))
+	v := a.lat.vel[i]
+	if !v.ok || v.speed() < 50 {
+		return
+	}
+	al, cr := v.along(r, fix.sub(r.truth()))
+	a.track = append(a.track, Horizontal(r.truth(), fix))
+	a.along, a.cross = append(a.along, math.Abs(al)), append(a.cross, math.Abs(cr))
+	a.others = append(a.others, Horizontal(v.advanced(r, a.lat.others), fix))
+	a.own = append(a.own, Horizontal(v.advanced(r, a.lat.aircraftLatency(rows, i)), fix))
 }
 
 func (a *accuracy) String() string {
-	return sprintf("%d fixes of %d rows, median %.0f m, p90 %.0f m, max %.0f m, refused %v; along-track |error| median %.0f m p90 %.0f m, cross-track median %.0f m p90 %.0f m (%d rows), fix ahead of the reference by median %.2f s of flight",
-		len(a.errs), a.rows, percentile(a.errs, .5), percentile(a.errs, .9), percentile(a.errs, 1), a.reasons,
-		percentile(a.along, .5), percentile(a.along, .9), percentile(a.cross, .5), percentile(a.cross, .9), len(a.cross), percentile(a.lag, .5))
+	q := func(v []float64) string { return sprintf("%.0f / %.0f m", percentile(v, .5), percentile(v, .9)) }
+	return sprintf("%d fixes of %d rows, refused %v: median / p90 %s, worst %.0f m; the %d with a track: raw %s, across it %s, along it %s; against the reference advanced by the other sets' latency (%.2f s) %s, by its aircraft's latency from its other rows %s",
+		len(a.errs), a.rows, a.reasons, q(a.errs), percentile(a.errs, 1), len(a.track), q(a.track), q(a.cross), q(a.along),
+		a.lat.others, q(a.others), q(a.own))
 }
 
-// split records a fix's error along and across the aircraft's track
-// when another row of the same aircraft gives its velocity.
-func (a *accuracy) split(rows []refRow, r *refRow, fix Vec) {
-	var o *refRow
-	for j := range rows {
-		dt := math.Abs(rows[j].at - r.at)
-		if rows[j].aircraft == r.aircraft && dt > 5 && dt < 120 && (o == nil || dt < math.Abs(o.at-r.at)) {
-			o = &rows[j]
-		}
-	}
-	if o == nil {
-		return
-	}
-	e, n, _ := enuAt(r.lat, r.lon)
-	v := o.truth().sub(r.truth()).scale(1 / (o.at - r.at))
-	ve, vn := v.dot(e), v.dot(n)
-	sp := math.Hypot(ve, vn)
-	if sp < 50 {
-		return
-	}
-	d := fix.sub(r.truth())
-	de, dn := d.dot(e), d.dot(n)
-	al := (de*ve + dn*vn) / sp
-	a.along = append(a.along, math.Abs(al))
-	a.cross = append(a.cross, math.Abs(-de*vn+dn*ve)/sp)
-	a.lag = append(a.lag, al/sp)
-}
-
-// solveRows solves the rows selected by want on nw, learning the sync from
-// the others (their reference position as the ADS-B claim), in time order.
+// solveRows solves the rows selected by want on nw, learning from the
+// others (their reference position as the ADS-B claim), in time order.
 func solveRows(rows []refRow, nw *Network, clock func(int, int64) int64, want func(*refRow) bool, acc *accuracy) {
 	sv := NewSolver(SolverConfig{})
 	var p Problem
@@ -105,34 +170,39 @@ func solveRows(rows []refRow, nw *Network, clock func(int, int64) int64, want fu
 			acc.reasons[err.(Reason)]++
 			continue
 		}
-		acc.errs = append(acc.errs, Horizontal(r.truth(), f.Pos))
-		acc.split(rows, r, f.Pos)
+		acc.add(rows, i, f.Pos)
 	}
 }
 
 // TestReferenceAccuracyGPS solves every row of every reference set as a
 // Mode S-only transmission (receptions and barometric altitude, no
-// position) on the sets' GPS clocks and compares with the reference
-// position. The target is median ≤ 30 m, p90 ≤ 100 m. The errors
-// lie mostly along the aircraft's track, the fix ahead of the reference:
-// the reference (the aircraft's last ADS-B position) lags the
-// transmission by a fraction of a second. So the target is asserted on
-// the cross-track component, which that lag does not touch, and the total
-// error only against a looser regression bound; all figures are logged
-// and in BENCHMARKS.md.
+// position) on the sets' GPS clocks, the network calibrated from the
+// other sets, and compares with the reference position. The issue's
+// target is median ≤ 30 m, p90 ≤ 100 m. The reference lags the
+// transmission along the aircraft's track by its avionics' latency
+// (TestReferenceLagsTransmission), so besides the raw error (logged and
+// bounded against regression: median ≤ 50 m, p90 ≤ 250 m, none beyond
+// 5 km, ≥ 95 % solved) the target is asserted on the cross-track
+// component, which the latency does not touch, and the median target
+// against the reference advanced by the latency of the aircraft's other
+// rows (its p90 against a regression bound of 120 m: 79–112 m measured).
 func TestReferenceAccuracyGPS(t *testing.T) {
 	sens := loadSensors(t)
+	lat := referenceLatencies(sens, t)
 	for _, set := range refSets {
 		rows := loadSet(t, set)
-		nw := refNetwork(sens, ClockGPS, SyncConfig{})
-		acc := &accuracy{reasons: map[Reason]int{}}
+		nw := calibrated(t, sens, set)
+		acc := newAccuracy(lat[set])
 		solveRows(rows, nw, gpsClock, func(*refRow) bool { return true }, acc)
 		t.Logf("%s GPS clocks: %v", set, acc)
-		if med, p90, top := percentile(acc.errs, .5), percentile(acc.errs, .9), percentile(acc.errs, 1); med > 60 || p90 > 300 || top > 5000 || len(acc.errs) < acc.rows*95/100 {
-			t.Errorf("%s: median %.0f m, p90 %.0f m, worst %.0f m, %d of %d solved; want ≤ 60 m, ≤ 300 m, none beyond 5 km, ≥ 95 %%", set, med, p90, top, len(acc.errs), acc.rows)
+		if med, p90, top := percentile(acc.errs, .5), percentile(acc.errs, .9), percentile(acc.errs, 1); med > 50 || p90 > 250 || top > 5000 || len(acc.errs) < acc.rows*95/100 {
+			t.Errorf("%s: median %.0f m, p90 %.0f m, worst %.0f m, %d of %d solved; want ≤ 50 m, ≤ 250 m, none beyond 5 km, ≥ 95 %%", set, med, p90, top, len(acc.errs), acc.rows)
 		}
-		if med, p90 := percentile(acc.cross, .5), percentile(acc.cross, .9); med > 30 || p90 > 100 || len(acc.cross) < acc.rows/3 {
-			t.Errorf("%s: cross-track median %.0f m, p90 %.0f m over %d rows; want ≤ 30 m, ≤ 100 m over at least a third", set, med, p90, len(acc.cross))
+		if med, p90 := percentile(acc.cross, .5), percentile(acc.cross, .9); med > 30 || p90 > 100 || len(acc.cross) < acc.rows/2 {
+			t.Errorf("%s: cross-track median %.0f m, p90 %.0f m over %d rows; want ≤ 30 m, ≤ 100 m over at least half", set, med, p90, len(acc.cross))
+		}
+		if med, p90 := percentile(acc.own, .5), percentile(acc.own, .9); med > 30 || p90 > 120 {
+			t.Errorf("%s: against the reference advanced by its aircraft's latency, median %.0f m, p90 %.0f m; want ≤ 30 m, ≤ 120 m", set, med, p90)
 		}
 	}
 }
@@ -142,14 +212,19 @@ func TestReferenceAccuracyGPS(t *testing.T) {
 // to the 12 MHz tick, and solves half the aircraft as Mode S-only while
 // the other half, as ADS-B aircraft with known positions, synchronise the
 // clocks; then the halves swap. No row ever syncs the clock it is solved
-// with. Target: median ≤ 60 m.
+// with. Target: median ≤ 60 m, asserted against the reference advanced by
+// the latency of the aircraft's other rows (the sync learns from the
+// same lagging positions, as a live network does from the positions in
+// the messages); the raw error against a regression bound (median
+// ≤ 80 m, none beyond 5 km, at least half the rows located).
 func TestReferenceAccuracy12MHz(t *testing.T) {
 	sens := loadSensors(t)
+	lat := referenceLatencies(sens, t)
 	rng := rand.New(rand.NewSource(12))
 	for _, set := range refSets {
 		rows := loadSet(t, set)
 		clk := randomClocks(rng)
-		acc := &accuracy{reasons: map[Reason]int{}}
+		acc := newAccuracy(lat[set])
 		for half := 0; half < 2; half++ {
 			// The reference sets sample the network's traffic about once
 			// every 10 s; a live network syncs from many positions a
@@ -158,8 +233,11 @@ func TestReferenceAccuracy12MHz(t *testing.T) {
 			solveRows(rows, nw, clk, func(r *refRow) bool { return r.aircraft%2 == half }, acc)
 		}
 		t.Logf("%s 12 MHz clocks synced from the other aircraft: %v", set, acc)
-		if med, top := percentile(acc.errs, .5), percentile(acc.errs, 1); med > 200 || top > 5000 || len(acc.errs) < acc.rows/4 {
-			t.Errorf("%s: median %.0f m, worst %.0f m over %d of %d rows; want ≤ 200 m, none beyond 5 km, over at least a quarter (the issue's target, 60 m, is not reached on these sparse sets: BENCHMARKS.md)", set, med, top, len(acc.errs), acc.rows)
+		if med, top := percentile(acc.errs, .5), percentile(acc.errs, 1); med > 80 || top > 5000 || len(acc.errs) < acc.rows/2 {
+			t.Errorf("%s: median %.0f m, worst %.0f m over %d of %d rows; want ≤ 80 m, none beyond 5 km, over at least half", set, med, top, len(acc.errs), acc.rows)
+		}
+		if med := percentile(acc.own, .5); med > 60 {
+			t.Errorf("%s: against the reference advanced by its aircraft's latency, median %.0f m; want ≤ 60 m", set, med)
 		}
 	}
 }

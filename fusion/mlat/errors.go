@@ -42,12 +42,16 @@ const (
 	// ReasonAmbiguous: the times fit two positions kilometres apart about
 	// equally well (one on each side of the sensors), so neither is given.
 	ReasonAmbiguous
+	// ReasonOneReception: the claim disagrees with one reception only
+	// (the others fit it), so no verdict: a reflection or a late
+	// detection at one sensor must not call an honest claim false.
+	ReasonOneReception
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"none", "too_few", "no_sensor_position", "unsynced", "clock_jump",
-	"bad_geometry", "no_convergence", "residual", "filter_gate", "insensitive", "ambiguous",
+	"bad_geometry", "no_convergence", "residual", "filter_gate", "insensitive", "ambiguous", "one_reception",
 }
 
 // String returns the reason's metric label.

@@ -35,6 +35,9 @@ type Network struct {
 	Sync    *Sync
 	// SigmaNS is the timing noise of a sensor that sets none, ns.
 	SigmaNS float64
+	// delays holds the GPS-timed sensors' learned delays (calib.go),
+	// indexed like Sensors.
+	delays []sensorDelay
 	// lightMarginM is the slack, metres, allowed beyond the light-time
 	// between two sensors before their times are called inconsistent.
 	lightMarginM float64
@@ -42,7 +45,8 @@ type Network struct {
 
 // NewNetwork returns a network over sensors with a fresh Sync.
 func NewNetwork(sensors []Sensor, cfg SyncConfig) *Network {
-	return &Network{Sensors: sensors, Sync: NewSync(cfg), SigmaNS: DefaultSigmaNS, lightMarginM: 3000}
+	return &Network{Sensors: sensors, Sync: NewSync(cfg), SigmaNS: DefaultSigmaNS, lightMarginM: 3000,
+		delays: make([]sensorDelay, len(sensors))}
 }
 
 // Build fills p.M from rx on one time base: GPS-timed sensors as they are,
@@ -64,7 +68,7 @@ func (nw *Network) Build(rx []Reception, p *Problem) error {
 			noPos++
 			continue
 		}
-		t, rms, ok := nw.toBase(ref, refClock, rx[i], s.Clock)
+		t, rms, ok := nw.toBase(ref, refClock, rx, i, s.Clock)
 		if !ok {
 			unsynced++
 			continue
@@ -126,17 +130,50 @@ func (nw *Network) reference(rx []Reception) (SensorID, Clock) {
 	return best, Clock12MHz
 }
 
-// toBase maps one reception's time to the reference clock.
-func (nw *Network) toBase(ref SensorID, refClock Clock, r Reception, c Clock) (int64, float64, bool) {
+// toBase maps reception i's time (on a clock of kind c) to the reference
+// clock, directly or through another of the group's sensors, less the
+// learned delay of the GPS-timed sensor it was taken on (its own, or the
+// reference's when a free-running time was converted to a GPS clock).
+func (nw *Network) toBase(ref SensorID, refClock Clock, rx []Reception, i int, c Clock) (int64, float64, bool) {
+	r := rx[i]
 	switch {
 	case c == ClockNone:
 		return 0, 0, false
 	case c == ClockGPS && refClock == ClockGPS:
-		return r.T, 0, true
+		return r.T - nw.appliedDelay(r.Sensor), 0, true
 	case r.Sensor == ref:
-		return r.T, 0, true
+		return r.T - nw.appliedDelay(r.Sensor), 0, true
 	}
-	return nw.Sync.Convert(ref, r.Sensor, r.T)
+	t, sigma, ok := nw.Sync.Convert(ref, r.Sensor, r.T)
+	if !ok && c == Clock12MHz {
+		t, sigma, ok = nw.viaAnother(ref, rx, i)
+	}
+	return t - nw.appliedDelay(ref), sigma, ok
+}
+
+// viaAnother maps reception i's time to ref's clock through another
+// reception's sensor k, two pair syncs in turn (i's to k's, k's to
+// ref's), when i's sensor has no good sync with ref's: on a sparse
+// network a pair of sensors that rarely hear the same aircraft may each
+// be well synced with a third (mlat-server's clock normalisation walks
+// the same graph). The conversion's sigma is the two hops' combined; the
+// k with the smallest is used.
+func (nw *Network) viaAnother(ref SensorID, rx []Reception, i int) (int64, float64, bool) {
+	best, bestSigma, found := int64(0), math.Inf(1), false
+	for k := range rx {
+		if k == i || rx[k].Sensor == ref || rx[k].Sensor == rx[i].Sensor {
+			continue
+		}
+		tk, s1, ok := nw.Sync.Convert(rx[k].Sensor, rx[i].Sensor, rx[i].T)
+		if !ok {
+			continue
+		}
+		t, s2, ok := nw.Sync.Convert(ref, rx[k].Sensor, tk)
+		if sigma := math.Hypot(s1, s2); ok && sigma < bestSigma {
+			best, bestSigma, found = t, sigma, true
+		}
+	}
+	return best, bestSigma, found
 }
 
 // consistent checks that no two times differ by more than the light-time
@@ -156,9 +193,11 @@ func (nw *Network) consistent(p *Problem) error {
 
 // Learn feeds the sync from a transmission whose origin pos (ECEF) is
 // known (an ADS-B position): every pair of receptions with at least one
-// free-running clock gives a point. It returns how many points were
-// accepted.
+// free-running clock gives a point, and three or more GPS-timed
+// receptions calibrate their sensors' delays. It returns how many sync
+// points were accepted.
 func (nw *Network) Learn(rx []Reception, pos Vec) int {
+	nw.learnDelays(rx, pos)
 	n := 0
 	for i := range rx {
 		a := nw.sensor(rx[i].Sensor)

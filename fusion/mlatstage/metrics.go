@@ -66,6 +66,12 @@ type SensorState struct {
 	Pairs, GoodPairs int
 	// LastHeard is when its last timestamped reception arrived.
 	LastHeard time.Time
+	// DelayNS is a GPS-timed sensor's timestamp delay relative to the
+	// network's other GPS-timed sensors, learnt from ADS-B positions and
+	// subtracted from its times (mlat.Network.DelayNS); HasDelay is
+	// false until it is established.
+	DelayNS  float64
+	HasDelay bool
 }
 
 // Sensors returns every configured sensor's state.
@@ -75,6 +81,7 @@ func (s *Stage) Sensors() []SensorState {
 	out := make([]SensorState, len(s.names))
 	for i, n := range s.names {
 		out[i] = SensorState{Name: n, Clock: s.nw.Sensors[i].Clock.String(), Receptions: s.heard[i]}
+		out[i].DelayNS, out[i].HasDelay = s.nw.DelayNS(mlat.SensorID(i))
 		if s.arrived[i] != 0 {
 			out[i].LastHeard = time.Unix(0, s.arrived[i]).UTC()
 		}

@@ -37,7 +37,7 @@ func TestJetStreamBehindBus(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, rel := range got {
-		t.Errorf("%s imports %s: declare a small interface in the package and let bus implement it (docs/ARCHITECTURE.md, JetStream behind bus)", rel, jetstreamImport)
+		t.Errorf("%s imports %s: declare a small interface in the package and let bus implement it (docs/design/bus.md, JetStream behind bus)", rel, jetstreamImport)
 	}
 }
 

@@ -84,7 +84,7 @@ func TestFalseAlarmWithoutTheFix(t *testing.T) {
 }
 
 // TestHysteresisGrid measures the false-alarm set over margins and dwell
-// times, the measurement the defaults were chosen from (ARCHITECTURE.md,
+// times, the measurement the defaults were chosen from (docs/design/gate.md,
 // "Hysteresis"). It takes a minute: run it with CUAS_FALSEALARM_GRID=1.
 func TestHysteresisGrid(t *testing.T) {
 	if os.Getenv("CUAS_FALSEALARM_GRID") == "" {

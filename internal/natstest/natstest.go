@@ -46,7 +46,7 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	so := &server.Options{
 		JetStream: true, StoreDir: tb.TempDir(), Host: "127.0.0.1", Port: server.RANDOM_PORT,
-		NoSigs: true, NoLog: true, MaxPayload: 8 << 20,
+		NoSigs: true, NoLog: true, MaxPayload: bus.MaxMessageBytes, // as production (bus.New)
 	}
 	for _, o := range opts {
 		o(so)

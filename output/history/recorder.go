@@ -61,10 +61,12 @@ type Recorder struct {
 	// them, wait in fixes (at most cfg.FixQueueLen) for the writer, which
 	// swaps the slice for spare. fed says the fixes are fed, so track
 	// events only carry decisions and losses.
-	fixMu       sync.Mutex
-	fixes       []output.Fix
-	spare       []output.Fix
-	fed         atomic.Bool
+	fixMu sync.Mutex
+	fixes []output.Fix
+	spare []output.Fix
+	fed   atomic.Bool
+	// attached: AttachFixes subscribed before Run, which then does not.
+	attached    atomic.Bool
 	fixDropped  prometheus.Counter
 	lastFixTime map[string]time.Time // each track's newest fed fix (under mu)
 
@@ -145,7 +147,7 @@ func (r *Recorder) Run(ctx context.Context, ev output.Events, rep lifecycle.Repo
 // from cuas.track.> on NATS.
 func (r *Recorder) subscribeTracks(ev output.Events) (stop func(), err error) {
 	stopFixes := func() {}
-	if f, ok := ev.(output.FixFeed); ok {
+	if f, ok := ev.(output.FixFeed); ok && !r.attached.Load() {
 		if s, err := f.FeedFixes(r.onFix); err == nil {
 			stopFixes = s
 			r.fed.Store(true)
@@ -165,6 +167,22 @@ func (r *Recorder) subscribeTracks(ev output.Events) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { s(); stopFixes() }, nil
+}
+
+// AttachFixes hears f's accepted fixes from now on, before Run (issue 30):
+// cuasd serve attaches the recorder when it creates the track store, so
+// the fixes fused before the outputs run — the fusion feed's replay at
+// start-up, a capture replayed the moment cuasd serves — are recorded
+// too. They wait in the bounded fix queue until Run's writer takes them;
+// Run then does not subscribe again. stop ends the hearing.
+func (r *Recorder) AttachFixes(f output.FixFeed) (stop func(), err error) {
+	s, err := f.FeedFixes(r.onFix)
+	if err != nil {
+		return nil, err
+	}
+	r.attached.Store(true)
+	r.fed.Store(true)
+	return func() { s(); r.attached.Store(false) }, nil
 }
 
 // onFix queues one fed fix for the writer (issue 30). It runs under

@@ -457,3 +457,39 @@ func TestRecordsABurstOfFedFixes(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestAttachedFixesBeforeRun (issue 30): fixes fed after AttachFixes but
+// before Run (cuasd serve attaches the recorder when it creates the
+// track store; the fusion feed may fuse a replayed capture before the
+// outputs run) are recorded once Run starts, and Run does not subscribe
+// a second time.
+func TestAttachedFixesBeforeRun(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := srv.Connect(t)
+	ff := &fixFeed{fn: make(chan func(*output.Fix), 2)}
+	rec := history.New(history.Config{Path: filepath.Join(t.TempDir(), "history.db"), FlushEvery: 20 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if _, err := rec.AttachFixes(ff); err != nil {
+		t.Fatal(err)
+	}
+	onFix := <-ff.fn
+	for i := range 50 {
+		onFix(&output.Fix{TrackID: "adsb:4CA1FA", Protocol: "adsb", Sensor: "rx1", UnixNano: t0.UnixNano() + int64(i)*int64(time.Second), Lat: 30 + float64(i)*1e-3, Lon: 120})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tf := &feed{fn: make(chan func(string, *events.TrackEvent), 1), stopped: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff), upReporter{up: make(chan struct{}, 1)}) }()
+	<-tf.fn
+	waitPoints(t, rec, "adsb:4CA1FA", 50)
+	select {
+	case <-ff.fn:
+		t.Error("Run subscribed to the fixes again after AttachFixes")
+	default:
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
