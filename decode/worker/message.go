@@ -124,7 +124,8 @@ const MaxRecvAhead = 5 * time.Minute
 // decoded ("" when it is not): a sensor name outside the one rule
 // (bus.ValidSensor; a raw publisher names it in its subject or
 // Cuas-Sensor header, and the name reaches metrics, events and the
-// history's exports, issue 32), or a receive time far in the future.
+// history's exports, issue 32), a receive time far in the future, an
+// unknown clock, or a receiver position that cannot be one (issue 31).
 func refuseMessage(meta Meta) (reason, detail string) {
 	if !bus.ValidSensor(meta.Sensor) {
 		name := meta.Sensor
@@ -138,6 +139,9 @@ func refuseMessage(meta Meta) (reason, detail string) {
 	}
 	if meta.ClockErr {
 		return "framing", "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"
+	}
+	if meta.PositionErr != "" {
+		return "sensor_position", meta.PositionErr
 	}
 	return "", ""
 }
