@@ -2,8 +2,8 @@ package mlatstage
 
 import (
 	"io"
-	"math"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"testing"

@@ -161,11 +161,11 @@ type Stage struct {
 	source    []string
 	moves     []uint64
 	conflicts []bool
-	grp     *mlat.Grouper
-	sv      *mlat.Solver
-	filters map[uint32]*aircraft
-	prob    mlat.Problem
-	rx      []mlat.Reception
+	grp       *mlat.Grouper
+	sv        *mlat.Solver
+	filters   map[uint32]*aircraft
+	prob      mlat.Problem
+	rx        []mlat.Reception
 }
 
 // aircraft is the per-aircraft filter state.
