@@ -203,7 +203,7 @@ func waitTrack(t *testing.T, base, id string, ok func(mlatTrack) bool) mlatTrack
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	_, metrics := get(t, base+"/metrics")
+	_, metrics := get(t, strings.TrimSuffix(base, "/api/cuas")+"/metrics")
 	var mlatLines []string
 	for _, l := range strings.Split(string(metrics), "\n") {
 		if strings.HasPrefix(l, "cuasd_mlat_") {

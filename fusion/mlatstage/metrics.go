@@ -10,9 +10,12 @@ import (
 
 type metrics struct {
 	queued, shed, groups, fixes, moves prometheus.Counter
-	refused, verdicts                  *prometheus.CounterVec
-	sensors                            *prometheus.GaugeVec
-	queue, pairs                       prometheus.Collector
+	// noPos is refused{reason="no_sensor_position"}, resolved once: Offer
+	// counts it for every frame of a receiver without a position.
+	noPos             prometheus.Counter
+	refused, verdicts *prometheus.CounterVec
+	sensors           *prometheus.GaugeVec
+	queue, pairs      prometheus.Collector
 }
 
 func newMetrics(s *Stage) metrics {
@@ -50,6 +53,7 @@ func newMetrics(s *Stage) metrics {
 	m.refused.WithLabelValues("undecodable")
 	m.refused.WithLabelValues("no_claim_reference")
 	m.refused.WithLabelValues("sensor_limit")
+	m.noPos = m.refused.WithLabelValues(mlat.ReasonNoSensorPosition.String())
 	m.sensors.WithLabelValues(SourceConfigured).Set(float64(len(s.names)))
 	m.sensors.WithLabelValues(SourceReported)
 	for _, st := range []mlat.Status{mlat.Verified, mlat.Contradicted, mlat.Unverifiable} {

@@ -21,7 +21,7 @@ func (s *Stage) addSensor(name string, p Position, c mlat.Clock, source string) 
 	id := s.nw.Add(mlat.Sensor{Pos: p.ecef(), HasPos: true, Clock: c})
 	s.ids[name] = id
 	s.names = append(s.names, name)
-	s.heard, s.newest, s.arrived = append(s.heard, 0), append(s.newest, 0), append(s.arrived, 0)
+	s.heard, s.newest, s.arrived, s.told = append(s.heard, 0), append(s.newest, 0), append(s.arrived, 0), append(s.told, 0)
 	s.pos, s.source = append(s.pos, p), append(s.source, source)
 	s.moves, s.conflicts = append(s.moves, 0), append(s.conflicts, false)
 	return id

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -225,9 +226,12 @@ func TestReportedMoveResetsSync(t *testing.T) {
 }
 
 // TestReportedSensorLimit: beyond MaxSensors a stranger's frames are
-// refused and counted, the known receivers unaffected.
+// refused and counted, the known receivers unaffected; the registry is
+// told of each receiver heard, once per new reception.
 func TestReportedSensorLimit(t *testing.T) {
-	s := New(Config{Sensors: []Sensor{{Name: "a", Lat: 47, Lon: 8}}, MaxSensors: 2, Log: quiet}, newFakeStore(), nil)
+	heard := map[string]uint64{}
+	s := New(Config{Sensors: []Sensor{{Name: "a", Lat: 47, Lon: 8}}, MaxSensors: 2, Log: quiet,
+		OnHeard: func(n string, _ time.Time, k uint64) { heard[n] += k }}, newFakeStore(), nil)
 	df4 := sim.ModeSAltitudeReply(0x123456, 1000)
 	for i, name := range []string{"b", "c", "a"} {
 		r := Rx{Sensor: name, Len: 7, Pos: Position{47, 8 + float64(i)/10, 400}, HasPos: true, Arrival: 1}
@@ -243,5 +247,10 @@ func TestReportedSensorLimit(t *testing.T) {
 	}
 	if v := testutil.ToFloat64(s.m.refused.WithLabelValues("sensor_limit")); v != 1 {
 		t.Errorf("refused for the limit: %v, want 1", v)
+	}
+	s.tellHeard()
+	s.tellHeard()
+	if len(heard) != 2 || heard["a"] != 1 || heard["b"] != 1 {
+		t.Errorf("told the registry %v, want a and b heard once each", heard)
 	}
 }

@@ -106,7 +106,12 @@ type Config struct {
 	// takes (a new receiver, or one that moved): the sensor registry
 	// shows it. It is called from Run and must not block.
 	OnPosition func(sensor string, p Position)
-	Log        *slog.Logger
+	// OnHeard, when set, is told a few times a second of each receiver
+	// heard since: its last reception's arrival and its receptions in
+	// all (the sensor registry's last_heard, so /readyz knows it is up).
+	// It is called from Run and must not block.
+	OnHeard func(sensor string, at time.Time, receptions uint64)
+	Log     *slog.Logger
 	// Now is the wall clock (tests replace it).
 	Now func() time.Time
 }
@@ -154,6 +159,7 @@ type Stage struct {
 	heard   []uint64 // receptions per sensor
 	newest  []int64  // newest time each sensor gave, ns of its clock
 	arrived []int64  // arrival of each sensor's last reception, Unix ns
+	told    []int64  // the arrival last told to OnHeard
 	// Per sensor: its position, where it came from, how often a reported
 	// one moved, and whether a configured sensor's differing report was
 	// logged.
@@ -207,7 +213,7 @@ func (s *Stage) Offer(r *Rx) bool {
 		return false
 	}
 	if _, ok := (*s.known.Load())[r.Sensor]; !ok && !r.HasPos {
-		s.m.refused.WithLabelValues(mlat.ReasonNoSensorPosition.String()).Inc()
+		s.m.noPos.Inc()
 		return false
 	}
 	select {
@@ -247,6 +253,7 @@ func (s *Stage) Run(ctx context.Context) error {
 			s.mu.Lock()
 			s.grp.Expire(now.UnixNano(), s.process)
 			s.forget(now.UnixNano())
+			s.tellHeard()
 			s.mu.Unlock()
 		}
 	}
@@ -282,6 +289,19 @@ func (s *Stage) forget(now int64) {
 	for k, a := range s.filters {
 		if now-a.last > 60e9 {
 			delete(s.filters, k)
+		}
+	}
+}
+
+// tellHeard tells OnHeard of the receivers heard since it was last told.
+func (s *Stage) tellHeard() {
+	if s.cfg.OnHeard == nil {
+		return
+	}
+	for i, at := range s.arrived {
+		if at != s.told[i] {
+			s.told[i] = at
+			s.cfg.OnHeard(s.names[i], time.Unix(0, at), s.heard[i])
 		}
 	}
 }
