@@ -142,8 +142,7 @@ func beastBody(frame []byte, utcNs int64) []byte {
 	if len(frame) == 14 {
 		typ = bus.BeastModeSLong
 	}
-	ofDay := utcNs % 86400e9
-	return bus.AppendBeast(nil, typ, uint64(ofDay/1e9)<<30|uint64(ofDay%1e9), 0x80, frame)
+	return bus.AppendBeast(nil, typ, gpsTimestamp(utcNs), 0x80, frame)
 }
 
 // checkNATSReceivers: /v1/sensors lists the configured receivers with
