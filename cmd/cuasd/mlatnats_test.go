@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +25,13 @@ import (
 // TestMLATReceiversOnNATS (issue 31): five receivers hear a Mode S-only
 // aircraft (DF4 replies) with GPS timestamps, as in TestMLATEndToEnd, but
 // only two of them push Beast to --beast-listen (configured by name).
-// Three publish Beast batches straight to cuas.raw.adsb.{sensor} on the
-// embedded NATS with a sensor user's credentials (--nats-users) and
-// Cuas-Sensor-Position: two are configured nowhere and take part with
-// the position they state; one is configured in the sensors block and
-// states a position 3 km off, which loses to the configuration. The
+// Three publish on the embedded NATS with a sensor user's credentials
+// (--nats-users) and Cuas-Sensor-Position — two Beast batches straight
+// to cuas.raw.adsb.{sensor}, one a single frame with its GPS time to the
+// intake (cuas.in.adsb.{sensor}): two are configured nowhere and take
+// part with the position they state; one is configured in the sensors
+// block and states a position 3 km off, which loses to the
+// configuration. The
 // aircraft is located at its reference position; /v1/sensors shows each
 // receiver's position and its source; a receiver whose header is
 // malformed is a counted dead letter and takes no part; /readyz calls no
@@ -107,6 +110,8 @@ func TestMLATReceiversOnNATS(t *testing.T) {
 			if _, err := conns[id].Write(beastRecord(df4[:], now+modeS.NS[i]-modeS.NS[0])); err != nil {
 				t.Fatal(err)
 			}
+		case names[k] == "nats-b":
+			intakeFrame(t, nc, names[k], df4[:], now+modeS.NS[i]-modeS.NS[0], stated[names[k]])
 		default:
 			publish(names[k], rec)
 		}
@@ -119,11 +124,27 @@ func TestMLATReceiversOnNATS(t *testing.T) {
 	m := waitTrack(t, base, "adsb:3C0001", func(tr mlatTrack) bool { return tr.PositionSource == "mlat" })
 	d := gate.Distance(gate.Point{Lat: *m.Lat, Lon: *m.Lon}, gate.Point{Lat: modeS.Lat, Lon: modeS.Lon})
 	t.Logf("Mode S-only aircraft %.0f m from its reference position; mlat %+v", d, *m.MLAT)
-	if d > 300 || m.MLAT == nil || m.MLAT.Sensors < 4 {
-		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from ≥ 4 sensors", d, m.MLAT)
+	if d > 300 || m.MLAT == nil || m.MLAT.Sensors != 5 {
+		t.Errorf("Mode S-only aircraft %.0f m from its reference position (mlat %+v), want within 300 m from all 5 receivers", d, m.MLAT)
 	}
 	checkNATSReceivers(t, base, names, five, pos, stated)
 	checkDeadPosition(t, base)
+}
+
+// intakeFrame sends one frame to the single-frame intake (cuas.in) as a
+// GPS-timed SDR would: its UTC reception time in Cuas-Sensor-Ns with
+// Cuas-Clock gps, and its position; the intake acknowledges it once
+// stored.
+func intakeFrame(t *testing.T, nc *nats.Conn, sensor string, frame []byte, utcNs int64, position string) {
+	t.Helper()
+	msg := &nats.Msg{Subject: bus.IntakeSubject("adsb", sensor), Data: frame, Header: nats.Header{}}
+	msg.Header.Set(bus.HeaderSensorTime, strconv.FormatInt(utcNs, 10))
+	msg.Header.Set(bus.HeaderClock, "gps")
+	msg.Header.Set(bus.HeaderSensorPosition, position)
+	r, err := nc.RequestMsg(msg, 5*time.Second)
+	if err != nil || string(r.Data) != "+OK" {
+		t.Fatalf("%s: intake request: %v %v", sensor, r, err)
+	}
 }
 
 func indexOf(ids []int, id int) int {

@@ -232,8 +232,8 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	if d.cur.Duplicate(key, frame) {
 		return false
 	}
-	if d.timed != nil && ts != 0 && !d.nsTimes {
-		d.timed(meta, ts, frame)
+	if d.timed != nil && ts != 0 {
+		d.offerTimed(ts, frame, meta)
 	}
 	at := d.frameTime(ts, meta)
 	if sbsNs > 0 {
@@ -250,6 +250,22 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	d.stampTimes(d.obs[n:], ts, at, meta)
 	Stamp(d.obs[n:], d.dec.Protocol(), meta)
 	return true
+}
+
+// offerTimed hands a timestamped frame to FeedConfig.Timed: a Beast
+// record's timestamp as it is, and a sensor time from a GPS-disciplined
+// clock (framing lpt, UTC ns: the single-frame intake's Cuas-Sensor-Ns
+// with Cuas-Clock gps) as the Radarcape-style Beast timestamp it equals,
+// seconds of the UTC day above 30 bits of nanoseconds. Nanoseconds of a
+// free-running clock are no Beast count, and are not handed over.
+func (d *msgDecoder) offerTimed(ts uint64, frame []byte, meta Meta) {
+	switch {
+	case !d.nsTimes:
+		d.timed(meta, ts, frame)
+	case meta.Clock == sensorclock.GPS:
+		ofDay := ts % 86400e9
+		d.timed(meta, ofDay/1e9<<30|ofDay%1e9, frame)
+	}
 }
 
 // sbsGenerated is an SBS line's own time (issue 30): its "generated" date

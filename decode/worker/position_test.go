@@ -104,3 +104,51 @@ func TestSensorPositionHeader(t *testing.T) {
 		t.Errorf("rx-none: Timed saw %+v, want no position", g)
 	}
 }
+
+// TestTimedGPSSensorNs (issue 31): a frame whose sensor time is UTC from
+// a GPS-disciplined clock (framing lpt with Cuas-Clock gps, as the
+// single-frame intake batches a Cuas-Sensor-Ns) reaches the Timed hook
+// as the Radarcape-style Beast timestamp it equals, with the position
+// its receiver stated; one on a free-running nanosecond clock does not
+// (it is no Beast count).
+func TestTimedGPSSensorNs(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type call struct {
+		meta Meta
+		ts   uint64
+	}
+	var mu sync.Mutex
+	var calls []call
+	c := &collector{}
+	f := NewFeed(bus.NewJetStream(s.JS), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: c.apply, Replay: time.Minute,
+		Timed: func(meta Meta, ts uint64, _ []byte) {
+			mu.Lock()
+			calls = append(calls, call{meta, ts})
+			mu.Unlock()
+		}}, nil)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
+	utc := time.Now().Add(-time.Second).UnixNano()
+	for _, clock := range []string{"gps", "receiver"} {
+		msg := &nats.Msg{Subject: bus.RawSubject("adsb", "sdr-"+clock), Data: bus.AppendLPT(nil, utc, frame), Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderFraming, bus.FramingLPT)
+		msg.Header.Set(bus.HeaderClock, clock)
+		msg.Header.Set(bus.HeaderSensorPosition, "47.3769,8.5417,455.2")
+		if _, err := s.JS.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "both frames decoded", func() bool { return c.len() == 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	ofDay := utc % 86400e9
+	want := uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
+	if len(calls) != 1 || calls[0].meta.Sensor != "sdr-gps" || calls[0].ts != want || !calls[0].meta.HasPosition {
+		t.Fatalf("Timed saw %+v; want only sdr-gps's frame at Beast GPS time %#x with its position", calls, want)
+	}
+}
