@@ -23,7 +23,7 @@ func (s *Stage) addSensor(name string, p Position, c mlat.Clock, source string) 
 	s.names = append(s.names, name)
 	s.heard, s.newest, s.arrived, s.told = append(s.heard, 0), append(s.newest, 0), append(s.arrived, 0), append(s.told, 0)
 	s.pos, s.source = append(s.pos, p), append(s.source, source)
-	s.moves, s.conflicts = append(s.moves, 0), append(s.conflicts, false)
+	s.moves, s.conflicts, s.logged = append(s.moves, 0), append(s.conflicts, false), append(s.logged, 0)
 	return id
 }
 
@@ -80,13 +80,22 @@ func (s *Stage) reported(id mlat.SensorID, r *Rx) {
 	// it before the new one is taken.
 	s.grp.Expire(math.MaxInt64, s.process)
 	s.nw.Reset(id, mlat.Sensor{Pos: r.Pos.ecef(), HasPos: true, Clock: c})
-	s.cfg.Log.Warn("mlat: a receiver's reported position or clock changed; its clock sync and delay calibration restart",
-		"sensor", r.Sensor, "from", s.pos[id], "to", r.Pos, "moved_m", math.Round(d), "clock", c.String())
+	if s.moves[id] == 0 || r.Arrival-s.logged[id] >= moveLogEvery {
+		// Every move is counted; a receiver whose position flaps is logged
+		// once a minute, not once a batch.
+		s.logged[id] = r.Arrival
+		s.cfg.Log.Warn("mlat: a receiver's reported position or clock changed; its clock sync and delay calibration restart",
+			"sensor", r.Sensor, "from", s.pos[id], "to", r.Pos, "moved_m", math.Round(d), "clock", c.String(), "moves", s.moves[id]+1)
+	}
 	s.pos[id] = r.Pos
 	s.moves[id]++
 	s.m.moves.Inc()
 	s.notify(r.Sensor, r.Pos)
 }
+
+// moveLogEvery is how often a receiver's moves are logged at most (on
+// the arrival clock, ns).
+const moveLogEvery = 60e9
 
 func (s *Stage) notify(name string, p Position) {
 	if s.cfg.OnPosition != nil {

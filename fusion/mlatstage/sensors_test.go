@@ -1,10 +1,12 @@
 package mlatstage
 
 import (
+	"bytes"
 	"io"
 	"log/slog"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -165,7 +167,8 @@ func TestReportedMoveResetsSync(t *testing.T) {
 	sensors, rows := loadRef(t, "set_2.csv")
 	var told positions
 	st := newFakeStore()
-	s := New(Config{OnPosition: told.on, Log: quiet, Sync: mlat.SyncConfig{MaxAgeNS: 600e9, HorizonNS: 3600e9}}, st, nil)
+	var logs bytes.Buffer
+	s := New(Config{OnPosition: told.on, Log: slog.New(slog.NewTextHandler(&logs, nil)), Sync: mlat.SyncConfig{MaxAgeNS: 600e9, HorizonNS: 3600e9}}, st, nil)
 	pos := truePositions(sensors)
 	arrival := int64(1_764_288_000e9)
 	for i := range rows[:min(600, len(rows))] {
@@ -222,6 +225,9 @@ func TestReportedMoveResetsSync(t *testing.T) {
 	step(150, sensorclock.GPS)
 	if s.moves[id] != 2 || s.nw.Sensors[id].Clock != mlat.ClockGPS {
 		t.Errorf("a clock change: %d moves, clock %s", s.moves[id], s.nw.Sensors[id].Clock)
+	}
+	if n := strings.Count(logs.String(), "position or clock changed"); n != 1 {
+		t.Errorf("two moves within a minute logged %d times, want once:\n%s", n, logs.String())
 	}
 }
 

@@ -167,6 +167,7 @@ type Stage struct {
 	source    []string
 	moves     []uint64
 	conflicts []bool
+	logged    []int64 // arrival of the last move logged
 	grp       *mlat.Grouper
 	sv        *mlat.Solver
 	filters   map[uint32]*aircraft
