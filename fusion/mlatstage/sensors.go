@@ -63,16 +63,22 @@ func (s *Stage) sensorOf(r *Rx) (mlat.SensorID, bool) {
 // is logged once), a reported one that moved, or whose clock changed,
 // is reset.
 func (s *Stage) reported(id mlat.SensorID, r *Rx) {
+	configured, c := s.source[id] == SourceConfigured, clockOf(r.Clock)
+	switch {
+	case r.Pos == s.pos[id] && (configured || c == s.nw.Sensors[id].Clock):
+		return // the usual case: the same statement as before, no geometry
+	case configured && s.conflicts[id]:
+		return
+	}
 	d := mlat.Distance(s.nw.Sensors[id].Pos, r.Pos.ecef())
-	if s.source[id] == SourceConfigured {
-		if d > s.cfg.MoveToleranceM && !s.conflicts[id] {
+	if configured {
+		if d > s.cfg.MoveToleranceM {
 			s.conflicts[id] = true
 			s.cfg.Log.Warn("mlat: a receiver reports a position other than its configured one; the configured one is used",
 				"sensor", r.Sensor, "reported", r.Pos, "configured", s.pos[id], "distance_m", math.Round(d))
 		}
 		return
 	}
-	c := clockOf(r.Clock)
 	if d <= s.cfg.MoveToleranceM && c == s.nw.Sensors[id].Clock {
 		return
 	}

@@ -138,15 +138,23 @@ func TestConfiguredPositionWins(t *testing.T) {
 	}
 	var told positions
 	st := newFakeStore()
-	s := New(Config{Sensors: sensors, OnPosition: told.on, Log: quiet}, st, nil)
+	var logs bytes.Buffer
+	s := New(Config{Sensors: sensors, OnPosition: told.on, Log: slog.New(slog.NewTextHandler(&logs, nil))}, st, nil)
 	errs := locateRows(s, st, rows, 200, wrong)
 	if len(errs) < 150 || errs[len(errs)/2] > 60 {
 		t.Fatalf("%d fixes of 200 rows, median %v m: the configured positions were not used", len(errs), errs[len(errs)/2])
 	}
+	heard := 0
 	for _, ss := range s.Sensors() {
 		if ss.PositionSource != SourceConfigured || ss.Position == wrong[ss.Name] || ss.Moves != 0 {
 			t.Errorf("%s: %+v, want its configured position", ss.Name, ss)
 		}
+		if ss.Receptions > 0 {
+			heard++
+		}
+	}
+	if n := strings.Count(logs.String(), "other than its configured one"); n != heard {
+		t.Errorf("the disagreement logged %d times for %d receivers heard, want once each", n, heard)
 	}
 	if len(told.m) != 0 || testutil.ToFloat64(s.m.moves) != 0 {
 		t.Errorf("told the registry %v, %v moves; want nothing", told.m, testutil.ToFloat64(s.m.moves))
