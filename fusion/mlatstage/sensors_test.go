@@ -268,3 +268,27 @@ func TestReportedSensorLimit(t *testing.T) {
 		t.Errorf("told the registry %v, want a and b heard once each", heard)
 	}
 }
+
+// BenchmarkStageTransmissionReported is BenchmarkStageTransmission with
+// every receiver stating its position with each reception and configured
+// nowhere (Cuas-Sensor-Position): the cost of checking the statements.
+func BenchmarkStageTransmissionReported(b *testing.B) {
+	sensors, rows := loadRef(b, "set_1.csv")
+	pos := truePositions(sensors)
+	st := newFakeStore()
+	s := New(Config{Log: quiet}, st, nil)
+	frames := make([][7]byte, len(rows))
+	for i := range rows {
+		addr, _ := icaoOf(&rows[i])
+		frames[i] = sim.ModeSAltitudeReply(addr, rows[i].baro/0.3048)
+	}
+	arrival := int64(1_764_288_000e9)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % len(rows)
+		arrival += 2e9
+		r := &rows[k]
+		feedReported(s, frames[k][:], r, arrival, pos, func(j int) uint64 { return gpsTicks(r.ns[j]) }, sensorclock.GPS)
+	}
+}
