@@ -23,21 +23,9 @@ import (
 // handed to multilateration with a guessed position.
 func TestSensorPositionHeader(t *testing.T) {
 	s := natstest.StartWithStreams(t, bus.DefaultLimits())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var mu sync.Mutex
-	timed := map[string][]Meta{}
-	c := &collector{}
-	m := NewMetrics(nil)
-	f := NewFeed(bus.NewJetStream(s.JS), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: c.apply, Replay: time.Minute, Metrics: m,
-		Timed: func(meta Meta, _ uint64, _ []byte) {
-			mu.Lock()
-			timed[meta.Sensor] = append(timed[meta.Sensor], meta)
-			mu.Unlock()
-		}}, nil)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx := t.Context()
+	tf := startTimedFeed(t, s)
+	c, m := tf.c, tf.m
 
 	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
 	body := bus.AppendBeast(nil, bus.BeastModeSLong, 12_000_000, 0x80, frame)
@@ -90,8 +78,10 @@ func TestSensorPositionHeader(t *testing.T) {
 	if n := testutil.ToFloat64(m.rejected.WithLabelValues("adsb", "sensor_position")); n != float64(len(bad)) {
 		t.Errorf("cuasd_frames_rejected_total{reason=sensor_position} = %v, want %d", n, len(bad))
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	timed := map[string][]Meta{}
+	for _, call := range tf.seen() {
+		timed[call.meta.Sensor] = append(timed[call.meta.Sensor], call.meta)
+	}
 	for sensor := range bad {
 		if len(timed[sensor]) != 0 {
 			t.Errorf("%s: a refused position's frames reached multilateration: %+v", sensor, timed[sensor])
@@ -113,24 +103,9 @@ func TestSensorPositionHeader(t *testing.T) {
 // (it is no Beast count).
 func TestTimedGPSSensorNs(t *testing.T) {
 	s := natstest.StartWithStreams(t, bus.DefaultLimits())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	type call struct {
-		meta Meta
-		ts   uint64
-	}
-	var mu sync.Mutex
-	var calls []call
-	c := &collector{}
-	f := NewFeed(bus.NewJetStream(s.JS), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: c.apply, Replay: time.Minute,
-		Timed: func(meta Meta, ts uint64, _ []byte) {
-			mu.Lock()
-			calls = append(calls, call{meta, ts})
-			mu.Unlock()
-		}}, nil)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = f.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx := t.Context()
+	tf := startTimedFeed(t, s)
+	c := tf.c
 
 	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
 	utc := time.Now().Add(-time.Second).UnixNano()
@@ -144,11 +119,46 @@ func TestTimedGPSSensorNs(t *testing.T) {
 		}
 	}
 	waitFor(t, "both frames decoded", func() bool { return c.len() == 2 })
-	mu.Lock()
-	defer mu.Unlock()
+	calls := tf.seen()
 	ofDay := utc % 86400e9
 	want := uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
 	if len(calls) != 1 || calls[0].meta.Sensor != "sdr-gps" || calls[0].ts != want || !calls[0].meta.HasPosition {
 		t.Fatalf("Timed saw %+v; want only sdr-gps's frame at Beast GPS time %#x with its position", calls, want)
 	}
+}
+
+// timedCall is one call of the Timed hook.
+type timedCall struct {
+	meta Meta
+	ts   uint64
+}
+
+// timedFeed is a Feed on a test server whose Timed hook records its calls.
+type timedFeed struct {
+	c     *collector
+	m     *Metrics
+	mu    sync.Mutex
+	calls []timedCall
+}
+
+func startTimedFeed(t *testing.T, s *natstest.Server) *timedFeed {
+	t.Helper()
+	tf := &timedFeed{c: &collector{}, m: NewMetrics(nil)}
+	ctx, cancel := context.WithCancel(context.Background())
+	f := NewFeed(bus.NewJetStream(s.JS), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: tf.c.apply, Replay: time.Minute, Metrics: tf.m,
+		Timed: func(meta Meta, ts uint64, _ []byte) {
+			tf.mu.Lock()
+			tf.calls = append(tf.calls, timedCall{meta, ts})
+			tf.mu.Unlock()
+		}}, nil)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = f.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return tf
+}
+
+func (tf *timedFeed) seen() []timedCall {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	return append([]timedCall(nil), tf.calls...)
 }

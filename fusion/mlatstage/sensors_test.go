@@ -273,15 +273,9 @@ func TestReportedSensorLimit(t *testing.T) {
 // every receiver stating its position with each reception and configured
 // nowhere (Cuas-Sensor-Position): the cost of checking the statements.
 func BenchmarkStageTransmissionReported(b *testing.B) {
-	sensors, rows := loadRef(b, "set_1.csv")
+	sensors, rows, frames := benchRows(b)
 	pos := truePositions(sensors)
-	st := newFakeStore()
-	s := New(Config{Log: quiet}, st, nil)
-	frames := make([][7]byte, len(rows))
-	for i := range rows {
-		addr, _ := icaoOf(&rows[i])
-		frames[i] = sim.ModeSAltitudeReply(addr, rows[i].baro/0.3048)
-	}
+	s := New(Config{Log: quiet}, newFakeStore(), nil)
 	arrival := int64(1_764_288_000e9)
 	b.ReportAllocs()
 	b.ResetTimer()
