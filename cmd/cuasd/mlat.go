@@ -103,8 +103,8 @@ func (c *config) validateMLAT(errs []error) []error {
 		if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
 			errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
 		}
-		if s.Alt < -500 || s.Alt > 9000 {
-			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (-500 to 9000)", at))
+		if s.Alt < bus.MinSensorAltM || s.Alt > bus.MaxSensorAltM { // the range a receiver may state (Cuas-Sensor-Position)
+			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (%d to %d)", at, bus.MinSensorAltM, bus.MaxSensorAltM))
 		}
 		if _, ok := mlat.ParseClock(s.Clock); !ok {
 			errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
@@ -113,20 +113,25 @@ func (c *config) validateMLAT(errs []error) []error {
 	return errs
 }
 
-// mlatStage builds the multilateration stage when receivers are
-// configured (nil otherwise), and lists them in the sensor registry.
+// mlatStage builds the multilateration stage over the configured
+// receivers, listed in the sensor registry, and any receiver that states
+// its own position on NATS (Cuas-Sensor-Position), told to the registry
+// as it reports (issue 31). It is built with no receiver configured: a
+// receiver publishing straight to NATS needs no configuration.
 func (s *service) mlatStage() *mlatstage.Stage {
-	cfgs := s.cfg.mlatSensors()
-	if len(cfgs) == 0 {
-		return nil
-	}
 	var list []mlatstage.Sensor
-	for _, c := range cfgs {
+	for _, c := range s.cfg.mlatSensors() {
 		clock, _ := mlat.ParseClock(c.Clock)
 		list = append(list, mlatstage.Sensor{Name: c.Name, Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, Clock: clock})
 		s.sensorReg.Configure(c.Name, "modes", &sensors.Position{Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, HasAlt: true}, 0)
 	}
-	return mlatstage.New(mlatstage.Config{Sensors: list, Log: s.log}, s.store, s.reg)
+	reg := s.sensorReg
+	return mlatstage.New(mlatstage.Config{Sensors: list, Log: s.log,
+		OnPosition: func(name string, p mlatstage.Position) {
+			reg.ReportPosition(name, "modes", sensors.Position{Lat: p.Lat, Lon: p.Lon, AltM: p.AltM, HasAlt: true})
+		},
+		OnHeard: func(name string, at time.Time, n uint64) { reg.HeardUntil(name, "modes", at, n) },
+	}, s.store, s.reg)
 }
 
 // offerTimed is the decoder feed's Timed hook: every frame with a Beast
@@ -137,7 +142,8 @@ func offerTimed(st *mlatstage.Stage) func(meta worker.Meta, ts uint64, frame []b
 		if len(frame) != 7 && len(frame) != 14 {
 			return
 		}
-		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame))}
+		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame)),
+			HasPos: meta.HasPosition, Pos: mlatstage.Position{Lat: meta.Position.Lat, Lon: meta.Position.Lon, AltM: meta.Position.AltM}}
 		if r.Clock == sensorclock.Receiver {
 			return // nanoseconds of a free-running clock, not a Beast count
 		}
@@ -192,7 +198,10 @@ func (m mlatSensors) Get(id string) (sensors.Sensor, bool) {
 
 func decorate(s *events.Sensor, st mlatstage.SensorState) {
 	s.Clock = st.Clock
-	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs}
+	// The position multilateration uses, and whether it was configured
+	// or is the receiver's own claim.
+	s.Position = &events.SensorPosition{Lat: st.Position.Lat, Lon: st.Position.Lon, AltM: st.Position.AltM, HasAlt: true, Source: st.PositionSource}
+	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs, PositionMoves: st.Moves}
 	if st.HasDelay {
 		d := st.DelayNS
 		s.MLAT.DelayNS = &d

@@ -64,9 +64,14 @@ func beastRecord(frame []byte, utcNs int64) []byte {
 		f.Type = adsb.BeastModeSLong
 	}
 	copy(f.Data[:], frame)
-	ofDay := utcNs % 86400e9
-	f.Timestamp = uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
+	f.Timestamp = gpsTimestamp(utcNs)
 	return adsb.AppendBeast(nil, &f)
+}
+
+// gpsTimestamp is a Radarcape-style Beast timestamp of a UTC time.
+func gpsTimestamp(utcNs int64) uint64 {
+	ofDay := utcNs % 86400e9
+	return uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
 }
 
 // TestMLATEndToEnd: the reference rows of one set's most common five
@@ -203,7 +208,7 @@ func waitTrack(t *testing.T, base, id string, ok func(mlatTrack) bool) mlatTrack
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	_, metrics := get(t, base+"/metrics")
+	_, metrics := get(t, strings.TrimSuffix(base, "/api/cuas")+"/metrics")
 	var mlatLines []string
 	for _, l := range strings.Split(string(metrics), "\n") {
 		if strings.HasPrefix(l, "cuasd_mlat_") {
