@@ -70,24 +70,66 @@ func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err
 	return clockSpec, name, &m, nil
 }
 
+// listenSensor reads the receiver options of --beast-listen and
+// --avr-listen, as connectSensor does, except that a port placed for
+// multilateration is one receiver's and must name it (?sensor=NAME):
+// otherwise each connection is named after its peer.
+func listenSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err error) {
+	clockSpec, name, sensor, err = connectSensor(spec)
+	if err == nil && sensor != nil && name == "" {
+		err = fmt.Errorf("%q: a listener placed with lat and lon is one receiver's port: name it with ?sensor=NAME", spec)
+	}
+	return clockSpec, name, sensor, err
+}
+
+// avrListenSensor is listenSensor for --avr-listen, whose timestamps
+// are always a 12 MHz counter.
+func avrListenSensor(spec string) (string, string, *MLATSensor, error) {
+	clockSpec, name, sensor, err := listenSensor(spec)
+	if _, q, _ := strings.Cut(clockSpec, "?"); err == nil && q != "" && q != "clock=12mhz" {
+		err = fmt.Errorf("%q: AVR timestamps are 12 MHz: ?clock=gps is for Beast", spec)
+	}
+	return clockSpec, name, sensor, err
+}
+
+// receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
+func (c *config) receiverFlags() []struct {
+	flag, spec string
+	parse      func(string) (string, string, *MLATSensor, error)
+} {
+	return []struct {
+		flag, spec string
+		parse      func(string) (string, string, *MLATSensor, error)
+	}{
+		{"--beast-listen", c.BeastListen, listenSensor},
+		{"--avr-listen", c.AVRListen, avrListenSensor},
+		{"--beast-connect", c.BeastConnect, connectSensor},
+	}
+}
+
 // mlatSensors lists every receiver taking part in multilateration: the
-// sensors block and a --beast-connect receiver given a position.
+// sensors block and the receiver flags given a position.
 func (c *config) mlatSensors() []MLATSensor {
 	list := append([]MLATSensor(nil), c.Sensors...)
-	if c.BeastConnect != "" {
-		if _, _, m, err := connectSensor(c.BeastConnect); err == nil && m != nil {
+	for _, r := range c.receiverFlags() {
+		if r.spec == "" {
+			continue
+		}
+		if _, _, m, err := r.parse(r.spec); err == nil && m != nil {
 			list = append(list, *m)
 		}
 	}
 	return list
 }
 
-// validateMLAT checks the sensors block and --beast-connect's receiver
-// options.
+// validateMLAT checks the sensors block and the receiver flags' options.
 func (c *config) validateMLAT(errs []error) []error {
-	if c.BeastConnect != "" {
-		if _, _, _, err := connectSensor(c.BeastConnect); err != nil {
-			errs = append(errs, fmt.Errorf("--beast-connect: %w", err))
+	for _, r := range c.receiverFlags() {
+		if r.spec == "" {
+			continue
+		}
+		if _, _, _, err := r.parse(r.spec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.flag, err))
 		}
 	}
 	seen := map[string]bool{}
