@@ -95,6 +95,14 @@ const (
 	HeaderSensorTime = "Cuas-Sensor-Ns"
 	// HeaderSensor names the receiver (also the last subject token).
 	HeaderSensor = "Cuas-Sensor"
+	// HeaderSensorPosition is a receiver's own statement of its antenna's
+	// position (issue 31): "LAT,LON,ALT", decimal degrees north and east
+	// and metres above the WGS-84 ellipsoid ("47.3769,8.5417,520"; see
+	// ParseSensorPosition). A Mode S receiver publishing straight to
+	// cuas.raw or cuas.in sets it so that multilateration uses it without
+	// configuration; a position configured in cuasd wins over it. A
+	// malformed or out-of-range value makes the message a dead letter.
+	HeaderSensorPosition = "Cuas-Sensor-Position"
 	// HeaderProductType is a DJI DroneID product type number (decimal,
 	// 1-255) relayed by a field sensor beside the F3411 pack that has no
 	// place for it (issue 25); optional.

@@ -449,6 +449,10 @@ type SensorMLAT struct {
 	// learnt from ADS-B positions and subtracted from its times; absent
 	// until established.
 	DelayNS *float64 `json:"delay_ns,omitempty"`
+	// PositionMoves counts the times the receiver's reported position
+	// (Cuas-Sensor-Position) moved, or its clock changed, and its clock
+	// sync and delay calibration restarted.
+	PositionMoves uint64 `json:"position_moves"`
 }
 
 // SensorPosition is where a sensor is.
@@ -457,8 +461,10 @@ type SensorPosition struct {
 	Lon    float64 `json:"lon"`
 	AltM   float64 `json:"alt_m,omitempty"`
 	HasAlt bool    `json:"-"`
-	// Source is "configured" (from the command line) or "reported" (the
-	// sensor's own status feed, an unauthenticated claim like any other).
+	// Source is "configured" (from the command line or --config) or
+	// "reported" (the sensor's own status feed or a Mode S receiver's
+	// Cuas-Sensor-Position header, an unauthenticated claim like any
+	// other; a configured position wins over it).
 	Source string `json:"source"`
 }
 

@@ -43,12 +43,13 @@ func honesty(signingMode string) Honesty {
 			"whether its times came from a GPS clock, the receiver's own clock or the arrival. " +
 			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
 			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed. " +
-			"Where three or more configured receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +
+			"Where three or more receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +
 			"locates the transmitter from the times of arrival and checks an ADS-B position claim against them: a contradicted claim " +
 			"shows the signal did not come from where the transmitter says, a verified one where it came from, never who sent it; " +
 			"a disagreement resting on one reception that arrived late (a reflection) gives no verdict; " +
-			"the receivers' positions and clocks are configuration that cuasd trusts, and a GPS-timed receiver's fixed timestamp delay " +
-			"is learnt from the ADS-B positions it hears.",
+			"the receivers' configured positions and clocks are trusted; a position a receiver states itself (Cuas-Sensor-Position) " +
+			"is a claim that a configured one overrides, and a receiver lying about it misplaces every fix it takes part in; " +
+			"a GPS-timed receiver's fixed timestamp delay is learnt from the ADS-B positions it hears.",
 		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
 			"it is never silently accepted as valid.",
 		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +

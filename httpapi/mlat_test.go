@@ -51,7 +51,11 @@ func TestMLATAnswersMatchOpenAPI(t *testing.T) {
 		MLAT:     &events.SensorMLAT{Receptions: 1234, SyncPairs: 3, SyncGood: 2}},
 		events.Sensor{ID: "beast-in-192-0-2-12", Kind: "modes", ExpectSeconds: 60, Clock: "gps",
 			Position: &events.SensorPosition{Lat: 47.4, Lon: 8.6, AltM: 430, Source: "configured"},
-			MLAT:     &events.SensorMLAT{Receptions: 99, DelayNS: &delay}}}
+			MLAT:     &events.SensorMLAT{Receptions: 99, DelayNS: &delay}},
+		// A receiver on NATS stating its own position (Cuas-Sensor-Position).
+		events.Sensor{ID: "mast-3", Kind: "modes", ExpectSeconds: 60, Clock: "gps",
+			Position: &events.SensorPosition{Lat: 47.2, Lon: 8.4, AltM: 512.5, Source: "reported"},
+			MLAT:     &events.SensorMLAT{Receptions: 50, SyncPairs: 0, PositionMoves: 1}}}
 	h := newTestServer(t, Deps{Threats: b, Tracks: s, Sensors: reg})
 
 	var tr events.Track
@@ -70,10 +74,12 @@ func TestMLATAnswersMatchOpenAPI(t *testing.T) {
 		t.Errorf("threat board lacks the contradiction: %s", body)
 	}
 	rec = do(t, h, http.MethodGet, testBase+"/v1/sensors", nil)
-	if !strings.Contains(rec.Body.String(), `"mlat":{"receptions":1234,"sync_pairs":3,"sync_good":2}`) ||
-		!strings.Contains(rec.Body.String(), `"mlat":{"receptions":99,"sync_pairs":0,"sync_good":0,"delay_ns":-12.5}`) {
+	if !strings.Contains(rec.Body.String(), `"mlat":{"receptions":1234,"sync_pairs":3,"sync_good":2,"position_moves":0}`) ||
+		!strings.Contains(rec.Body.String(), `"mlat":{"receptions":99,"sync_pairs":0,"sync_good":0,"delay_ns":-12.5,"position_moves":0}`) ||
+		!strings.Contains(rec.Body.String(), `"source":"reported"},`) || !strings.Contains(rec.Body.String(), `"position_moves":1}`) {
 		t.Errorf("sensors: %s", rec.Body)
 	}
 	do(t, h, http.MethodGet, testBase+"/v1/sensors/beast-in-192-0-2-11", nil)
 	do(t, h, http.MethodGet, testBase+"/v1/sensors/beast-in-192-0-2-12", nil)
+	do(t, h, http.MethodGet, testBase+"/v1/sensors/mast-3", nil)
 }

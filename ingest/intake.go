@@ -116,7 +116,7 @@ func NewIntake(nc *nats.Conn, log *slog.Logger, reg prometheus.Registerer) *Inta
 
 // Counters implements Counted.
 func (in *Intake) Counters() Counters {
-	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid", "too_large", "rate_limited"}}
+	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid", "too_large", "rate_limited", "sensor_position"}}
 }
 
 // Name implements Source.
@@ -126,14 +126,15 @@ func (in *Intake) Name() string { return "intake " + bus.IntakePrefix + ".>" }
 type intakeBatch struct {
 	protocol, sensor string
 	// clock is the Cuas-Clock of a batch of frames that came with a
-	// Cuas-Sensor-Ns (framing lpt, issue 30); "" for plain lp.
-	clock, framing string
-	body           []byte
-	n              int
-	recv           int64
-	started        time.Time
-	replies        []string // reply subjects of acknowledged frames
-	seqs           []uint64 // their sequence numbers (for a failed batch to forget), 0: none
+	// Cuas-Sensor-Ns (framing lpt, issue 30); "" for plain lp. position
+	// is the Cuas-Sensor-Position its frames stated (issue 31), "" none.
+	clock, framing, position string
+	body                     []byte
+	n                        int
+	recv                     int64
+	started                  time.Time
+	replies                  []string // reply subjects of acknowledged frames
+	seqs                     []uint64 // their sequence numbers (for a failed batch to forget), 0: none
 }
 
 // Run implements Source: it serves until ctx ends.
@@ -229,6 +230,12 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 	if m.Reply != "" {
 		mode = "acked"
 	}
+	position, bad := statedPosition(m)
+	if bad != "" {
+		sink.Dropped(protocol, "intake", "sensor_position", 1)
+		in.reply(m.Reply, "-ERR sensor_position: "+bad)
+		return
+	}
 	in.m.frames.WithLabelValues(protocol, mode).Inc()
 	seq, _ := strconv.ParseUint(m.Header.Get(bus.HeaderSeq), 10, 64)
 	key := protocol + "." + sensor
@@ -237,10 +244,19 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 		in.reply(m.Reply, "+OK duplicate")
 		return
 	}
+	in.add(m, protocol, sensor, seq, position)
+}
+
+// add appends a frame accepted from sensor to its batch, and dispatches
+// the batch when it is full.
+func (in *Intake) add(m *nats.Msg, protocol, sensor string, seq uint64, position string) {
+	key := protocol + "." + sensor
 	sensorNs, clock := sensorTime(m)
 	bkey := key
-	if sensorNs != 0 {
-		bkey = key + "\x00" + clock // timed frames batch apart (framing lpt)
+	if sensorNs != 0 || position != "" {
+		// Timed frames batch apart (framing lpt), and frames stating a
+		// position apart from those stating another.
+		bkey = key + "\x00" + clock + "\x00" + position
 	}
 	in.mu.Lock()
 	b := in.batches[bkey]
@@ -252,7 +268,7 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 		b = nil
 	}
 	if b == nil {
-		b = &intakeBatch{protocol: protocol, sensor: sensor, started: time.Now(), recv: recvTime(m), framing: bus.FramingLP}
+		b = &intakeBatch{protocol: protocol, sensor: sensor, started: time.Now(), recv: recvTime(m), framing: bus.FramingLP, position: position}
 		if sensorNs != 0 {
 			b.framing, b.clock = bus.FramingLPT, clock
 		}
@@ -340,6 +356,25 @@ func sensorTime(m *nats.Msg) (int64, string) {
 	return v, "receiver"
 }
 
+// statedPosition is the frame's Cuas-Sensor-Position in its canonical
+// form ("" without one), or why it is refused (bad): a malformed
+// position is refused, never stored for multilateration to guess from.
+func statedPosition(m *nats.Msg) (position, bad string) {
+	vs := m.Header.Values(bus.HeaderSensorPosition)
+	switch len(vs) {
+	case 0:
+		return "", ""
+	case 1:
+	default:
+		return "", strconv.Itoa(len(vs)) + " " + bus.HeaderSensorPosition + " headers; one position per frame"
+	}
+	p, err := bus.ParseSensorPosition(vs[0])
+	if err != nil {
+		return "", err.Error()
+	}
+	return p.String(), ""
+}
+
 // recvTime is the frame's Cuas-Recv-Ns, or now.
 func recvTime(m *nats.Msg) int64 {
 	if v, err := strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64); err == nil && v > 0 {
@@ -374,8 +409,8 @@ func (in *Intake) dispatchLocked(key string, b *intakeBatch) {
 // store writes one batch to CUAS_RAW and answers its acknowledged frames.
 func (in *Intake) store(ctx context.Context, sink Sink, b *intakeBatch) {
 	var err error
-	if fs, ok := sink.(FramedSink); ok && b.framing == bus.FramingLPT {
-		_, err = fs.PublishBatchFramed(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, b.framing, b.clock, b.body, b.n, b.recv, "")
+	if fs, ok := sink.(FramedSink); ok && (b.framing == bus.FramingLPT || b.position != "") {
+		_, err = fs.PublishBatchFramed(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, b.framing, b.clock, b.position, b.body, b.n, b.recv, "")
 	} else {
 		_, err = sink.PublishBatch(context.WithoutCancel(ctx), "intake", b.protocol, b.sensor, lpBody(b), b.n, b.recv, "")
 	}

@@ -347,3 +347,73 @@ func sumDropped(p *Publisher, reason string) float64 {
 	}
 	return n
 }
+
+// TestIntakeCarriesSensorPosition (issue 31): a single frame stating its
+// receiver's position (Cuas-Sensor-Position) is stored in a raw batch
+// carrying that position, in its canonical form, apart from the frames
+// of another position or of none; a malformed one is answered
+// "-ERR sensor_position" with the header's problem, counted, and not
+// stored.
+func TestIntakeCarriesSensorPosition(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	pub, _ := runLimitedIntake(t, s, DefaultSensorLimits(), 50*time.Millisecond)
+	nc := s.Connect(t)
+	ask := func(position string, sensorNs int64, frame byte) string {
+		msg := &nats.Msg{Subject: "cuas.in.adsb.mast", Data: []byte{frame}, Header: nats.Header{}}
+		if position != "" {
+			msg.Header.Set(bus.HeaderSensorPosition, position)
+		}
+		if sensorNs != 0 {
+			msg.Header.Set(bus.HeaderSensorTime, strconv.FormatInt(sensorNs, 10))
+			msg.Header.Set(bus.HeaderClock, "gps")
+		}
+		for i := 0; ; i++ {
+			m, err := nc.RequestMsg(msg, 5*time.Second)
+			if err == nil {
+				return string(m.Data)
+			}
+			if !errors.Is(err, nats.ErrNoResponders) || i > 100 {
+				t.Fatal(err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	now := time.Now().UnixNano()
+	for _, c := range []struct {
+		position string
+		ns       int64
+		frame    byte
+	}{{" 47.3769, 8.5417, 455.2", now, 1}, {"47.3769,8.5417,455.2", now + 1000, 2}, {"47.5,8.6,400", now, 3}, {"", now, 4}, {"", 0, 5}} {
+		if a := ask(c.position, c.ns, c.frame); a != "+OK" {
+			t.Fatalf("frame %d: %q", c.frame, a)
+		}
+	}
+	if a := ask("47.3769,8.5417", now, 6); !strings.HasPrefix(a, "-ERR sensor_position: ") || !strings.Contains(a, "want LAT,LON,ALT") {
+		t.Errorf("a position without its alt: %q", a)
+	}
+	if got := sumDropped(pub, "sensor_position"); got != 1 {
+		t.Errorf("dropped{reason=sensor_position} = %v, want 1", got)
+	}
+	ctx := context.Background()
+	st, err := s.JS.Stream(ctx, bus.StreamRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := st.Info(ctx)
+	got := map[string]int{} // position and framing → frames
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := st.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if _, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(int, uint64, []byte) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		got[m.Header.Get(bus.HeaderSensorPosition)+" "+m.Header.Get(bus.HeaderFraming)] += n
+	}
+	want := map[string]int{"47.3769,8.5417,455.2 lpt": 2, "47.5,8.6,400 lpt": 1, " lpt": 1, " lp": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("raw batches by position and framing %v, want %v", got, want)
+	}
+}

@@ -127,7 +127,7 @@ func (b *batcher) publish() {
 		if b.framing == bus.FramingLP {
 			_, err = s.Pub.PublishBatch(b.ctx, s.Adapter, "adsb", s.Sensor, bt.body, bt.n, bt.recv, "")
 		} else {
-			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, clockHeader(s.Clock), bt.body, bt.n, bt.recv, "")
+			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, clockHeader(s.Clock), "", bt.body, bt.n, bt.recv, "")
 		}
 		if err != nil {
 			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", bt.n, "err", err)

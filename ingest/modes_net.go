@@ -61,6 +61,11 @@ type ModeSListener struct {
 	// Sensor prefixes the per-connection sensor names (default
 	// "<format>-in").
 	Sensor string
+	// Fixed, when set, is the sensor name of every connection, instead of
+	// one named after each peer: a port given to one receiver
+	// (--beast-listen HOST:PORT?sensor=NAME, which can also place it for
+	// multilateration, issue 31).
+	Fixed string
 	// Clock is what the receivers' Beast timestamps are (issue 30).
 	Clock sensorclock.Kind
 	// MaxConns bounds the connections served at once (DefaultMaxConns).
@@ -159,7 +164,11 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	if err != nil {
 		host = peer
 	}
-	s := &ModeSStream{Format: l.Format, Sensor: PeerSensor(l.Sensor, host), Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log, Clock: l.Clock}
+	name := PeerSensor(l.Sensor, host)
+	if l.Fixed != "" {
+		name = l.Fixed
+	}
+	s := &ModeSStream{Format: l.Format, Sensor: name, Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log, Clock: l.Clock}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
 	var r io.Reader = conn
 	if l.IdleTimeout >= 0 {

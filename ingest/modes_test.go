@@ -24,9 +24,9 @@ func (f *framedSink) PublishFrames(context.Context, string, string, string, []Fr
 	return Result{}, nil
 }
 func (f *framedSink) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recv int64, id string) (Result, error) {
-	return f.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, "", batch, n, recv, id)
+	return f.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, "", "", batch, n, recv, id)
 }
-func (f *framedSink) PublishBatchFramed(_ context.Context, _, _, _, framing, _ string, batch []byte, n int, _ int64, _ string) (Result, error) {
+func (f *framedSink) PublishBatchFramed(_ context.Context, _, _, _, framing, _, _ string, batch []byte, n int, _ int64, _ string) (Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.framings = append(f.framings, framing)

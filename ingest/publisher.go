@@ -192,12 +192,12 @@ func (p *Publisher) PublishFrames(ctx context.Context, adapter, protocol, sensor
 // publish one twice, and hashing every batch for an id cost about 2% of
 // the pipeline's CPU.
 func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
-	return p.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, "", batch, n, recvUnixNano, id)
+	return p.PublishBatchFramed(ctx, adapter, protocol, sensor, bus.FramingLP, "", "", batch, n, recvUnixNano, id)
 }
 
 // PublishBatchFramed is PublishBatch with another framing: bus.FramingBeast
 // keeps the receiver's timestamps, signal levels and Mode A/C replies.
-func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
+func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock, position string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
 	subj := bus.RawSubject(protocol, sensor)
 	res := Result{Subject: subj}
 	if n == 0 {
@@ -210,6 +210,9 @@ func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, s
 	msg.Header.Set(bus.HeaderFraming, framing)
 	if clock != "" {
 		msg.Header.Set(bus.HeaderClock, clock)
+	}
+	if position != "" {
+		msg.Header.Set(bus.HeaderSensorPosition, position)
 	}
 	markSimulated(msg, adapter)
 	fut, err := p.js.PublishAsync(msg)

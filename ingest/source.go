@@ -99,8 +99,9 @@ func PeerSensor(prefix, addr string) string {
 type FramedSink interface {
 	Sink
 	// clock is the Cuas-Clock of a Beast batch's timestamps ("" for the
-	// default, 12mhz).
-	PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock string, batch []byte, n int, recvUnixNano int64, id string) (Result, error)
+	// default, 12mhz); position, when not "", the Cuas-Sensor-Position
+	// the receiver stated (bus.SensorPosition.String, issue 31).
+	PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock, position string, batch []byte, n int, recvUnixNano int64, id string) (Result, error)
 	// ModeAC counts Mode A/C replies an adapter received.
 	ModeAC(adapter string, n int)
 }

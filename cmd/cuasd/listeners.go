@@ -126,7 +126,13 @@ func modeSSources(cfg config, s *service) ([]ingest.Source, error) {
 		if l.addr == "" {
 			continue
 		}
-		addr, clock, err := ingest.SplitClock(l.addr)
+		// sensor, lat, lon and alt name and place the one receiver the
+		// port is for (issue 31)
+		spec, name, _, err := listenSensor(l.addr)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", l.flag, err)
+		}
+		addr, clock, err := ingest.SplitClock(spec)
 		if err == nil && l.format == ingest.AVR && clock != sensorclock.MHz12 {
 			err = errors.New("AVR timestamps are 12 MHz: ?clock=gps is for Beast")
 		}
@@ -137,7 +143,7 @@ func modeSSources(cfg config, s *service) ([]ingest.Source, error) {
 		if err != nil {
 			return out, listenError(l.flag, addr, err)
 		}
-		src.Clock = clock
+		src.Clock, src.Fixed = clock, name
 		out = append(out, src)
 	}
 	if cfg.BeastConnect != "" {

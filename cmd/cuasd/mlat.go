@@ -70,24 +70,66 @@ func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err
 	return clockSpec, name, &m, nil
 }
 
+// listenSensor reads the receiver options of --beast-listen and
+// --avr-listen, as connectSensor does, except that a port placed for
+// multilateration is one receiver's and must name it (?sensor=NAME):
+// otherwise each connection is named after its peer.
+func listenSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err error) {
+	clockSpec, name, sensor, err = connectSensor(spec)
+	if err == nil && sensor != nil && name == "" {
+		err = fmt.Errorf("%q: a listener placed with lat and lon is one receiver's port: name it with ?sensor=NAME", spec)
+	}
+	return clockSpec, name, sensor, err
+}
+
+// avrListenSensor is listenSensor for --avr-listen, whose timestamps
+// are always a 12 MHz counter.
+func avrListenSensor(spec string) (string, string, *MLATSensor, error) {
+	clockSpec, name, sensor, err := listenSensor(spec)
+	if _, q, _ := strings.Cut(clockSpec, "?"); err == nil && q != "" && q != "clock=12mhz" {
+		err = fmt.Errorf("%q: AVR timestamps are 12 MHz: ?clock=gps is for Beast", spec)
+	}
+	return clockSpec, name, sensor, err
+}
+
+// receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
+func (c *config) receiverFlags() []struct {
+	flag, spec string
+	parse      func(string) (string, string, *MLATSensor, error)
+} {
+	return []struct {
+		flag, spec string
+		parse      func(string) (string, string, *MLATSensor, error)
+	}{
+		{"--beast-listen", c.BeastListen, listenSensor},
+		{"--avr-listen", c.AVRListen, avrListenSensor},
+		{"--beast-connect", c.BeastConnect, connectSensor},
+	}
+}
+
 // mlatSensors lists every receiver taking part in multilateration: the
-// sensors block and a --beast-connect receiver given a position.
+// sensors block and the receiver flags given a position.
 func (c *config) mlatSensors() []MLATSensor {
 	list := append([]MLATSensor(nil), c.Sensors...)
-	if c.BeastConnect != "" {
-		if _, _, m, err := connectSensor(c.BeastConnect); err == nil && m != nil {
+	for _, r := range c.receiverFlags() {
+		if r.spec == "" {
+			continue
+		}
+		if _, _, m, err := r.parse(r.spec); err == nil && m != nil {
 			list = append(list, *m)
 		}
 	}
 	return list
 }
 
-// validateMLAT checks the sensors block and --beast-connect's receiver
-// options.
+// validateMLAT checks the sensors block and the receiver flags' options.
 func (c *config) validateMLAT(errs []error) []error {
-	if c.BeastConnect != "" {
-		if _, _, _, err := connectSensor(c.BeastConnect); err != nil {
-			errs = append(errs, fmt.Errorf("--beast-connect: %w", err))
+	for _, r := range c.receiverFlags() {
+		if r.spec == "" {
+			continue
+		}
+		if _, _, _, err := r.parse(r.spec); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", r.flag, err))
 		}
 	}
 	seen := map[string]bool{}
@@ -103,8 +145,8 @@ func (c *config) validateMLAT(errs []error) []error {
 		if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
 			errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
 		}
-		if s.Alt < -500 || s.Alt > 9000 {
-			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (-500 to 9000)", at))
+		if s.Alt < bus.MinSensorAltM || s.Alt > bus.MaxSensorAltM { // the range a receiver may state (Cuas-Sensor-Position)
+			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (%d to %d)", at, bus.MinSensorAltM, bus.MaxSensorAltM))
 		}
 		if _, ok := mlat.ParseClock(s.Clock); !ok {
 			errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
@@ -113,20 +155,25 @@ func (c *config) validateMLAT(errs []error) []error {
 	return errs
 }
 
-// mlatStage builds the multilateration stage when receivers are
-// configured (nil otherwise), and lists them in the sensor registry.
+// mlatStage builds the multilateration stage over the configured
+// receivers, listed in the sensor registry, and any receiver that states
+// its own position on NATS (Cuas-Sensor-Position), told to the registry
+// as it reports (issue 31). It is built with no receiver configured: a
+// receiver publishing straight to NATS needs no configuration.
 func (s *service) mlatStage() *mlatstage.Stage {
-	cfgs := s.cfg.mlatSensors()
-	if len(cfgs) == 0 {
-		return nil
-	}
 	var list []mlatstage.Sensor
-	for _, c := range cfgs {
+	for _, c := range s.cfg.mlatSensors() {
 		clock, _ := mlat.ParseClock(c.Clock)
 		list = append(list, mlatstage.Sensor{Name: c.Name, Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, Clock: clock})
 		s.sensorReg.Configure(c.Name, "modes", &sensors.Position{Lat: c.Lat, Lon: c.Lon, AltM: c.Alt, HasAlt: true}, 0)
 	}
-	return mlatstage.New(mlatstage.Config{Sensors: list, Log: s.log}, s.store, s.reg)
+	reg := s.sensorReg
+	return mlatstage.New(mlatstage.Config{Sensors: list, Log: s.log,
+		OnPosition: func(name string, p mlatstage.Position) {
+			reg.ReportPosition(name, "modes", sensors.Position{Lat: p.Lat, Lon: p.Lon, AltM: p.AltM, HasAlt: true})
+		},
+		OnHeard: func(name string, at time.Time, n uint64) { reg.HeardUntil(name, "modes", at, n) },
+	}, s.store, s.reg)
 }
 
 // offerTimed is the decoder feed's Timed hook: every frame with a Beast
@@ -137,7 +184,8 @@ func offerTimed(st *mlatstage.Stage) func(meta worker.Meta, ts uint64, frame []b
 		if len(frame) != 7 && len(frame) != 14 {
 			return
 		}
-		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame))}
+		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame)),
+			HasPos: meta.HasPosition, Pos: mlatstage.Position{Lat: meta.Position.Lat, Lon: meta.Position.Lon, AltM: meta.Position.AltM}}
 		if r.Clock == sensorclock.Receiver {
 			return // nanoseconds of a free-running clock, not a Beast count
 		}
@@ -192,7 +240,10 @@ func (m mlatSensors) Get(id string) (sensors.Sensor, bool) {
 
 func decorate(s *events.Sensor, st mlatstage.SensorState) {
 	s.Clock = st.Clock
-	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs}
+	// The position multilateration uses, and whether it was configured
+	// or is the receiver's own claim.
+	s.Position = &events.SensorPosition{Lat: st.Position.Lat, Lon: st.Position.Lon, AltM: st.Position.AltM, HasAlt: true, Source: st.PositionSource}
+	s.MLAT = &events.SensorMLAT{Receptions: st.Receptions, SyncPairs: st.Pairs, SyncGood: st.GoodPairs, PositionMoves: st.Moves}
 	if st.HasDelay {
 		d := st.DelayNS
 		s.MLAT.DelayNS = &d

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -64,9 +65,14 @@ func beastRecord(frame []byte, utcNs int64) []byte {
 		f.Type = adsb.BeastModeSLong
 	}
 	copy(f.Data[:], frame)
-	ofDay := utcNs % 86400e9
-	f.Timestamp = uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
+	f.Timestamp = gpsTimestamp(utcNs)
 	return adsb.AppendBeast(nil, &f)
+}
+
+// gpsTimestamp is a Radarcape-style Beast timestamp of a UTC time.
+func gpsTimestamp(utcNs int64) uint64 {
+	ofDay := utcNs % 86400e9
+	return uint64(ofDay/1e9)<<30 | uint64(ofDay%1e9)
 }
 
 // TestMLATEndToEnd: the reference rows of one set's most common five
@@ -203,7 +209,7 @@ func waitTrack(t *testing.T, base, id string, ok func(mlatTrack) bool) mlatTrack
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	_, metrics := get(t, base+"/metrics")
+	_, metrics := get(t, strings.TrimSuffix(base, "/api/cuas")+"/metrics")
 	var mlatLines []string
 	for _, l := range strings.Split(string(metrics), "\n") {
 		if strings.HasPrefix(l, "cuasd_mlat_") {
@@ -296,6 +302,65 @@ func TestMLATConfig(t *testing.T) {
 	}
 	if spec, name, _, _ := connectSensor(cfg.BeastConnect); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
 		t.Errorf("connect spec %q, sensor %q", spec, name)
+	}
+	// A listener placed for multilateration is one receiver's port: it
+	// must name it.
+	if _, err := parse("", "--beast-listen", "127.0.0.1:30004?lat=47.1&lon=8.2"); err == nil || !strings.Contains(err.Error(), "--beast-listen") || !strings.Contains(err.Error(), "?sensor=NAME") {
+		t.Errorf("--beast-listen placed without a name: %v", err)
+	}
+	if _, err := parse("", "--avr-listen", "127.0.0.1:30001?sensor=x&lat=47.1&lon=8.2&clock=gps"); err == nil || !strings.Contains(err.Error(), "--avr-listen") {
+		t.Errorf("--avr-listen with GPS clocks: %v", err)
+	}
+	cfg, err = parse("", "--beast-listen", "127.0.0.1:30004?sensor=mast&lat=47.3&lon=8.5&alt=480&clock=gps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.mlatSensors(); len(got) != 1 || got[0] != (MLATSensor{Name: "mast", Lat: 47.3, Lon: 8.5, Alt: 480, Clock: "gps"}) {
+		t.Errorf("--beast-listen receiver %+v", got)
+	}
+}
+
+// TestBeastListenNamesAndPlacesItsReceiver: every connection to a
+// --beast-listen port given ?sensor=NAME&lat=&lon=&alt= is that receiver,
+// listed in /v1/sensors with its configured position and heard, whatever
+// address it connects from (issue 31, item 1).
+func TestBeastListenNamesAndPlacesItsReceiver(t *testing.T) {
+	base, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0?sensor=mast-3&lat=47.3769&lon=8.5417&alt=455&clock=gps")
+	defer stop()
+	c, err := net.Dial("tcp", adapterAddr(t, lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA") // pyModeS' identification squitter
+	if _, err := c.Write(beastRecord(frame, time.Now().UnixNano())); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := get(t, base+"/v1/sensors")
+		var list struct {
+			Sensors []struct {
+				ID       string `json:"id"`
+				Kind     string `json:"kind"`
+				Position *struct {
+					Lat, Lon float64
+					Source   string `json:"source"`
+				} `json:"position"`
+			} `json:"sensors"`
+		}
+		_ = json.Unmarshal(body, &list)
+		_, track := get(t, base+"/v1/tracks/adsb:406B90")
+		for _, s := range list.Sensors {
+			if s.ID == "mast-3" && s.Kind == "modes" && s.Position != nil && s.Position.Lat == 47.3769 && s.Position.Source == "configured" &&
+				strings.Contains(string(track), `"mast-3"`) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want receiver mast-3, configured at 47.3769, heard on the track:\n%s\n%s", body, track)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

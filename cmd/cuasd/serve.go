@@ -100,7 +100,7 @@ type service struct {
 	history     *history.Recorder                 // nil with --history=false
 	cot         cotOutputs                        // issue 18
 	readsb      atomic.Pointer[readsbjson.Writer] // set by readsbOutputs (issue 21)
-	mlat        *mlatstage.Stage                  // issue 31; nil without a sensors block
+	mlat        *mlatstage.Stage                  // issue 31; made when fusion starts
 }
 
 func newService(cfg config, log *slog.Logger, out io.Writer) *service {
@@ -277,9 +277,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 					Replay: time.Duration(s.cfg.TrackTTL) + 5*time.Second, Metrics: metrics, Log: s.log,
 					Limits: s.rawLimits(),
 				}
-				if s.mlat != nil {
-					fc.Timed = offerTimed(s.mlat)
-				}
+				fc.Timed = offerTimed(s.mlat)
 				feed = worker.NewFeed(s.bus.JetStream(), fc, s.reg)
 			}
 			return feed.Run(ctx)
@@ -290,11 +288,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 		})),
 		s.stage("fusion owners", upThen(func(ctx context.Context) error { return s.owners.Run(ctx) })),
 		s.stage("mlat", upThen(func(ctx context.Context) error {
-			if s.mlat == nil {
-				<-ctx.Done() // no receivers configured: nothing to do
-				return nil
-			}
-			return s.mlat.Run(ctx)
+			return s.mlat.Run(ctx) // idle until a receiver is configured or reports its position
 		})),
 	)
 	return out

@@ -67,9 +67,11 @@ type FeedConfig struct {
 	Metrics *Metrics
 	Log     *slog.Logger
 	// Timed, when set, is handed every frame that carries its sensor's
-	// Beast timestamp (ts, as received; meta says the sensor and its
-	// clock), before decoding: what multilateration groups (issue 31).
-	// frame is only valid during the call; Timed must not block.
+	// Beast timestamp (ts, as received; meta says the sensor, its clock
+	// and any position it stated), or a GPS-disciplined Cuas-Sensor-Ns
+	// as the Beast GPS timestamp it equals, before decoding: what
+	// multilateration groups (issue 31). frame is only valid during the
+	// call; Timed must not block.
 	Timed func(meta Meta, ts uint64, frame []byte)
 	// Limits are the per-sensor rate and byte limits, spent at each
 	// message's storage time as a Worker spends them (Worker.WithLimits),

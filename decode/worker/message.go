@@ -124,7 +124,8 @@ const MaxRecvAhead = 5 * time.Minute
 // decoded ("" when it is not): a sensor name outside the one rule
 // (bus.ValidSensor; a raw publisher names it in its subject or
 // Cuas-Sensor header, and the name reaches metrics, events and the
-// history's exports, issue 32), or a receive time far in the future.
+// history's exports, issue 32), a receive time far in the future, an
+// unknown clock, or a receiver position that cannot be one (issue 31).
 func refuseMessage(meta Meta) (reason, detail string) {
 	if !bus.ValidSensor(meta.Sensor) {
 		name := meta.Sensor
@@ -138,6 +139,9 @@ func refuseMessage(meta Meta) (reason, detail string) {
 	}
 	if meta.ClockErr {
 		return "framing", "unknown " + bus.HeaderClock + " (12mhz, gps or receiver)"
+	}
+	if meta.PositionErr != "" {
+		return "sensor_position", meta.PositionErr
 	}
 	return "", ""
 }
@@ -228,8 +232,8 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	if d.cur.Duplicate(key, frame) {
 		return false
 	}
-	if d.timed != nil && ts != 0 && !d.nsTimes {
-		d.timed(meta, ts, frame)
+	if d.timed != nil && ts != 0 {
+		d.offerTimed(ts, frame, meta)
 	}
 	at := d.frameTime(ts, meta)
 	if sbsNs > 0 {
@@ -246,6 +250,22 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	d.stampTimes(d.obs[n:], ts, at, meta)
 	Stamp(d.obs[n:], d.dec.Protocol(), meta)
 	return true
+}
+
+// offerTimed hands a timestamped frame to FeedConfig.Timed: a Beast
+// record's timestamp as it is, and a sensor time from a GPS-disciplined
+// clock (framing lpt, UTC ns: the single-frame intake's Cuas-Sensor-Ns
+// with Cuas-Clock gps) as the Radarcape-style Beast timestamp it equals,
+// seconds of the UTC day above 30 bits of nanoseconds. Nanoseconds of a
+// free-running clock are no Beast count, and are not handed over.
+func (d *msgDecoder) offerTimed(ts uint64, frame []byte, meta Meta) {
+	switch {
+	case !d.nsTimes:
+		d.timed(meta, ts, frame)
+	case meta.Clock == sensorclock.GPS:
+		ofDay := ts % 86400e9
+		d.timed(meta, ofDay/1e9<<30|ofDay%1e9, frame)
+	}
 }
 
 // sbsGenerated is an SBS line's own time (issue 30): its "generated" date

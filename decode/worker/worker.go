@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
@@ -44,6 +45,13 @@ type Meta struct {
 	// SensorNs is the Cuas-Sensor-Ns header (0: none): the sensor's own
 	// time of the message's frames.
 	SensorNs int64
+	// Position is the Cuas-Sensor-Position header, the receiver's own
+	// statement of its antenna's position (issue 31), when HasPosition;
+	// PositionErr says why a header that was present is refused (the
+	// message is then a dead letter, never decoded with a guess).
+	Position    bus.SensorPosition
+	HasPosition bool
+	PositionErr string
 }
 
 // FrameDecoder turns one raw frame into zero or more observations,
@@ -64,8 +72,9 @@ type Reasoner interface{ Reason() string }
 type ReasonLister interface{ Reasons() []string }
 
 // workerReasons are the reasons the worker itself gives: an unframeable
-// message, a line that is not hex, and Reason's default.
-var workerReasons = []string{"framing", "not_hex", "invalid"}
+// message, a line that is not hex, Reason's default, and a refused
+// Cuas-Sensor-Position (issue 31).
+var workerReasons = []string{"framing", "not_hex", "invalid", "sensor_position"}
 
 // Reason returns the metrics label of a decode error.
 func Reason(err error) string {
@@ -405,6 +414,9 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 	if v, err := strconv.ParseInt(h.Get(bus.HeaderSensorTime), 10, 64); err == nil && v > 0 {
 		meta.SensorNs = v
 	}
+	if vs := h.Values(bus.HeaderSensorPosition); len(vs) > 0 {
+		meta.sensorPosition(vs)
+	}
 	if meta.Sensor == "" {
 		// The last subject token is the sensor.
 		s := m.Subject()
@@ -422,6 +434,22 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 		}
 	}
 	return meta
+}
+
+// sensorPosition reads the Cuas-Sensor-Position header's values: one
+// position, or the reason it is refused (two values are two claims, and
+// cuasd does not pick one).
+func (meta *Meta) sensorPosition(vs []string) {
+	if len(vs) > 1 {
+		meta.PositionErr = fmt.Sprintf("%d %s headers; one position per message", len(vs), bus.HeaderSensorPosition)
+		return
+	}
+	p, err := bus.ParseSensorPosition(vs[0])
+	if err != nil {
+		meta.PositionErr = err.Error()
+		return
+	}
+	meta.Position, meta.HasPosition = p, true
 }
 
 func (w *Worker) watchConsumer(ctx context.Context, cons *bus.Consumer) {

@@ -25,6 +25,9 @@ func (a Vec) dot(b Vec) float64   { return a[0]*b[0] + a[1]*b[1] + a[2]*b[2] }
 func (a Vec) norm() float64       { return math.Sqrt(a.dot(a)) }
 func dist(a, b Vec) float64       { return a.sub(b).norm() }
 
+// Distance is the straight-line distance between two points, metres.
+func Distance(a, b Vec) float64 { return dist(a, b) }
+
 // ECEF converts a geodetic position (degrees, metres above the WGS-84
 // ellipsoid) to ECEF.
 func ECEF(latDeg, lonDeg, h float64) Vec {

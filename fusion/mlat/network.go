@@ -97,6 +97,29 @@ func (nw *Network) Build(rx []Reception, p *Problem) error {
 	return nw.consistent(p)
 }
 
+// Add appends a sensor heard of after the network was made (a receiver
+// stating its own position) and returns its id.
+func (nw *Network) Add(s Sensor) SensorID {
+	nw.Sensors = append(nw.Sensors, s)
+	nw.delays = append(nw.delays, make([]sensorDelay, len(nw.Sensors)-len(nw.delays))...)
+	return SensorID(len(nw.Sensors) - 1)
+}
+
+// Reset puts sensor id at a new position or clock and forgets what was
+// learnt of it: its pairs' clock sync and its delay calibration were
+// measured with the old geometry, and would bias every time converted
+// through them.
+func (nw *Network) Reset(id SensorID, s Sensor) {
+	if int(id) >= len(nw.Sensors) {
+		return
+	}
+	nw.Sensors[id] = s
+	if int(id) < len(nw.delays) {
+		nw.delays[id] = sensorDelay{}
+	}
+	nw.Sync.Forget(id)
+}
+
 func (nw *Network) sensor(id SensorID) *Sensor {
 	if int(id) >= len(nw.Sensors) {
 		return nil

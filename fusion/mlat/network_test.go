@@ -208,3 +208,52 @@ func TestFilterSmoothsAndGates(t *testing.T) {
 		t.Errorf("a fix 5 km off the track: %v, want %v", err, ReasonFilterGate)
 	}
 }
+
+// TestNetworkResetForgetsTheSensor (issue 31): a sensor that moved keeps
+// its id, takes its new position, and loses its pair syncs and its delay
+// calibration; the other sensors' syncs are untouched. A sensor added
+// later gets the next id and a delay slot of its own.
+func TestNetworkResetForgetsTheSensor(t *testing.T) {
+	nw := NewNetwork([]Sensor{
+		{Pos: ECEF(47.0, 8.0, 400), HasPos: true, Clock: Clock12MHz},
+		{Pos: ECEF(47.1, 8.1, 400), HasPos: true, Clock: Clock12MHz},
+		{Pos: ECEF(47.0, 8.2, 400), HasPos: true, Clock: Clock12MHz},
+	}, SyncConfig{})
+	offs := []int64{0, 3e12, 7e12}
+	for i := int64(0); i < 20; i++ {
+		for a := SensorID(0); a < 3; a++ {
+			for b := a + 1; b < 3; b++ {
+				ta := 1e9*i + offs[a]
+				nw.Sync.Observe(a, b, ta, 1e9*i+offs[b], 0)
+			}
+		}
+	}
+	nw.delays[2] = sensorDelay{n: 50, ns: 40}
+	now := func(id SensorID) int64 { return 19e9 + offs[id] }
+	good := func() map[[2]SensorID]bool {
+		out := map[[2]SensorID]bool{}
+		for _, p := range nw.Sync.Pairs(nil, now) {
+			out[[2]SensorID{p.A, p.B}] = p.Good
+		}
+		return out
+	}
+	if g := good(); len(g) != 3 || !g[[2]SensorID{0, 1}] || !g[[2]SensorID{0, 2}] || !g[[2]SensorID{1, 2}] {
+		t.Fatalf("before: pairs %v, want three good", g)
+	}
+	moved := Sensor{Pos: ECEF(47.05, 8.25, 410), HasPos: true, Clock: Clock12MHz}
+	nw.Reset(2, moved)
+	if g := good(); len(g) != 1 || !g[[2]SensorID{0, 1}] {
+		t.Errorf("after the reset: pairs %v, want only 0-1, still good", g)
+	}
+	if nw.Sensors[2] != moved {
+		t.Errorf("sensor 2 is %+v, want %+v", nw.Sensors[2], moved)
+	}
+	if d, ok := nw.DelayNS(2); ok || d != 0 {
+		t.Errorf("sensor 2's delay %v (established %v) survived its move", d, ok)
+	}
+	id := nw.Add(Sensor{Pos: ECEF(46.9, 8.1, 300), HasPos: true, Clock: ClockGPS})
+	if id != 3 || len(nw.delays) != 4 {
+		t.Errorf("added sensor id %d, %d delay slots", id, len(nw.delays))
+	}
+	nw.Reset(9, moved) // unknown: nothing happens
+}

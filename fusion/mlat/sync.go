@@ -344,6 +344,15 @@ func (s *Sync) Good(a, b SensorID, t int64) bool {
 	return math.Abs(x+float64(p.base-p.last)) <= float64(s.cfg.MaxAgeNS) && p.sigmaAt(x) <= s.cfg.MaxSigmaNS
 }
 
+// Forget drops every pair sensor id is in.
+func (s *Sync) Forget(id SensorID) {
+	for k := range s.pairs {
+		if SensorID(k>>16) == id || SensorID(k&0xffff) == id {
+			delete(s.pairs, k)
+		}
+	}
+}
+
 // PairState is one pair's sync, for display.
 type PairState struct {
 	A, B     SensorID

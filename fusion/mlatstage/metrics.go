@@ -9,9 +9,13 @@ import (
 )
 
 type metrics struct {
-	queued, shed, groups, fixes prometheus.Counter
-	refused, verdicts           *prometheus.CounterVec
-	queue, pairs                prometheus.Collector
+	queued, shed, groups, fixes, moves prometheus.Counter
+	// noPos is refused{reason="no_sensor_position"}, resolved once: Offer
+	// counts it for every frame of a receiver without a position.
+	noPos             prometheus.Counter
+	refused, verdicts *prometheus.CounterVec
+	sensors           *prometheus.GaugeVec
+	queue, pairs      prometheus.Collector
 }
 
 func newMetrics(s *Stage) metrics {
@@ -24,6 +28,10 @@ func newMetrics(s *Stage) metrics {
 			Help: "Transmissions gathered from one or more sensors."}),
 		fixes: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuasd_mlat_fixes_total",
 			Help: "Multilaterated positions put on tracks."}),
+		moves: prometheus.NewCounter(prometheus.CounterOpts{Name: "cuasd_mlat_sensor_moves_total",
+			Help: "Receivers whose reported position (Cuas-Sensor-Position) moved or whose clock changed: their clock sync and delay calibration restarted."}),
+		sensors: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "cuasd_mlat_sensors",
+			Help: "Receivers taking part in multilateration, by where their position comes from (configured, reported)."}, []string{"source"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cuasd_mlat_refused_total",
 			Help: "Transmissions that gave no position or no verdict, by reason."}, []string{"reason"}),
 		verdicts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cuasd_mlat_verifications_total",
@@ -44,6 +52,10 @@ func newMetrics(s *Stage) metrics {
 	}
 	m.refused.WithLabelValues("undecodable")
 	m.refused.WithLabelValues("no_claim_reference")
+	m.refused.WithLabelValues("sensor_limit")
+	m.noPos = m.refused.WithLabelValues(mlat.ReasonNoSensorPosition.String())
+	m.sensors.WithLabelValues(SourceConfigured).Set(float64(len(s.names)))
+	m.sensors.WithLabelValues(SourceReported)
 	for _, st := range []mlat.Status{mlat.Verified, mlat.Contradicted, mlat.Unverifiable} {
 		m.verdicts.WithLabelValues(st.String())
 	}
@@ -51,7 +63,7 @@ func newMetrics(s *Stage) metrics {
 }
 
 func (m *metrics) register(reg prometheus.Registerer) {
-	reg.MustRegister(m.queued, m.shed, m.groups, m.fixes, m.refused, m.verdicts, m.queue, m.pairs)
+	reg.MustRegister(m.queued, m.shed, m.groups, m.fixes, m.moves, m.refused, m.verdicts, m.sensors, m.queue, m.pairs)
 }
 
 // SensorState is one sensor's multilateration state, for /v1/sensors.
@@ -72,6 +84,13 @@ type SensorState struct {
 	// false until it is established.
 	DelayNS  float64
 	HasDelay bool
+	// Position is the antenna's position in use; PositionSource says
+	// where it came from (SourceConfigured or SourceReported); Moves
+	// counts the times a reported position moved and the sensor's sync
+	// and calibration restarted.
+	Position       Position
+	PositionSource string
+	Moves          uint64
 }
 
 // Sensors returns every configured sensor's state.
@@ -80,7 +99,8 @@ func (s *Stage) Sensors() []SensorState {
 	defer s.mu.Unlock()
 	out := make([]SensorState, len(s.names))
 	for i, n := range s.names {
-		out[i] = SensorState{Name: n, Clock: s.nw.Sensors[i].Clock.String(), Receptions: s.heard[i]}
+		out[i] = SensorState{Name: n, Clock: s.nw.Sensors[i].Clock.String(), Receptions: s.heard[i],
+			Position: s.pos[i], PositionSource: s.source[i], Moves: s.moves[i]}
 		out[i].DelayNS, out[i].HasDelay = s.nw.DelayNS(mlat.SensorID(i))
 		if s.arrived[i] != 0 {
 			out[i].LastHeard = time.Unix(0, s.arrived[i]).UTC()

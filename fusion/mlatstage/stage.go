@@ -13,7 +13,9 @@ package mlatstage
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +33,30 @@ type Sensor struct {
 	Clock          mlat.Clock
 }
 
+// Position is an antenna's position: degrees, and metres above the
+// WGS-84 ellipsoid.
+type Position struct {
+	Lat, Lon, AltM float64
+}
+
+func (p Position) ecef() mlat.Vec { return mlat.ECEF(p.Lat, p.Lon, p.AltM) }
+
+// String is p as "LAT,LON,ALT" (the Cuas-Sensor-Position form), for logs.
+func (p Position) String() string {
+	return strconv.FormatFloat(p.Lat, 'f', -1, 64) + "," + strconv.FormatFloat(p.Lon, 'f', -1, 64) + "," +
+		strconv.FormatFloat(p.AltM, 'f', -1, 64)
+}
+
+// Where a sensor's position comes from (SensorState.PositionSource).
+const (
+	// SourceConfigured: cuasd's configuration (the sensors block,
+	// --beast-connect's lat/lon/alt). It wins over a reported one.
+	SourceConfigured = "configured"
+	// SourceReported: the receiver's own Cuas-Sensor-Position, a claim
+	// like any other broadcast field.
+	SourceReported = "reported"
+)
+
 // Rx is one reception: a Mode S frame and its sensor's raw Beast
 // timestamp.
 type Rx struct {
@@ -42,6 +68,11 @@ type Rx struct {
 	Arrival int64
 	Len     uint8
 	Msg     [mlat.MaxMsgLen]byte
+	// Pos is the position the receiver stated with the frame
+	// (Cuas-Sensor-Position) when HasPos: a receiver no configuration
+	// names takes part with it.
+	Pos    Position
+	HasPos bool
 }
 
 // Store is what the stage needs of the track store (*fusion.Store).
@@ -63,7 +94,24 @@ type Config struct {
 	MaxOpen int
 	// Sync tunes the pairwise clock sync.
 	Sync mlat.SyncConfig
-	Log  *slog.Logger
+	// MaxSensors bounds the receivers taking part, configured and
+	// reported (default 1,024, as the sensor registry): sensor names come
+	// from the network.
+	MaxSensors int
+	// MoveToleranceM is how far a reported position may wander before the
+	// receiver counts as moved (default 20 m: a GNSS fix's wander stays
+	// under it, an antenna carried across a roof does not).
+	MoveToleranceM float64
+	// OnPosition, when set, is told each reported position the stage
+	// takes (a new receiver, or one that moved): the sensor registry
+	// shows it. It is called from Run and must not block.
+	OnPosition func(sensor string, p Position)
+	// OnHeard, when set, is told a few times a second of each receiver
+	// heard since: its last reception's arrival and its receptions in
+	// all (the sensor registry's last_heard, so /readyz knows it is up).
+	// It is called from Run and must not block.
+	OnHeard func(sensor string, at time.Time, receptions uint64)
+	Log     *slog.Logger
 	// Now is the wall clock (tests replace it).
 	Now func() time.Time
 }
@@ -77,6 +125,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxOpen <= 0 {
 		c.MaxOpen = 65536
+	}
+	if c.MaxSensors <= 0 {
+		c.MaxSensors = 1024
+	}
+	if c.MoveToleranceM <= 0 {
+		c.MoveToleranceM = 20
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
@@ -94,6 +148,10 @@ type Stage struct {
 	q     chan Rx
 	m     metrics
 
+	// known is the set of sensors taking part, read by Offer without
+	// the lock; Run replaces it (copied) when a receiver reports itself.
+	known atomic.Pointer[map[string]struct{}]
+
 	mu      sync.Mutex // guards what Run changes and Sensors reads
 	nw      *mlat.Network
 	ids     map[string]mlat.SensorID
@@ -101,11 +159,20 @@ type Stage struct {
 	heard   []uint64 // receptions per sensor
 	newest  []int64  // newest time each sensor gave, ns of its clock
 	arrived []int64  // arrival of each sensor's last reception, Unix ns
-	grp     *mlat.Grouper
-	sv      *mlat.Solver
-	filters map[uint32]*aircraft
-	prob    mlat.Problem
-	rx      []mlat.Reception
+	told    []int64  // the arrival last told to OnHeard
+	// Per sensor: its position, where it came from, how often a reported
+	// one moved, and whether a configured sensor's differing report was
+	// logged.
+	pos       []Position
+	source    []string
+	moves     []uint64
+	conflicts []bool
+	logged    []int64 // arrival of the last move logged
+	grp       *mlat.Grouper
+	sv        *mlat.Solver
+	filters   map[uint32]*aircraft
+	prob      mlat.Problem
+	rx        []mlat.Reception
 }
 
 // aircraft is the per-aircraft filter state.
@@ -122,14 +189,16 @@ func New(cfg Config, store Store, reg prometheus.Registerer) *Stage {
 		grp: mlat.NewGrouper(cfg.Hold.Nanoseconds(), cfg.MaxOpen), sv: mlat.NewSolver(mlat.SolverConfig{}),
 		filters: map[uint32]*aircraft{}, rx: make([]mlat.Reception, 0, mlat.MaxReceptions)}
 	s.prob.M = make([]mlat.Measurement, 0, mlat.MaxReceptions)
-	table := make([]mlat.Sensor, 0, len(cfg.Sensors))
+	s.nw = mlat.NewNetwork(nil, cfg.Sync)
+	known := map[string]struct{}{}
 	for _, c := range cfg.Sensors {
-		s.ids[c.Name] = mlat.SensorID(len(table))
-		s.names = append(s.names, c.Name)
-		table = append(table, mlat.Sensor{Pos: mlat.ECEF(c.Lat, c.Lon, c.AltM), HasPos: true, Clock: c.Clock})
+		if _, dup := s.ids[c.Name]; dup || len(s.names) >= cfg.MaxSensors {
+			continue
+		}
+		s.addSensor(c.Name, Position{c.Lat, c.Lon, c.AltM}, c.Clock, SourceConfigured)
+		known[c.Name] = struct{}{}
 	}
-	s.heard, s.newest, s.arrived = make([]uint64, len(table)), make([]int64, len(table)), make([]int64, len(table))
-	s.nw = mlat.NewNetwork(table, cfg.Sync)
+	s.known.Store(&known)
 	s.m = newMetrics(s)
 	if reg != nil {
 		s.m.register(reg)
@@ -144,8 +213,8 @@ func (s *Stage) Offer(r *Rx) bool {
 	if r.Len == 0 || !usefulDF(r.Msg[0]>>3) {
 		return false
 	}
-	if _, ok := s.ids[r.Sensor]; !ok {
-		s.m.refused.WithLabelValues(mlat.ReasonNoSensorPosition.String()).Inc()
+	if _, ok := (*s.known.Load())[r.Sensor]; !ok && !r.HasPos {
+		s.m.noPos.Inc()
 		return false
 	}
 	select {
@@ -185,6 +254,7 @@ func (s *Stage) Run(ctx context.Context) error {
 			s.mu.Lock()
 			s.grp.Expire(now.UnixNano(), s.process)
 			s.forget(now.UnixNano())
+			s.tellHeard()
 			s.mu.Unlock()
 		}
 	}
@@ -192,7 +262,10 @@ func (s *Stage) Run(ctx context.Context) error {
 
 // add puts one reception into its group.
 func (s *Stage) add(r *Rx) {
-	id := s.ids[r.Sensor]
+	id, ok := s.sensorOf(r)
+	if !ok {
+		return
+	}
 	s.heard[id]++
 	s.arrived[id] = r.Arrival
 	t := sensorNs(r.Clock, r.Ticks)
@@ -217,6 +290,19 @@ func (s *Stage) forget(now int64) {
 	for k, a := range s.filters {
 		if now-a.last > 60e9 {
 			delete(s.filters, k)
+		}
+	}
+}
+
+// tellHeard tells OnHeard of the receivers heard since it was last told.
+func (s *Stage) tellHeard() {
+	if s.cfg.OnHeard == nil {
+		return
+	}
+	for i, at := range s.arrived {
+		if at != s.told[i] {
+			s.told[i] = at
+			s.cfg.OnHeard(s.names[i], time.Unix(0, at), s.heard[i])
 		}
 	}
 }

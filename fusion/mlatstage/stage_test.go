@@ -182,14 +182,9 @@ func TestOfferShedsWhenFull(t *testing.T) {
 // decoding, solving and filtering, one per op: the stage's CPU per solved
 // transmission, without the queue.
 func BenchmarkStageTransmission(b *testing.B) {
-	sensors, rows := loadRef(b, "set_1.csv")
+	sensors, rows, frames := benchRows(b)
 	st := newFakeStore()
 	s := New(Config{Sensors: sensors}, st, nil)
-	frames := make([][7]byte, len(rows))
-	for i := range rows {
-		addr, _ := icaoOf(&rows[i])
-		frames[i] = sim.ModeSAltitudeReply(addr, rows[i].baro/0.3048)
-	}
 	arrival := int64(1_764_288_000e9)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -204,6 +199,17 @@ func BenchmarkStageTransmission(b *testing.B) {
 		n += len(f)
 	}
 	b.ReportMetric(float64(n)/float64(b.N), "fixes/op")
+}
+
+// benchRows are set 1's sensors, rows and each row's DF4 reply.
+func benchRows(b *testing.B) ([]Sensor, []refRow, [][7]byte) {
+	sensors, rows := loadRef(b, "set_1.csv")
+	frames := make([][7]byte, len(rows))
+	for i := range rows {
+		addr, _ := icaoOf(&rows[i])
+		frames[i] = sim.ModeSAltitudeReply(addr, rows[i].baro/0.3048)
+	}
+	return sensors, rows, frames
 }
 
 // TestStageSyncsFreeRunningClocks: the same reference set with every

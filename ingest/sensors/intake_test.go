@@ -166,3 +166,33 @@ func TestRegistryDown(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryReportedPosition (issue 31): a Mode S receiver's own
+// position is shown as reported; a configured one is kept whatever the
+// receiver says; a receiver counted by multilateration is up once heard,
+// on /readyz (LocalDown) as on /v1/sensors.
+func TestRegistryReportedPosition(t *testing.T) {
+	reg := sensors.NewRegistry(time.Minute)
+	reg.Configure("roof", "modes", &sensors.Position{Lat: 47.1, Lon: 8.2, AltM: 510, HasAlt: true}, 0)
+	reg.ReportPosition("roof", "modes", sensors.Position{Lat: 47.9, Lon: 8.9, AltM: 600, HasAlt: true})
+	reg.ReportPosition("mast", "modes", sensors.Position{Lat: 47.3, Lon: 8.5, AltM: 520, HasAlt: true})
+	roof, _ := reg.Get("roof")
+	mast, _ := reg.Get("mast")
+	if p := roof.Position; p == nil || p.Source != "configured" || p.Lat != 47.1 {
+		t.Errorf("roof: %+v, want its configured position", p)
+	}
+	if p := mast.Position; p == nil || p.Source != "reported" || p.Lat != 47.3 || p.AltM != 520 {
+		t.Errorf("mast: %+v, want its reported position", p)
+	}
+	if down := reg.LocalDown(); len(down) != 2 {
+		t.Errorf("never heard: %d down, want 2", len(down))
+	}
+	reg.HeardUntil("mast", "modes", time.Now(), 42)
+	reg.HeardUntil("roof", "modes", time.Now(), 7)
+	if down := reg.LocalDown(); len(down) != 0 {
+		t.Errorf("heard: %+v down", down)
+	}
+	if m, _ := reg.Get("mast"); m.Messages != 42 || m.Down {
+		t.Errorf("mast: %+v", m)
+	}
+}

@@ -167,8 +167,48 @@ func (r *Registry) status(id, kind string, now int64, st *droneclaim.Status) {
 		v := st.TempC
 		s.TempC = &v
 	}
-	if st.HasPosition && (s.Position == nil || s.Position.Source != "configured") {
-		s.Position = &Position{Lat: st.Lat, Lon: st.Lon, AltM: st.AltM, HasAlt: st.HasAlt, Source: "reported"}
+	if st.HasPosition {
+		setReported(s, Position{Lat: st.Lat, Lon: st.Lon, AltM: st.AltM, HasAlt: st.HasAlt})
+	}
+}
+
+// setReported takes a position the sensor stated itself, unless one is
+// configured: a configuration wins over a claim.
+func setReported(s *Sensor, p Position) {
+	if s.Position == nil || s.Position.Source != "configured" {
+		p.Source = "reported"
+		s.Position = &p
+	}
+}
+
+// ReportPosition records the position a sensor states itself outside a
+// status feed (a Mode S receiver's Cuas-Sensor-Position header, issue
+// 31); a configured position is kept.
+func (r *Registry) ReportPosition(id, kind string, p Position) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.get(id, kind); s != nil {
+		setReported(s, p)
+		r.changed[id] = true
+	}
+}
+
+// HeardUntil records that sensor id was last heard at at, with messages
+// accepted in all, from an input that counts them itself (a Mode S
+// receiver's timestamped receptions, counted by multilateration, issue
+// 31): its last_heard, and whether it is down, tell the truth on
+// /readyz as on /v1/sensors.
+func (r *Registry) HeardUntil(id, kind string, at time.Time, messages uint64) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.touch(id, kind, at.UnixNano()); s != nil {
+		s.Messages = messages
 	}
 }
 

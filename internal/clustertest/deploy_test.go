@@ -797,14 +797,16 @@ func TestDeployMetricNames(t *testing.T) {
 	// --demo feeds the pipeline, the gate and the ledger; a small CUAS_RAW
 	// fills up so that publishing fails (cuasd_frames_dropped_total).
 	// A rule file gives the alert metrics (a webhook nobody answers),
-	// --history the history recorder's.
+	// --history the history recorder's, a UDP input the kernel-drop
+	// counter's.
 	rules := filepath.Join(dir, "alerts.yaml")
 	if err := os.WriteFile(rules, []byte("sinks:\n  - name: hook\n    webhook: http://127.0.0.1:9/hook\n"+
 		"rules:\n  - name: any\n    sinks: [hook]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, base := startCuasd(ctx, t, dir, "cuasd-metrics", "--demo", "--http-addr", "127.0.0.1:0",
-		"--nats-listen", "off", "--data-dir", filepath.Join(dir, "data"), "--raw-max-bytes", "256KiB", "--alerts", rules, "--history")
+		"--nats-listen", "off", "--data-dir", filepath.Join(dir, "data"), "--raw-max-bytes", "256KiB", "--alerts", rules, "--history",
+		"--json-udp", "127.0.0.1:0")
 	root := strings.TrimSuffix(base, "/api/cuas")
 	for _, p := range []string{livenessPath, readinessPath} {
 		if err := waitReady(ctx, root+p); err != nil {
