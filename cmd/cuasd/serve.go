@@ -302,7 +302,7 @@ func (s *service) startFusion(ctx context.Context) error {
 	if h := s.historyRecorder(); h != nil {
 		// Before any frame is decoded: every accepted fix reaches the
 		// history, also those fused before the outputs run (issue 30).
-		if _, err := h.AttachFixes(storeFixes{s.store}); err != nil {
+		if _, err := h.AttachFixes(output.StoreFixes(s.store)); err != nil {
 			return fmt.Errorf("history: %w", err)
 		}
 	}
@@ -389,26 +389,6 @@ func (s *service) outputList() ([]output.Output, error) {
 	return outs, err
 }
 
-// storeFixes offers the fusion store's accepted fixes to the outputs
-// (output.FixFeed).
-type storeFixes struct{ st *fusion.Store }
-
-// FeedFixes implements output.FixFeed. The fix handed on is one value per
-// feed, reused: the store calls under its lock, one fix at a time, and a
-// fresh one per fix would be an allocation on fusion's path.
-func (f storeFixes) FeedFixes(fn func(*output.Fix)) (func(), error) {
-	if f.st == nil {
-		return nil, output.ErrNoFixes
-	}
-	var o output.Fix
-	return f.st.FeedFixes(func(x *fusion.Fix) {
-		o = output.Fix{TrackID: x.TrackID, Protocol: string(x.Protocol), Sensor: x.Sensor, UnixNano: x.T, Lat: x.Lat, Lon: x.Lon,
-			HasAlt: x.HasAlt, AltM: x.AltM, AltKind: x.AltKind,
-			HasVel: x.HasVel, SpeedMps: x.SpeedMps, HeadingDeg: x.HeadingDeg, VRateMps: x.VRateMps}
-		fn(&o)
-	}), nil
-}
-
 // runOutput runs one output until ctx ends, restarting it after a failure
 // with back-off; it reports its own state.
 func (s *service) runOutput(ctx context.Context, o output.Output) {
@@ -417,7 +397,7 @@ func (s *service) runOutput(ctx context.Context, o output.Output) {
 	if s.gate != nil {
 		// The typed track events too (CoT), and fusion's accepted fixes
 		// (history, issue 30).
-		ev = output.InProcess(s.bus.Conn, s.gate, storeFixes{s.store})
+		ev = output.InProcess(s.bus.Conn, s.gate, output.StoreFixes(s.store))
 	}
 	_ = lifecycle.Retry(rep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
 		err := o.Run(ctx, ev, rep)

@@ -54,7 +54,8 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		ev := output.InProcess(b.Conn, g, nil) // as cuasd serve runs it
+		// As cuasd serve runs it: fed fusion's accepted fixes (issue 30).
+		ev := output.InProcess(b.Conn, g, output.StoreFixes(store))
 		if os.Getenv("CUAS_BENCH_HISTORY_NATS") == "1" {
 			ev = output.Conn(b.Conn) // as in another process: JSON from NATS
 		}
@@ -74,10 +75,10 @@ func (r *rig) logEvents(t *testing.T, label string) {
 	if !evOn {
 		return
 	}
-	t.Logf("%s: %0.f track events published (%0.f failed), %0.f fixes not carried by any event (the track's ring overflowed between two events); history: %v, points stored %0.f, dropped %0.f, failed %0.f",
+	t.Logf("%s: %0.f track events published (%0.f failed), %0.f fixes not carried by any event (the track's ring overflowed between two events), %0.f not handed to the in-process feed (cuasd_track_positions_unfed_total); history (fed fusion's fixes): %v, points stored %0.f, dropped %0.f, failed %0.f",
 		label, r.counterWith("cuasd_events_published_total", "kind", "track", "result", "ok"),
 		r.counterWith("cuasd_events_published_total", "kind", "track", "result", "error"),
-		r.counter("cuasd_track_positions_unannounced_total"), histOn,
+		r.counter("cuasd_track_positions_unannounced_total"), r.counter("cuasd_track_positions_unfed_total"), histOn,
 		r.counterWith("cuasd_history_points_total", "result", "stored"),
 		r.counterWith("cuasd_history_points_total", "result", "dropped"),
 		r.counterWith("cuasd_history_points_total", "result", "failed"))

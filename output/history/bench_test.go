@@ -124,27 +124,46 @@ func micro(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 // as the recorder commits them (runs of ~10 fixes of 200 tracks, each
 // track's run its event's fixes since the previous one), compactions
 // included (one every compactPoints points here, as no 30 s pass).
-func BenchmarkStoreInsert(b *testing.B) {
+func BenchmarkStoreInsert(b *testing.B) { benchStoreInsert(b, false) }
+
+// BenchmarkStoreInsertFed: batches as the recorder commits fed fixes
+// (issue 30): every accepted fix in the order fusion accepted them, so a
+// batch interleaves the tracks (200 tracks, 10 fixes each 100 ms apart,
+// a second of traffic per batch), compactions included.
+func BenchmarkStoreInsertFed(b *testing.B) { benchStoreInsert(b, true) }
+
+// benchStoreInsert inserts a second of 200 tracks' 10 fixes a batch, each
+// track's together (as events bring them) or interleaved (fed).
+func benchStoreInsert(b *testing.B, fed bool) {
 	st, err := Open(filepath.Join(b.TempDir(), "history.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	const tracks, perEvent = 200, 10
-	batch := make([]Point, 0, tracks*perEvent)
+	const tracks, perSecond = 200, 10
+	batch := make([]Point, 0, tracks*perSecond)
 	ids := make([]string, tracks)
 	for k := range ids {
 		ids[k] = fmt.Sprintf("adsb:%06X", k)
 	}
 	alt := 1000.0
+	point := func(sec, j, k int) Point {
+		p := Point{TrackID: ids[k], Protocol: "adsb", Sensor: "rx1", AltKind: "barometric", AltM: &alt,
+			Time: t0.Add(time.Duration(sec)*time.Second + time.Duration(j)*100*time.Millisecond), Lat: micro(51 + float64(sec)*1e-4), Lon: micro(float64(k) * 1e-3)}
+		if fed {
+			p.Time, p.Lat = p.Time.Add(time.Duration(k)*time.Microsecond), micro(51+float64(sec*perSecond+j)*1e-5)
+		}
+		return p
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i, sec := 0, 0; i < b.N; sec++ {
 		batch = batch[:0]
-		for k := 0; k < tracks; k++ {
-			for j := 0; j < perEvent; j++ {
-				batch = append(batch, Point{TrackID: ids[k], Protocol: "adsb", Sensor: "rx1", AltKind: "barometric", AltM: &alt,
-					Time: t0.Add(time.Duration(sec)*time.Second + time.Duration(j)*100*time.Millisecond), Lat: micro(51 + float64(sec)*1e-4), Lon: micro(float64(k) * 1e-3)})
+		for n := range tracks * perSecond {
+			if fed {
+				batch = append(batch, point(sec, n/tracks, n%tracks))
+			} else {
+				batch = append(batch, point(sec, n%perSecond, n/perSecond))
 			}
 		}
 		if _, err := st.Insert(context.Background(), batch); err != nil {

@@ -398,12 +398,16 @@ func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter)
 // batch for reuse.
 func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
 	batch = r.takeFixes(batch)
-	for len(batch) > 2048 {
-		if err := r.commit(ctx, st, batch[:2048]); err != nil {
+	// Commit from an offset and move only the remainder: moving the rest
+	// down after each 2,048 was quadratic in a burst's fixes (tens of
+	// thousands a flush; bench-compare's profile).
+	off := 0
+	for ; len(batch)-off > 2048; off += 2048 {
+		if err := r.commit(ctx, st, batch[off:off+2048]); err != nil {
 			return batch[:0], err
 		}
-		batch = append(batch[:0], batch[2048:]...)
 	}
+	batch = append(batch[:0], batch[off:]...)
 	for n := r.q.Len(); n > 0; n-- {
 		batch = append(batch, <-r.q.C()...)
 		if len(batch) >= 2048 {

@@ -415,6 +415,49 @@ func TestRecordsEveryFedFix(t *testing.T) {
 	}
 }
 
+// TestRecordsABurstOfFedFixes: thousands of fixes of interleaved tracks
+// fed between two flushes (a burst; the writer commits them 2,048 at a
+// time) are all stored, each track's in order.
+func TestRecordsABurstOfFedFixes(t *testing.T) {
+	srv := natstest.Start(t)
+	nc := srv.Connect(t)
+	tf := &feed{fn: make(chan func(string, *events.TrackEvent), 1), stopped: make(chan struct{})}
+	ff := &fixFeed{fn: make(chan func(*output.Fix), 1)}
+	rec := history.New(history.Config{Path: filepath.Join(t.TempDir(), "history.db"), FlushEvery: 300 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rep := upReporter{up: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff), rep) }()
+	onFix := <-ff.fn
+	<-tf.fn
+	<-rep.up
+	const tracks, each = 3, 2000
+	ids := [tracks]string{"adsb:AAAAA1", "adsb:AAAAA2", "adsb:AAAAA3"}
+	for i := range each {
+		for k, id := range ids {
+			onFix(&output.Fix{TrackID: id, Protocol: "adsb", Sensor: "rx1", UnixNano: t0.UnixNano() + int64(i)*int64(time.Millisecond),
+				Lat: float64(k) + float64(i)*1e-5, Lon: 120})
+		}
+	}
+	for k, id := range ids {
+		waitPoints(t, rec, id, each)
+		var got []history.Point
+		if _, err := rec.Track(context.Background(), history.TrackQuery{ID: id, From: t0.Add(-time.Hour), To: t0.Add(time.Hour)},
+			func(p *history.Point) error { got = append(got, *p); return nil }); err != nil || len(got) != each {
+			t.Fatalf("%s: %d points (%v), want %d", id, len(got), err, each)
+		}
+		for i, p := range got {
+			if math.Abs(p.Lat-(float64(k)+float64(i)*1e-5)) > 1e-9 || !p.Time.Equal(t0.Add(time.Duration(i)*time.Millisecond)) {
+				t.Fatalf("%s point %d: %+v", id, i, p)
+			}
+		}
+	}
+	cancel()
+	<-done
+}
+
 // TestAttachedFixesBeforeRun (issue 30): fixes fed after AttachFixes but
 // before Run (cuasd serve attaches the recorder when it creates the
 // track store; the fusion feed may fuse a replayed capture before the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,40 @@ func TestInsertIgnoresRepeats(t *testing.T) {
 	p := got[3]
 	if !p.Time.Equal(t0.Add(3*time.Second)) || p.Lat != 51.003 || *p.AltM != 103 || p.SpeedMps != nil || *p.Lambda != 0.1 || p.Decision != "monitor" {
 		t.Fatalf("point 3 read back as %+v", p)
+	}
+}
+
+// TestInsertInterleavedTracks: batches as the recorder commits fed fixes,
+// the tracks interleaved, each in time order: every point is stored once;
+// a batch repeating held points (interleaved too, with new ones among
+// them) stores only the new ones.
+func TestInsertInterleavedTracks(t *testing.T) {
+	st, _ := openTemp(t)
+	a := track("adsb:A", "adsb", t0, time.Second, 20, 51, -1)
+	b := track("adsb:B", "adsb", t0.Add(time.Millisecond), time.Second, 20, 52, -2)
+	mix := func(a, b []Point) []Point {
+		var out []Point
+		for i := range a {
+			out = append(out, a[i], b[i])
+		}
+		return out
+	}
+	if n := insert(t, st, mix(a[:10], b[:10])); n != 20 {
+		t.Fatalf("first batch stored %d, want 20", n)
+	}
+	// Points 5-9 again (a reconnecting feed), then 10-19 new.
+	if n := insert(t, st, mix(a[5:], b[5:])); n != 20 {
+		t.Fatalf("second batch stored %d, want the 20 new", n)
+	}
+	// New points, one of them twice in the batch: stored once.
+	a, b = track("adsb:A", "adsb", t0.Add(time.Minute), time.Second, 5, 51, -1), track("adsb:B", "adsb", t0.Add(time.Minute), time.Second, 5, 52, -2)
+	if n := insert(t, st, append(mix(a, b), a[2])); n != 10 {
+		t.Fatalf("third batch stored %d, want 10 (a point repeated within it once)", n)
+	}
+	for _, id := range []string{"adsb:A", "adsb:B"} {
+		if got := collectTrack(t, st, TrackQuery{ID: id, From: t0, To: t0.Add(time.Hour)}); len(got) != 25 {
+			t.Fatalf("%s: %d points, want 25", id, len(got))
+		}
 	}
 }
 
@@ -351,4 +386,49 @@ func TestPruneCutsAChunk(t *testing.T) {
 	if n != 31 || len(left) != 29 || !left[0].Time.Equal(t0.Add(31*time.Minute)) {
 		t.Fatalf("deleted %d, left %d from %s; want 31 deleted and 29 from 05:31", n, len(left), left[0].Time)
 	}
+}
+
+// TestGrouperRuns: runs of one track each in the order of the tracks'
+// first points, each in time order, strict when no two share a time;
+// views of the input when each track's points are already together and
+// in order, and the input never reordered.
+func TestGrouperRuns(t *testing.T) {
+	a := track("adsb:A", "adsb", t0, time.Second, 3, 51, -1)
+	b := track("adsb:B", "adsb", t0, time.Second, 3, 52, -2)
+	var g grouper
+	check := func(name string, pts []Point, wantView bool, want map[string][]int64, strict map[string]bool) {
+		t.Helper()
+		in := slices.Clone(pts)
+		runs := g.runs(pts)
+		if !slices.EqualFunc(in, pts, func(x, y Point) bool { return x.TrackID == y.TrackID && x.Time.Equal(y.Time) }) {
+			t.Fatalf("%s: the input was reordered", name)
+		}
+		if len(runs) != len(want) {
+			t.Fatalf("%s: %d runs, want %d", name, len(runs), len(want))
+		}
+		if view := &runs[0].pts[0] == &pts[0]; view != wantView {
+			t.Fatalf("%s: runs are views of the input: %v, want %v", name, view, wantView)
+		}
+		for _, r := range runs {
+			var got []int64
+			for _, p := range r.pts {
+				if p.TrackID != r.id {
+					t.Fatalf("%s: %s in the run of %s", name, p.TrackID, r.id)
+				}
+				got = append(got, p.Time.Sub(t0).Milliseconds())
+			}
+			if !slices.Equal(got, want[r.id]) || r.strict != strict[r.id] {
+				t.Fatalf("%s: run %s at %v strict %v, want %v strict %v", name, r.id, got, r.strict, want[r.id], strict[r.id])
+			}
+		}
+		if runs[0].id != pts[0].TrackID {
+			t.Fatalf("%s: first run %s, want the first point's track %s", name, runs[0].id, pts[0].TrackID)
+		}
+	}
+	ms := []int64{0, 1000, 2000}
+	check("together", append(slices.Clone(b), a...), true, map[string][]int64{"adsb:A": ms, "adsb:B": ms}, map[string]bool{"adsb:A": true, "adsb:B": true})
+	check("interleaved", []Point{a[0], b[0], a[1], b[1], a[2], b[2]}, false,
+		map[string][]int64{"adsb:A": ms, "adsb:B": ms}, map[string]bool{"adsb:A": true, "adsb:B": true})
+	check("together, out of order, a repeat", []Point{a[2], a[0], a[2], b[0]}, false,
+		map[string][]int64{"adsb:A": {0, 2000, 2000}, "adsb:B": {0}}, map[string]bool{"adsb:A": false, "adsb:B": true})
 }

@@ -3,7 +3,6 @@ package sbs
 import (
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,6 +31,7 @@ type MessageEncoder struct {
 	m      adsb.Message
 	ac     map[uint32]*msgAircraft
 	swept  int64
+	clk    clock
 }
 
 // msgAircraft is what the encoder keeps of one aircraft: when it was last
@@ -176,7 +176,7 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now t
 	if typ == 3 || typ == 2 {
 		f.lat, f.lon, f.hasPos = a.position(m, at)
 	}
-	l := line{hex: hex6(m.Address), gen: time.Unix(0, at.UnixNano), now: now}
+	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, clk: &e.clk}
 	return l.appendMsg(b, typ, f)
 }
 
@@ -271,8 +271,11 @@ func abs(v int64) int64 {
 	return v
 }
 
-// hex6 is an address as six upper-case hex digits.
-func hex6(a uint32) string {
-	s := strings.ToUpper(strconv.FormatUint(uint64(a), 16))
-	return strings.Repeat("0", max(0, 6-len(s))) + s
+// appendHex6 appends a 24-bit address as six upper-case hex digits.
+func appendHex6(b []byte, a uint32) []byte {
+	const digits = "0123456789ABCDEF"
+	for s := 20; s >= 0; s -= 4 {
+		b = append(b, digits[a>>s&0xf])
+	}
+	return b
 }
