@@ -142,15 +142,21 @@ func (c *config) validateMLAT(errs []error) []error {
 			errs = append(errs, fmt.Errorf("%s: sensor %q is configured twice", at, s.Name))
 		}
 		seen[s.Name] = true
-		if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
-			errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
-		}
-		if s.Alt < bus.MinSensorAltM || s.Alt > bus.MaxSensorAltM { // the range a receiver may state (Cuas-Sensor-Position)
-			errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (%d to %d)", at, bus.MinSensorAltM, bus.MaxSensorAltM))
-		}
-		if _, ok := mlat.ParseClock(s.Clock); !ok {
-			errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
-		}
+		errs = s.validate(at, errs)
+	}
+	return errs
+}
+
+// validate checks one receiver's place and clock; at names it.
+func (s MLATSensor) validate(at string, errs []error) []error {
+	if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
+		errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
+	}
+	if s.Alt < bus.MinSensorAltM || s.Alt > bus.MaxSensorAltM { // the range a receiver may state (Cuas-Sensor-Position)
+		errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (%d to %d)", at, bus.MinSensorAltM, bus.MaxSensorAltM))
+	}
+	if _, ok := mlat.ParseClock(s.Clock); !ok {
+		errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
 	}
 	return errs
 }
