@@ -1,6 +1,7 @@
 package mlat
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 )
@@ -89,10 +90,11 @@ func TestBadInputRefused(t *testing.T) {
 // TestSolveRecoversRandomTransmitters is a property test: random
 // transmitters within or near random five-sensor networks, exact times
 // plus 30 ns noise; every accepted fix lies within five of its own error
-// estimates (plus a metre) of the truth.
+// estimates (plus a metre) of the truth. The precision limit is lifted
+// (MaxHDOP): the property is about the estimate, at any geometry.
 func TestSolveRecoversRandomTransmitters(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	sv := NewSolver(SolverConfig{})
+	sv := NewSolver(SolverConfig{MaxHDOP: math.Inf(1)})
 	var f Fix
 	solved := 0
 	for i := 0; i < 500; i++ {
@@ -256,4 +258,44 @@ func TestNetworkResetForgetsTheSensor(t *testing.T) {
 		t.Errorf("added sensor id %d, %d delay slots", id, len(nw.delays))
 	}
 	nw.Reset(9, moved) // unknown: nothing happens
+}
+
+// TestImpreciseFixRefused: a transmitter far outside the sensors, where
+// the geometry dilutes the timing noise horizontally beyond MaxHDOP, is
+// solved (the fix filled, near the truth) but refused as imprecise; with
+// the limit raised it is reported, and one inside the sensors is
+// reported under the default limit.
+func TestImpreciseFixRefused(t *testing.T) {
+	nw, inside := squareNetwork(ClockGPS)
+	far := ECEF(47.25, 10.5, 9000) // about 170 km east of the sensors
+	for _, c := range []struct {
+		name    string
+		truth   Vec
+		maxHDOP float64
+		want    error
+	}{
+		{"far, default limit", far, 0, ReasonImprecise},
+		{"far, limit raised", far, 1e6, nil},
+		{"inside, default limit", inside, 0, nil},
+	} {
+		sv := NewSolver(SolverConfig{MaxHDOP: c.maxHDOP})
+		_, _, h := Geodetic(c.truth)
+		p := Problem{Alt: h, AltSigma: baroSigma}
+		if err := nw.Build(exactRx(nw, c.truth, 1e9), &p); err != nil {
+			t.Fatalf("%s: Build: %v", c.name, err)
+		}
+		var f Fix
+		err := sv.Solve(&p, &f)
+		if err != c.want {
+			t.Errorf("%s: %v (HDOP %.1f), want %v", c.name, err, f.HDOP, c.want)
+		}
+		// The times are whole nanoseconds: up to 0.3 m of rounding each,
+		// diluted by the HDOP.
+		if e := Horizontal(c.truth, f.Pos); e > 0.3*f.HDOP+1 {
+			t.Errorf("%s: the fix lies %.0f m from the truth (exact times), HDOP %.1f", c.name, e, f.HDOP)
+		}
+		if (f.HDOP > DefaultMaxHDOP) != (c.want == ReasonImprecise || c.maxHDOP > 0) {
+			t.Errorf("%s: HDOP %.1f against the default limit %d", c.name, f.HDOP, DefaultMaxHDOP)
+		}
+	}
 }
