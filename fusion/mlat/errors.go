@@ -46,12 +46,17 @@ const (
 	// (the others fit it), so no verdict: a reflection or a late
 	// detection at one sensor must not call an honest claim false.
 	ReasonOneReception
+	// ReasonImprecise: a position was solved, but its geometry dilutes
+	// the timing noise horizontally more than SolverConfig.MaxHDOP
+	// allows, so it is not reported (a claim may still be verified
+	// against it).
+	ReasonImprecise
 	numReasons
 )
 
 var reasonNames = [numReasons]string{
 	"none", "too_few", "no_sensor_position", "unsynced", "clock_jump",
-	"bad_geometry", "no_convergence", "residual", "filter_gate", "insensitive", "ambiguous", "one_reception",
+	"bad_geometry", "no_convergence", "residual", "filter_gate", "insensitive", "ambiguous", "one_reception", "imprecise",
 }
 
 // String returns the reason's metric label.

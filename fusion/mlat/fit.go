@@ -162,12 +162,14 @@ func (sv *Solver) finish(p *Problem, x Vec, b float64, m int, cost float64, mask
 	e, n, _ := enuAt(lat, lon)
 	f.ErrorM = math.Sqrt(math.Max(quad(&f.Cov, e)+quad(&f.Cov, n), 0))
 	f.GDOP = math.Sqrt(math.Max(inv[0][0]+inv[1][1]+inv[2][2], 0)) / (sv.cfg.Sigma * CAir)
-	var ss float64
+	var ss, sw float64
 	for i := 0; i < m; i++ {
 		e := sv.r[i] - dist(x, sv.s[i]) - b
 		ss += e * e
+		sw += sv.w[i]
 	}
 	f.ResidualM = math.Sqrt(ss / float64(m))
+	f.HDOP = f.ErrorM * math.Sqrt(sw/float64(m))
 	if f.GDOP > sv.cfg.MaxGDOP || f.ErrorM > sv.cfg.MaxErrorM {
 		return ReasonBadGeometry
 	}

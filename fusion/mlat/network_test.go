@@ -1,6 +1,7 @@
 package mlat
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 )
@@ -89,10 +90,11 @@ func TestBadInputRefused(t *testing.T) {
 // TestSolveRecoversRandomTransmitters is a property test: random
 // transmitters within or near random five-sensor networks, exact times
 // plus 30 ns noise; every accepted fix lies within five of its own error
-// estimates (plus a metre) of the truth.
+// estimates (plus a metre) of the truth. The precision limit is lifted
+// (MaxHDOP): the property is about the estimate, at any geometry.
 func TestSolveRecoversRandomTransmitters(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	sv := NewSolver(SolverConfig{})
+	sv := NewSolver(SolverConfig{MaxHDOP: math.Inf(1)})
 	var f Fix
 	solved := 0
 	for i := 0; i < 500; i++ {
@@ -256,4 +258,96 @@ func TestNetworkResetForgetsTheSensor(t *testing.T) {
 		t.Errorf("added sensor id %d, %d delay slots", id, len(nw.delays))
 	}
 	nw.Reset(9, moved) // unknown: nothing happens
+}
+
+// TestImpreciseFixRefused: a transmitter far outside the sensors, where
+// the geometry dilutes the timing noise horizontally beyond MaxHDOP, is
+// solved (the fix filled, near the truth) but refused as imprecise; with
+// the limit raised it is reported, and one inside the sensors is
+// reported under the default limit.
+func TestImpreciseFixRefused(t *testing.T) {
+	nw, inside := squareNetwork(ClockGPS)
+	far := ECEF(47.25, 10.5, 9000) // about 170 km east of the sensors
+	for _, c := range []struct {
+		name    string
+		truth   Vec
+		maxHDOP float64
+		want    error
+	}{
+		{"far, default limit", far, 0, ReasonImprecise},
+		{"far, limit raised", far, 1e6, nil},
+		{"inside, default limit", inside, 0, nil},
+	} {
+		sv := NewSolver(SolverConfig{MaxHDOP: c.maxHDOP})
+		_, _, h := Geodetic(c.truth)
+		p := Problem{Alt: h, AltSigma: baroSigma}
+		if err := nw.Build(exactRx(nw, c.truth, 1e9), &p); err != nil {
+			t.Fatalf("%s: Build: %v", c.name, err)
+		}
+		var f Fix
+		err := sv.Solve(&p, &f)
+		if err != c.want {
+			t.Errorf("%s: %v (HDOP %.1f), want %v", c.name, err, f.HDOP, c.want)
+		}
+		// The times are whole nanoseconds: up to 0.3 m of rounding each,
+		// diluted by the HDOP.
+		if e := Horizontal(c.truth, f.Pos); e > 0.3*f.HDOP+1 {
+			t.Errorf("%s: the fix lies %.0f m from the truth (exact times), HDOP %.1f", c.name, e, f.HDOP)
+		}
+		if (f.HDOP > DefaultMaxHDOP) != (c.want == ReasonImprecise || c.maxHDOP > 0) {
+			t.Errorf("%s: HDOP %.1f against the default limit %d", c.name, f.HDOP, DefaultMaxHDOP)
+		}
+	}
+}
+
+// TestCoLocatedSensorsCountOnce: five receptions, one of them heard
+// 900 m late; the altitude's χ² catches it. With five sites the fit
+// without the late reception is still checked by a redundant one, and
+// Solve gives it. With two of the sensors 10 m apart there are four
+// sites, and leaving out any one reception of the three apart leaves
+// three sites and the altitude, which fit exactly wherever the times put
+// them: Solve must give no fix rather than one of those (a plain
+// leave-one-out put 47 of these 120 fixes more than 100 m off).
+func TestCoLocatedSensorsCountOnce(t *testing.T) {
+	lat, lon := 47.0, 8.0
+	for _, c := range []struct {
+		name      string
+		second    Vec // the second sensor
+		minSolved int
+	}{
+		{"five sites", ECEF(lat+0.3, lon-0.2, 450), 100},
+		{"sensors 0 and 1 10 m apart", ECEF(lat+0.00009, lon, 400), 0},
+	} {
+		pos := []Vec{ECEF(lat, lon, 400), c.second, ECEF(lat+0.5, lon+0.1, 500), ECEF(lat+0.1, lon+0.7, 300), ECEF(lat+0.45, lon+0.65, 600)}
+		s := make([]Sensor, len(pos))
+		for i, p := range pos {
+			s[i] = Sensor{Pos: p, HasPos: true, Clock: ClockGPS}
+		}
+		nw := NewNetwork(s, SyncConfig{})
+		sv := NewSolver(SolverConfig{})
+		bad, solved := 0, 0
+		for k := 0; k < 40; k++ {
+			truth := ECEF(lat+0.05+0.01*float64(k), lon+0.1+0.012*float64(k), 9000)
+			for late := 2; late < 5; late++ {
+				rx := exactRx(nw, truth, 1e9)
+				rx[late].T += 3000 // 3 µs: 900 m late, a reflection
+				p := Problem{Alt: 9000, AltSigma: 30}
+				if err := nw.Build(rx, &p); err != nil {
+					t.Fatal(err)
+				}
+				var f Fix
+				if sv.Solve(&p, &f) != nil {
+					continue
+				}
+				solved++
+				if e := Horizontal(truth, f.Pos); e > 100 {
+					bad++
+					t.Logf("%s: transmitter %d, reception %d late: a fix %.0f m from the truth, used %05b", c.name, k, late, e, f.Used)
+				}
+			}
+		}
+		if bad > 0 || solved < c.minSolved {
+			t.Errorf("%s: %d of 120 solved, %d more than 100 m from the truth; want ≥ %d and none", c.name, solved, bad, c.minSolved)
+		}
+	}
 }

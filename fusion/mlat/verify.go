@@ -72,8 +72,9 @@ func (c VerifyConfig) withDefaults() VerifyConfig {
 
 // Verify checks a claimed position (ECEF) against p's receptions. The
 // fit starts at the claim, so it finds the position consistent with the
-// times nearest to it rather than a distant mirror solution. p.Start is
-// overwritten. It never returns Contradicted without a converged fix that
+// times nearest to it rather than a distant mirror solution, however
+// imprecise (MaxHDOP does not apply: the fix's covariance says how little
+// a poor geometry can tell). p.Start is overwritten. It never returns Contradicted without a converged fix that
 // is both far and significantly better than the claim, nor when the
 // disagreement rests on one reception that arrived late (lateAlone).
 func (sv *Solver) Verify(p *Problem, claim Vec, cfg VerifyConfig, v *Verification) {
@@ -85,7 +86,7 @@ func (sv *Solver) Verify(p *Problem, claim Vec, cfg VerifyConfig, v *Verificatio
 	}
 	v.Sensors = n
 	p.Start = claim
-	if err := sv.Solve(p, &v.Fix); err != nil {
+	if err := sv.solve(p, &v.Fix); err != nil {
 		v.Reason = err.(Reason)
 		return
 	}

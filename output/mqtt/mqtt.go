@@ -23,6 +23,7 @@ package mqtt
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -306,11 +307,13 @@ func (s *sink) Send(ctx context.Context, m *alert.Message, body []byte) error {
 		return errors.New("mqtt: not connected to the broker")
 	}
 	t := s.c.Publish(s.o.cfg.Prefix+"/alerts/"+topicToken(m.Zone.ID), 1, false, body)
+	actx, cancel := alert.AckContext(ctx) // an acknowledgement just after a stall counts
+	defer cancel()
 	select {
 	case <-t.Done():
 		return t.Error()
-	case <-ctx.Done():
-		return fmt.Errorf("mqtt: broker did not acknowledge: %w", ctx.Err())
+	case <-actx.Done():
+		return fmt.Errorf("mqtt: broker did not acknowledge: %w", cmp.Or(ctx.Err(), actx.Err()))
 	}
 }
 

@@ -420,3 +420,39 @@ func (s *sinkReporter) Restarting(error) {
 	}
 	s.r.restarts[s.name]++
 }
+
+// TestAlertAcknowledgedAfterItsDeadline: an alert published as its
+// deadline passes (what a process stopped for longer than the deadline,
+// SIGSTOP in the fault suite, sees on resuming) is delivered once and
+// counts as delivered when Debian's mosquitto acknowledges it within the
+// grace, so it is not sent again (issue 32). Without the grace Send
+// returned "broker did not acknowledge" and the retry delivered it twice.
+func TestAlertAcknowledgedAfterItsDeadline(t *testing.T) {
+	broker := mosquittotest.Start(t, "")
+	sub := subscribe(t, broker, "watcher")
+	c := paho.NewClient(paho.NewClientOptions().AddBroker("mqtt://" + broker).SetClientID("sender"))
+	if tok := c.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	s := &sink{o: &Output{cfg: Config{Prefix: "cuas"}}, c: c}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	<-ctx.Done()
+	if err := s.Send(ctx, &alert.Message{ID: "al-late", Zone: alert.Zone{ID: "demo-site"}}, []byte(`{"id":"al-late"}`)); err != nil {
+		t.Fatalf("an alert the broker acknowledged just after its deadline: %v", err)
+	}
+	sub.wait(t, "cuas/alerts/demo-site", is(`{"id":"al-late"}`))
+	time.Sleep(200 * time.Millisecond)
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	n := 0
+	for _, m := range sub.msgs {
+		if m.Topic() == "cuas/alerts/demo-site" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("the alert reached the broker %d times, want once", n)
+	}
+}

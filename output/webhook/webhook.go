@@ -96,8 +96,14 @@ func New(c alert.SinkConfig) (*Sink, error) {
 		}
 		tr.TLSClientConfig.RootCAs = pool
 	}
+	timeout := c.TimeoutD
+	if timeout > 0 {
+		// The deliverer bounds each attempt; this is a backstop beyond
+		// its deadline and the grace of alert.AckContext.
+		timeout += alert.AckGrace
+	}
 	return &Sink{cfg: c, url: c.Webhook, host: u.Host, client: &http.Client{
-		Transport: tr, Timeout: c.TimeoutD,
+		Transport: tr, Timeout: timeout,
 		// A redirect could send the signed alert somewhere else.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}, nil
@@ -108,7 +114,9 @@ func (s *Sink) Send(ctx context.Context, m *alert.Message, body []byte) error {
 	if s.cfg.Format == "slack" {
 		body = slackBody(m)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
+	actx, cancel := alert.AckContext(ctx) // a response just after a stall counts
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
 		return alert.Permanent(errors.New("cannot build the request"))
 	}

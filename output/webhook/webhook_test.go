@@ -436,3 +436,27 @@ func TestSendConnectionRefusedIsRetried(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestResponseAfterItsDeadlineCounts: a POST sent as its attempt's
+// deadline passes (a process resuming from a stall longer than the
+// deadline) is answered by a real HTTP receiver within alert.AckGrace:
+// the delivery counts, so the alert is not retried and delivered twice
+// (issue 32). Without the grace Send failed with the context's error.
+func TestResponseAfterItsDeadlineCounts(t *testing.T) {
+	rc := &receiver{ok: make(chan request, 2)}
+	srv := httptest.NewServer(rc)
+	defer srv.Close()
+	s, err := New(config(t, srv.URL, "").Sinks[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	<-ctx.Done()
+	if err := s.Send(ctx, &alert.Message{ID: "al-late", State: "open"}, []byte(`{}`)); err != nil {
+		t.Fatalf("a response within the grace after the deadline: %v", err)
+	}
+	if n := len(rc.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
