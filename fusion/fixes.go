@@ -58,10 +58,11 @@ type fixFeed struct {
 // feedFix hands an accepted fix to the feeds (s.mu held).
 func (s *Store) feedFix(t *track, p Point) {
 	p0, _, _ := strings.Cut(t.id, ":")
-	f := Fix{TrackID: t.id, Protocol: decode.Protocol(protoOfPrefix(p0)), Sensor: t.lastSensor, T: p.T, Lat: p.Lat, Lon: p.Lon,
+	f := &s.fix
+	*f = Fix{TrackID: t.id, Protocol: decode.Protocol(protoOfPrefix(p0)), Sensor: t.lastSensor, T: p.T, Lat: p.Lat, Lon: p.Lon,
 		HasAlt: t.hasAlt, AltM: t.alt, AltKind: t.altKind,
 		HasVel: t.hasVel, SpeedMps: t.speed, HeadingDeg: t.heading, VRateMps: t.vr}
 	for _, fd := range s.fixFeeds {
-		fd.fn(&f)
+		fd.fn(f)
 	}
 }

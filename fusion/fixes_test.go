@@ -70,3 +70,22 @@ func TestModeSAltitudeDoesNotOverrideADSB(t *testing.T) {
 		t.Fatalf("an ADS-B altitude did not replace a Mode S one: %v", alt())
 	}
 }
+
+// TestFeedFixesDoesNotAllocate: handing an accepted fix to a feed costs no
+// allocation on fusion's goroutine (a Fix per fix escaped to the heap).
+func TestFeedFixesDoesNotAllocate(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	var n int
+	stop := s.FeedFixes(func(f *Fix) { n++ })
+	defer stop()
+	o := ridObs("X", 52.0, 4.0, c.t.UnixNano())
+	s.Apply(&o)
+	tr := s.tracks["rid:X"]
+	if a := testing.AllocsPerRun(100, func() { s.feedFix(tr, Point{T: o.TimeUnixNano, Lat: 52, Lon: 4}) }); a != 0 {
+		t.Fatalf("%v allocations per fed fix", a)
+	}
+	if n == 0 {
+		t.Fatal("no fix fed")
+	}
+}

@@ -75,9 +75,13 @@ type Store struct {
 	// dropped counts observations that could not be applied, by reason.
 	dropped map[string]uint64
 	version uint64
-	// fixFeeds hear every accepted fix (FeedFixes).
+	// fixFeeds hear every accepted fix (FeedFixes); fix is the one value
+	// handed to them, reused under mu: a fresh Fix per fix escaped to the
+	// heap (the feeds are function values), an allocation per accepted
+	// fix on fusion's goroutine.
 	fixFeeds []fixFeed
 	feedSeq  uint64
+	fix      Fix
 }
 
 // NewStore returns an empty store.

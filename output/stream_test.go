@@ -1,7 +1,9 @@
 package output
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -46,5 +48,49 @@ func TestBroadcastBoundsClients(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteFromWritesWaitingChunksInOrder: chunks that wait in the queue
+// (more than one writev takes) reach a TCP peer whole and in order.
+func TestWriteFromWritesWaitingChunksInOrder(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const chunks = 3*maxWriteChunks + 5
+	q := NewQueue[[]byte](chunks)
+	var want []byte
+	for i := range chunks {
+		c := []byte(fmt.Sprintf("chunk %d of %d\n", i, chunks))
+		want = append(want, c...)
+		if !q.Put(c) {
+			t.Fatal("queue full")
+		}
+	}
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- WriteFrom(ctx, conn, q) }()
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(peer, got); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	conn.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("the peer read\n%s\nwant\n%s", got, want)
 	}
 }

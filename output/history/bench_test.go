@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/output"
 )
 
 // benchEventFixes is a track event of an ADS-B track with an assessment,
@@ -170,5 +171,39 @@ func benchStoreInsert(b *testing.B, fed bool) {
 			b.Fatal(err)
 		}
 		i += len(batch)
+	}
+}
+
+// BenchmarkRecorderFedFixes is the recorder's whole path per fed fix
+// (issue 30): onFix on fusion's goroutine, then the writer turning the
+// queued fixes into points and committing them (compactions included),
+// 200 tracks interleaved as fusion accepts them, 2,000 fixes a flush.
+func BenchmarkRecorderFedFixes(b *testing.B) {
+	st, err := Open(filepath.Join(b.TempDir(), "history.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	r := New(Config{Path: "unused"})
+	const tracks, perFlush = 200, 2000
+	ids := make([]string, tracks)
+	for k := range ids {
+		ids[k] = fmt.Sprintf("adsb:%06X", k)
+	}
+	ctx := context.Background()
+	var batch []Point
+	f := output.Fix{Protocol: "adsb", Sensor: "rx1", HasAlt: true, AltM: 1000, AltKind: "barometric", HasVel: true, SpeedMps: 120, HeadingDeg: 90}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		k := i % tracks
+		f.TrackID, f.UnixNano = ids[k], t0.UnixNano()+int64(i)*int64(500*time.Microsecond)
+		f.Lat, f.Lon = micro(51+float64(i/tracks)*1e-5), micro(float64(k)*1e-3)
+		r.onFix(&f)
+		if i%perFlush == perFlush-1 {
+			batch = r.takeFixes(batch[:0])
+			if err := r.commit(ctx, st, batch); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

@@ -68,11 +68,13 @@ func (s *Store) trackSnapshot(ctx context.Context, id string) (*sql.Tx, []chunk,
 	if err != nil {
 		return nil, nil, err
 	}
-	// Copies: the filling chunk grows after the lock is released, past
-	// the length copied here.
+	// Copies, with their packed points: the filling chunk grows after
+	// the lock is released, and a compaction hands the chunks' buffers
+	// to the chunks that follow (Store.free).
 	held := make([]chunk, len(s.held[id]))
 	for i, c := range s.held[id] {
 		held[i] = *c
+		held[i].data = slices.Clone(c.data)
 	}
 	return tx, held, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,7 @@ type Recorder struct {
 	attached    atomic.Bool
 	fixDropped  prometheus.Counter
 	lastFixTime map[string]time.Time // each track's newest fed fix (under mu)
+	vals        slab                 // the fed points' measurements (the writer's)
 
 	points *prometheus.CounterVec
 }
@@ -212,12 +214,16 @@ func (r *Recorder) takeFixes(batch []Point) []Point {
 		r.spare = fixes
 		return batch
 	}
-	vals := slab(make([]float64, 0, 5*len(fixes)))
+	// The points' measurements live in r.vals, reused: flush and drain
+	// commit every point of the batch before the next takeFixes, and the
+	// store keeps nothing a point points to (it packs them).
+	vals := slab(slices.Grow(r.vals[:0], 5*len(fixes)))
 	r.mu.Lock()
 	for i := range fixes {
 		batch = append(batch, r.fixPoint(&fixes[i], &vals))
 	}
 	r.mu.Unlock()
+	r.vals = vals
 	r.fixMu.Lock()
 	r.spare = fixes[:0]
 	r.fixMu.Unlock()

@@ -83,6 +83,12 @@ type Store struct {
 	// by track, both reused (s.mu held).
 	pend []byte
 	grp  grouper
+	// free are the packed-point buffers of the chunks the last
+	// compaction wrote, for the chunks that follow (s.mu held): a new
+	// chunk's buffer grew from nothing to ~4 KB by appends, a dozen
+	// allocations and copies per chunk (the pipeline benchmark's
+	// allocation profile).
+	free [][]byte
 
 	// mu: Insert and compaction write; a query reads while it takes a
 	// read snapshot of the database and a copy of what it needs of held,
@@ -276,6 +282,7 @@ type grouper struct {
 	next   []int
 	of     []int32
 	all    []Point
+	out    []run
 }
 
 // runs splits pts into runs of one track each, in the order of their
@@ -285,8 +292,8 @@ type grouper struct {
 // point. When each track's points are together and in time order in pts
 // (a recorder's batch of events, a run per event) the runs are views of
 // pts; otherwise (the recorder's fed fixes, issue 30: every accepted fix
-// in fusion's order, the tracks interleaved) they are views of a copy,
-// valid until the next call. One map look-up per point and no sort of
+// in fusion's order, the tracks interleaved) they are views of a copy.
+// The runs (and the copy) are valid until the next call. One map look-up per point and no sort of
 // the runs: at the pipeline benchmark's 2,209 tracks a fed batch of 2,048
 // fixes is ~2,000 runs of one or two points.
 func (g *grouper) runs(pts []Point) []run {
@@ -321,7 +328,9 @@ func (g *grouper) runs(pts []Point) []run {
 	if !together {
 		src = g.gather(pts)
 	}
-	runs := make([]run, len(g.ids))
+	clear(g.out) // the last call's
+	runs := slices.Grow(g.out[:0], len(g.ids))[:len(g.ids)]
+	g.out = runs
 	for k, off := 0, 0; k < len(g.ids); k++ {
 		grp := src[off : off+g.counts[k] : off+g.counts[k]]
 		off += g.counts[k]
@@ -393,11 +402,21 @@ func (s *Store) hold(pts []Point) {
 	}
 	for i := range pts {
 		if len(cs) == 0 || !cs[len(cs)-1].fits(&pts[i], s.chunkBytes) {
-			cs = append(cs, &chunk{})
+			cs = append(cs, s.newChunk())
 		}
 		cs[len(cs)-1].add(&pts[i])
 	}
 	s.held[id] = cs
+}
+
+// newChunk is an empty chunk, with a buffer of s.free when there is one.
+func (s *Store) newChunk() *chunk {
+	c := &chunk{}
+	if n := len(s.free); n > 0 {
+		c.data, s.free[n-1] = s.free[n-1], nil
+		s.free = s.free[:n-1]
+	}
+	return c
 }
 
 // heldPoints unpacks chunks.
@@ -682,6 +701,14 @@ func (s *Store) compact(ctx context.Context) error {
 	}
 	clear(s.held)
 	s.heldN = 0
+	// Their rows are committed (the driver copied the data) and no query
+	// holds them (trackSnapshot copies): their buffers serve the chunks
+	// that follow. Those of the compaction before, not taken, are let go.
+	clear(s.free)
+	s.free = s.free[:0]
+	for _, c := range all {
+		s.free = append(s.free, c.data[:0])
+	}
 	// Killed before this, the log is read again at the next start and its
 	// points, now in chunks, taken for the repeats they are.
 	return s.log.reset()

@@ -432,3 +432,42 @@ func TestGrouperRuns(t *testing.T) {
 	check("together, out of order, a repeat", []Point{a[2], a[0], a[2], b[0]}, false,
 		map[string][]int64{"adsb:A": {0, 2000, 2000}, "adsb:B": {0}}, map[string]bool{"adsb:A": false, "adsb:B": true})
 }
+
+// TestTrackQueryKeepsItsHeldPoints: a track query streams the points held
+// in memory after releasing the store's lock; a compaction meanwhile hands
+// their chunk's buffer to the next chunk (Store.free), and the query still
+// passes its own points, not the next chunk's.
+func TestTrackQueryKeepsItsHeldPoints(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 10, 51, -1))
+	if err := st.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := track("adsb:A", "adsb", t0.Add(10*time.Second), time.Second, 10, 51.01, -0.99)
+	insert(t, st, want)
+	var got []Point
+	_, err := st.Track(ctx, TrackQuery{ID: "adsb:A", From: t0.Add(10 * time.Second), To: t0.Add(time.Hour)}, func(p *Point) error {
+		if len(got) == 0 { // the held chunk's first point: compact, and fill the next chunk
+			if err := st.Compact(ctx); err != nil {
+				return err
+			}
+			if _, err := st.Insert(ctx, track("adsb:B", "adsb", t0.Add(time.Hour), time.Second, 10, -30, 150)); err != nil {
+				return err
+			}
+		}
+		got = append(got, *p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d points, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].TrackID != want[i].TrackID || !got[i].Time.Equal(want[i].Time) || got[i].Lat != want[i].Lat || got[i].Lon != want[i].Lon {
+			t.Fatalf("point %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
