@@ -8,7 +8,6 @@ import (
 	"syscall"
 
 	"github.com/cuasd/cuasd/bus"
-	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/mavudp"
 	"github.com/cuasd/cuasd/ingest/sensors/jsonudp"
@@ -122,20 +121,18 @@ func modeSSources(cfg config, s *service) ([]ingest.Source, error) {
 	for _, l := range []struct {
 		flag, addr string
 		format     ingest.ModeSFormat
-	}{{"--beast-listen", cfg.BeastListen, ingest.Beast}, {"--avr-listen", cfg.AVRListen, ingest.AVR}} {
+		parse      func(string) (string, string, *MLATSensor, error)
+	}{{"--beast-listen", cfg.BeastListen, ingest.Beast, listenSensor}, {"--avr-listen", cfg.AVRListen, ingest.AVR, avrListenSensor}} {
 		if l.addr == "" {
 			continue
 		}
 		// sensor, lat, lon and alt name and place the one receiver the
 		// port is for (issue 31)
-		spec, name, _, err := listenSensor(l.addr)
+		spec, name, _, err := l.parse(l.addr)
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", l.flag, err)
 		}
 		addr, clock, err := ingest.SplitClock(spec)
-		if err == nil && l.format == ingest.AVR && clock != sensorclock.MHz12 {
-			err = errors.New("AVR timestamps are 12 MHz: ?clock=gps is for Beast")
-		}
 		if err != nil {
 			return out, fmt.Errorf("%s: %w", l.flag, err)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/fusion/mlat"
 	"github.com/cuasd/cuasd/fusion/mlatstage"
+	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/sensors"
 )
 
@@ -86,21 +87,24 @@ func listenSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err 
 // are always a 12 MHz counter.
 func avrListenSensor(spec string) (string, string, *MLATSensor, error) {
 	clockSpec, name, sensor, err := listenSensor(spec)
-	if _, q, _ := strings.Cut(clockSpec, "?"); err == nil && q != "" && q != "clock=12mhz" {
-		err = fmt.Errorf("%q: AVR timestamps are 12 MHz: ?clock=gps is for Beast", spec)
+	if err == nil {
+		if _, clock, cerr := ingest.SplitClock(clockSpec); cerr == nil && clock != sensorclock.MHz12 {
+			err = fmt.Errorf("%q: AVR timestamps are 12 MHz: ?clock=gps is for Beast", spec)
+		}
 	}
 	return clockSpec, name, sensor, err
 }
 
-// receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
-func (c *config) receiverFlags() []struct {
+// receiverFlag is a Mode S receiver flag that takes
+// ?sensor=&lat=&lon=&alt=, its value and how it reads them.
+type receiverFlag struct {
 	flag, spec string
 	parse      func(string) (string, string, *MLATSensor, error)
-} {
-	return []struct {
-		flag, spec string
-		parse      func(string) (string, string, *MLATSensor, error)
-	}{
+}
+
+// receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
+func (c *config) receiverFlags() []receiverFlag {
+	return []receiverFlag{
 		{"--beast-listen", c.BeastListen, listenSensor},
 		{"--avr-listen", c.AVRListen, avrListenSensor},
 		{"--beast-connect", c.BeastConnect, connectSensor},
