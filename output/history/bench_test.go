@@ -205,12 +205,16 @@ func benchRecorderFedFixes(b *testing.B, tracks, perFlush int) {
 	step := int64(87*time.Millisecond) / int64(tracks)
 	ctx := context.Background()
 	var batch []Point
-	f := output.Fix{Protocol: "adsb", Sensor: "rx1", HasAlt: true, AltM: 1000, AltKind: "barometric", HasVel: true, SpeedMps: 120, HeadingDeg: 90}
+	// As fusion hands them: unrounded (CPR's positions, feet × 0.3048,
+	// computed velocities).
+	f := output.Fix{Protocol: "adsb", Sensor: "rx1", HasAlt: true, AltKind: "barometric", HasVel: true}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		k := i % tracks
+		k, n := i%tracks, float64(i/tracks)
 		f.TrackID, f.UnixNano = ids[k], t0.UnixNano()+int64(i)*step
-		f.Lat, f.Lon = micro(51+float64(i/tracks)*1e-5), micro(float64(k)*1e-3)
+		f.Lat, f.Lon = 51+n*1e-5*math.Pi/3, float64(k)*1e-3*math.E/2+n*1e-5/math.Sqrt2
+		f.AltM = (30000 - 25*float64(i/tracks%200)) * 0.3048
+		f.SpeedMps, f.HeadingDeg, f.VRateMps = 120+math.Sqrt(n), 90+1/(n+3), -0.3048*64/60
 		r.onFix(&f)
 		if i%perFlush == perFlush-1 {
 			batch = r.takeFixes(batch[:0])
