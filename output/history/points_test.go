@@ -66,7 +66,7 @@ func TestSubjectProtocol(t *testing.T) {
 // unrounded (CPR's floats, feet × 0.3048); the recorder keeps them as
 // the track events and the live API give them (fusion.Round: 6 places
 // of a degree, 1 of a metre, velocities 2/1/2), where the codec packs a
-// point in a few bytes — unrounded, a point took ~60.
+// point in a few bytes — unrounded, a point took 53.
 func TestFedFixesAtTheAPIsPrecision(t *testing.T) {
 	r := New(Config{Path: "unused"})
 	const n = 500
@@ -88,9 +88,9 @@ func TestFedFixesAtTheAPIsPrecision(t *testing.T) {
 			t.Fatalf("point %d: %v %v %v %v %v %v", i, p.Lat, p.Lon, *p.AltM, *p.SpeedMps, *p.HeadingDeg, *p.VRateMps)
 		}
 	}
-	// Compact positions: the three velocities (24 bytes, stored whole)
-	// and ~9 bytes besides.
-	if b := len(appendPoints(nil, t0.UnixNano(), pts)); b > n*40 {
-		t.Errorf("%d points packed in %d bytes (%.1f a point), want ≤ 40 a point (unrounded: 53)", n, b, float64(b)/n)
+	// Compact: ~12 bytes a point with its velocity (33 when the second
+	// format kept velocities whole, 53 unrounded).
+	if b := len(appendPoints(nil, t0.UnixNano(), pts)); b > n*16 {
+		t.Errorf("%d points packed in %d bytes (%.1f a point), want ≤ 16 a point", n, b, float64(b)/n)
 	}
 }
