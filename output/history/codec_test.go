@@ -54,18 +54,7 @@ func secondFormatPoints() []Point {
 
 func TestReadsSecondFormat(t *testing.T) {
 	want := secondFormatPoints()
-	chunk, _ := hex.DecodeString(secondFormat.chunk)
-	var got []Point
-	if err := eachPoint(chunk, want[0].Time.UnixNano(), want[0].TrackID, func(p *Point) error { got = append(got, *p); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	checkSamePoints(t, "chunk", got, want)
-	pending, _ := hex.DecodeString(secondFormat.pending)
-	got, err := unpackPending(pending, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkSamePoints(t, "pending", got, want)
+	chunk := checkReadsFormat(t, secondFormat.chunk, secondFormat.pending, want)
 	// The third format packs the same points, the last one's velocity
 	// compact: 23157, 913 and -650 as zigzag varints (3 + 2 + 2 bytes)
 	// where they took 3 × 8.
@@ -76,19 +65,26 @@ func TestReadsSecondFormat(t *testing.T) {
 }
 
 func TestReadsFirstFormat(t *testing.T) {
-	want := firstFormatPoints()
-	chunk, _ := hex.DecodeString(firstFormat.chunk)
+	checkReadsFormat(t, firstFormat.chunk, firstFormat.pending, firstFormatPoints())
+}
+
+// checkReadsFormat fails unless a chunk's data and a pending record (in
+// hex) read back as want; it returns the chunk's bytes.
+func checkReadsFormat(t *testing.T, chunkHex, pendingHex string, want []Point) []byte {
+	t.Helper()
+	chunk, _ := hex.DecodeString(chunkHex)
 	var got []Point
 	if err := eachPoint(chunk, want[0].Time.UnixNano(), want[0].TrackID, func(p *Point) error { got = append(got, *p); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	checkSamePoints(t, "chunk", got, want)
-	pending, _ := hex.DecodeString(firstFormat.pending)
+	pending, _ := hex.DecodeString(pendingHex)
 	got, err := unpackPending(pending, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkSamePoints(t, "pending", got, want)
+	return chunk
 }
 
 // checkSamePoints fails unless got and want are the same points, every
