@@ -331,34 +331,8 @@ func logWeightedAccuracy(t *testing.T, all []levelResidual) {
 				}
 			}
 			acc := newAccuracy(lat[set])
-			solveWeighted(rows, calibrated(t, sens, set), weight, acc)
+			solveRows(rows, calibrated(t, sens, set), gpsClock, func(*refRow) bool { return true }, weight, acc)
 			t.Logf("%s GPS clocks, %s: %v", set, sc.name, acc)
 		}
-	}
-}
-
-// solveWeighted is solveRows for every row on GPS clocks, with weight
-// applied to each built problem before it is solved.
-func solveWeighted(rows []refRow, nw *Network, weight func(*refRow, *Problem), acc *accuracy) {
-	sv := NewSolver(SolverConfig{})
-	var p Problem
-	var f Fix
-	for i := range rows {
-		r := &rows[i]
-		acc.rows++
-		p.Alt, p.AltSigma, p.Start = r.baro, baroSigma, Vec{}
-		err := nw.Build(rowReceptions(r, gpsClock), &p)
-		if err == nil {
-			weight(r, &p)
-			err = sv.Solve(&p, &f)
-		}
-		if err != nil {
-			acc.reasons[err.(Reason)]++
-			if err == ReasonImprecise {
-				acc.imprecise = append(acc.imprecise, Horizontal(r.truth(), f.Pos))
-			}
-			continue
-		}
-		acc.add(rows, i, f.Pos)
 	}
 }
