@@ -344,12 +344,7 @@ func (g *grouper) runs(pts []Point) []run {
 	g.of = slices.Grow(g.of[:0], len(pts))[:len(pts)]
 	together := true
 	for i := range pts {
-		id := pts[i].TrackID
-		t := g.tracks[id]
-		if t == nil {
-			t = &trackState{id: id}
-			g.tracks[id] = t
-		}
+		t := trackOf(g.tracks, pts[i].TrackID)
 		if t.gen != g.gen {
 			t.gen, t.k = g.gen, int32(len(g.sts))
 			g.sts, g.counts = append(g.sts, t), append(g.counts, 0)
@@ -453,12 +448,12 @@ func (s *Store) hold(t *trackState, pts []Point) {
 	t.held = cs
 }
 
-// track is the state of track id, added when new (s.mu held).
-func (s *Store) track(id string) *trackState {
-	t := s.tracks[id]
+// trackOf is the state of track id in m, added when new.
+func trackOf(m map[string]*trackState, id string) *trackState {
+	t := m[id]
 	if t == nil {
 		t = &trackState{id: id}
-		s.tracks[id] = t
+		m[id] = t
 	}
 	return t
 }
@@ -743,7 +738,7 @@ func (s *Store) writeChunks(ctx context.Context, tx *sql.Tx, cs []*chunk) error 
 		if _, err := stmt.ExecContext(ctx, c.t0, c.track, c.t1, c.n, c.minLat, c.maxLat, c.minLon, c.maxLon, c.protocol, c.data); err != nil {
 			return wrap("write", err)
 		}
-		s.track(c.track).noteEnd(c.t1)
+		trackOf(s.tracks, c.track).noteEnd(c.t1)
 		s.newest = max(s.newest, c.t1)
 	}
 	return nil
