@@ -146,24 +146,51 @@ func watchClose(conn net.Conn, cancel func()) {
 	}
 }
 
+// FlushInterval is how long a stream writer holds a chunk before writing
+// it with whatever else arrived meanwhile: readsb's --net-ro-interval
+// default (0.05 s, its "maximum delay between placing data in the output
+// buffer and sending"). Every Broadcast client (SBS, Beast out) and every
+// Push connection (Beast to an aggregator) waits it, so a lone message of
+// an idle feed goes out at most this late, while a busy feed costs one
+// wake-up and one writev a client per interval instead of one per chunk:
+// on the shared 2-core VM a goroutine's sleep and wake-up alone costs
+// ~50 µs of CPU, more than a 48 KB write (issue 30; docs/READSB.md,
+// "Writes").
+const FlushInterval = 50 * time.Millisecond
+
 // WriteFrom writes the chunks of q to conn until ctx ends (nil) or a write
-// fails (the error). The chunks waiting when it writes go out together,
-// up to maxWriteChunks in one writev on a TCP connection: a write a chunk
-// was a system call per raw message at per-message SBS's rate (issue 30's
-// profile: 6 % of the pipeline benchmark's process).
+// fails (the error). Having taken a chunk it waits FlushInterval, then
+// writes it with the chunks that arrived meanwhile, in order (in one
+// writev on a TCP connection, maxWriteChunks at most).
 func WriteFrom(ctx context.Context, conn net.Conn, q *Queue[[]byte]) error {
-	var held [maxWriteChunks][]byte
+	t := time.NewTimer(FlushInterval)
+	t.Stop()
+	return writeFrom(ctx, conn, q, func(ctx context.Context) bool {
+		t.Reset(FlushInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+			return true
+		}
+	})
+}
+
+// writeFrom is WriteFrom with the wait before each write made by hold,
+// which returns false when ctx ended while it waited (a test's clock).
+// While it holds, the queue fills without waking the writer.
+func writeFrom(ctx context.Context, conn net.Conn, q *Queue[[]byte], hold func(context.Context) bool) error {
+	held := make(net.Buffers, 0, maxWriteChunks)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case p := <-q.C():
-			bufs := append(net.Buffers(held[:0]), p)
-			bufs = takeWaiting(bufs, q)
-			_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-			_, err := bufs.WriteTo(conn)
-			clear(held[:]) // the chunks are the queue's callers' to let go
-			if err != nil {
+			if !hold(ctx) {
+				return nil
+			}
+			if err := writeWaiting(conn, append(held[:0], p), q); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -173,8 +200,27 @@ func WriteFrom(ctx context.Context, conn net.Conn, q *Queue[[]byte]) error {
 	}
 }
 
-// maxWriteChunks bounds the chunks WriteFrom writes at once.
-const maxWriteChunks = 64
+// writeWaiting writes bufs and the chunks waiting in q, maxWriteChunks a
+// writev, until none is left waiting.
+func writeWaiting(conn net.Conn, bufs net.Buffers, q *Queue[[]byte]) error {
+	held := bufs[:0]
+	for {
+		bufs = takeWaiting(bufs, q)
+		n := len(bufs)
+		_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_, err := bufs.WriteTo(conn)
+		clear(held[:n]) // the chunks are the queue's callers' to let go
+		if err != nil || n < maxWriteChunks {
+			return err
+		}
+		bufs = held[:0]
+	}
+}
+
+// maxWriteChunks bounds the chunks WriteFrom writes in one writev (a
+// writev takes at most 1,024 buffers, IOV_MAX); more waiting after one
+// FlushInterval are written by the next writev at once.
+const maxWriteChunks = 1024
 
 // takeWaiting appends to bufs the chunks waiting in q, up to
 // maxWriteChunks in all, without waiting for more.
