@@ -25,7 +25,7 @@ func BenchmarkBroadcastPaced(b *testing.B) {
 		pace time.Duration
 	}{{"48KB-every-10ms", 48 << 10, 10 * time.Millisecond}, {"200B-every-500us", 200, 500 * time.Microsecond}} {
 		b.Run(c.name, func(b *testing.B) {
-			bc, err := ListenBroadcast("127.0.0.1:0", 8192, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			bc, err := ListenBroadcast("127.0.0.1:0", 64<<20, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -52,47 +52,39 @@ func TestBroadcastBoundsClients(t *testing.T) {
 	}
 }
 
-// TestWriteFromWritesWaitingChunksInOrder: chunks that wait in the queue
-// (more than one writev takes) reach a TCP peer whole and in order.
-func TestWriteFromWritesWaitingChunksInOrder(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// TestStreamBufferBoundsAndCopies: Put copies (the caller may reuse its
+// chunk at once), takes a chunk larger than the bound when empty, drops
+// (and counts) a chunk that would pass the bound, and after a take holds
+// nothing; a buffer given back is filled again, not the one being written.
+func TestStreamBufferBoundsAndCopies(t *testing.T) {
+	s := NewStreamBuffer(10)
+	p := []byte("0123456789AB")
+	if !s.Put(p) {
+		t.Fatal("an empty buffer refused a chunk")
 	}
-	defer ln.Close()
-	const chunks = 3*maxWriteChunks + 5
-	q := NewQueue[[]byte](chunks)
-	var want []byte
-	for i := range chunks {
-		c := []byte(fmt.Sprintf("chunk %d of %d\n", i, chunks))
-		want = append(want, c...)
-		if !q.Put(c) {
-			t.Fatal("queue full")
-		}
+	copy(p, "xxxxxxxxxxxx")
+	if s.Put([]byte("C")) {
+		t.Fatal("a full buffer took another chunk")
 	}
-	conn, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
+	if s.Dropped() != 1 {
+		t.Fatalf("dropped %d, want 1", s.Dropped())
 	}
-	peer, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
+	b := s.take()
+	if string(b) != "0123456789AB" {
+		t.Fatalf("took %q: not a copy of what was put", b)
 	}
-	defer peer.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- WriteFrom(ctx, conn, q) }()
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(peer, got); err != nil {
-		t.Fatal(err)
+	if !s.Put([]byte("DE")) || !s.Put([]byte("FG")) {
+		t.Fatal("an emptied buffer refused chunks")
 	}
-	cancel()
-	conn.Close()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	if string(b) != "0123456789AB" {
+		t.Fatalf("the taken buffer became %q while it was written", b)
 	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("the peer read\n%s\nwant\n%s", got, want)
+	s.giveBack(b)
+	if got := string(s.take()); got != "DEFG" {
+		t.Fatalf("took %q, want DEFG", got)
+	}
+	if !s.Put([]byte("H")) || string(s.buf) != "H" || &s.buf[0] != &b[0] {
+		t.Fatalf("the buffer given back was not filled again: %q", s.buf)
 	}
 }
 
@@ -109,15 +101,15 @@ func (c *recordingConn) Write(p []byte) (int, error) {
 
 func (*recordingConn) SetWriteDeadline(time.Time) error { return nil }
 
-// TestWriteFromHoldsAChunkForTheOthers: having taken a chunk, the writer
-// holds it (FlushInterval, here a clock the test turns) and writes
-// nothing meanwhile; then it writes it with the chunks that arrived while
-// it held, in order; a lone later chunk is held and written the same way.
-// Written at once (the writer before issue 30's coalescing), the first
-// chunk would go out before any hold.
+// TestWriteFromHoldsAChunkForTheOthers: having been told a chunk waits,
+// the writer holds (FlushInterval, here a clock the test turns) and
+// writes nothing meanwhile; then it writes it with the chunks that
+// arrived while it held, in order, in one write; a lone later chunk is
+// held and written the same way. Written at once (the writer before issue
+// 30's coalescing), the first chunk would go out before any hold.
 func TestWriteFromHoldsAChunkForTheOthers(t *testing.T) {
 	conn := &recordingConn{writes: make(chan string, 16)}
-	q := NewQueue[[]byte](16)
+	s := NewStreamBuffer(1 << 20)
 	holding, release := make(chan struct{}), make(chan struct{})
 	hold := func(ctx context.Context) bool {
 		holding <- struct{}{}
@@ -130,42 +122,40 @@ func TestWriteFromHoldsAChunkForTheOthers(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- writeFrom(ctx, conn, q, hold) }()
+	go func() { done <- writeFrom(ctx, conn, s, hold) }()
 	deadline := time.After(10 * time.Second) // a hang's limit, not a measurement
-	await := func(what string, ch <-chan struct{}) {
+	await := func(what string) {
 		t.Helper()
 		select {
-		case <-ch:
-		case s := <-conn.writes:
-			t.Fatalf("wrote %q before %s", s, what)
+		case <-holding:
+		case w := <-conn.writes:
+			t.Fatalf("wrote %q before %s", w, what)
 		case <-deadline:
 			t.Fatalf("no %s", what)
 		}
 	}
-	expect := func(want ...string) {
+	expect := func(want string) {
 		t.Helper()
-		for _, w := range want {
-			select {
-			case s := <-conn.writes:
-				if s != w {
-					t.Fatalf("wrote %q, want %q", s, w)
-				}
-			case <-deadline:
-				t.Fatalf("%q never written", w)
+		select {
+		case w := <-conn.writes:
+			if w != want {
+				t.Fatalf("wrote %q, want %q", w, want)
 			}
+		case <-deadline:
+			t.Fatalf("%q never written", want)
 		}
 	}
-	q.Put([]byte("a"))
-	await("hold of the first chunk", holding)
-	q.Put([]byte("b"))
-	q.Put([]byte("c"))
+	s.Put([]byte("a"))
+	await("hold of the first chunk")
+	s.Put([]byte("b"))
+	s.Put([]byte("c"))
 	if len(conn.writes) != 0 {
 		t.Fatalf("wrote %q while holding", <-conn.writes)
 	}
 	release <- struct{}{}
-	expect("a", "b", "c")
-	q.Put([]byte("d"))
-	await("hold of a lone chunk", holding)
+	expect("abc")
+	s.Put([]byte("d"))
+	await("hold of a lone chunk")
 	release <- struct{}{}
 	expect("d")
 	cancel()
@@ -179,12 +169,12 @@ func TestWriteFromHoldsAChunkForTheOthers(t *testing.T) {
 // that, a limit for a hang, not a measurement).
 func TestWriteFromDeliversALoneChunk(t *testing.T) {
 	conn, peer := tcpPair(t)
-	q := NewQueue[[]byte](4)
+	s := NewStreamBuffer(1 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = WriteFrom(ctx, conn, q) }()
+	go func() { _ = WriteFrom(ctx, conn, s) }()
 	const line = "MSG,8,1,1,400159,1\r\n"
-	q.Put([]byte(line))
+	s.Put([]byte(line))
 	_ = peer.SetReadDeadline(time.Now().Add(200 * FlushInterval))
 	got := make([]byte, len(line))
 	if _, err := io.ReadFull(peer, got); err != nil || string(got) != line {
@@ -193,21 +183,22 @@ func TestWriteFromDeliversALoneChunk(t *testing.T) {
 }
 
 // TestWriteFromKeepsABusyFeedWhole: a producer putting chunks of random
-// sizes in bursts while the writer holds and writes on the real clock:
-// the peer reads every byte, in order, and nothing is dropped.
+// sizes (into one reused buffer) in bursts while the writer holds and
+// writes on the real clock and the peer reads: the peer reads every byte,
+// in order, and nothing is dropped.
 func TestWriteFromKeepsABusyFeedWhole(t *testing.T) {
 	conn, peer := tcpPair(t)
 	const chunks = 5000
-	q := NewQueue[[]byte](chunks)
+	s := NewStreamBuffer(64 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() { _ = WriteFrom(ctx, conn, q) }()
+	go func() { _ = WriteFrom(ctx, conn, s) }()
 	r := rand.New(rand.NewPCG(30, 1))
-	var want []byte
+	var want, c []byte
 	for i := range chunks {
-		c := fmt.Appendf(nil, "%d:%s;", i, bytes.Repeat([]byte{'x'}, r.IntN(3000)))
+		c = fmt.Appendf(c[:0], "%d:%s;", i, bytes.Repeat([]byte{'x'}, r.IntN(3000)))
 		want = append(want, c...)
-		q.Put(c)
+		s.Put(c)
 		if i%500 == 0 {
 			time.Sleep(FlushInterval / 4) // let some rounds end between bursts
 		}
@@ -215,8 +206,8 @@ func TestWriteFromKeepsABusyFeedWhole(t *testing.T) {
 	_ = peer.SetReadDeadline(time.Now().Add(30 * time.Second))
 	got := make([]byte, len(want))
 	_, _ = io.ReadFull(peer, got)
-	if q.Dropped() != 0 {
-		t.Fatalf("%d chunks dropped", q.Dropped())
+	if s.Dropped() != 0 {
+		t.Fatalf("%d chunks dropped", s.Dropped())
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the peer read %d bytes, not the %d written in order", len(got), len(want))
