@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/internal/cputime"
 )
 
@@ -27,25 +26,8 @@ func TestOutputCostPaced(t *testing.T) {
 	startOutputs(ctx, t, r.b)
 	ticks := generate(2000, 200, 50000, pacedSeconds())
 	n := count(ticks)
-	tk := time.NewTicker(10 * time.Millisecond)
 	start, cpu0 := time.Now(), cputime.Process()
-	for _, sec := range ticks {
-		for _, tick := range sec {
-			<-tk.C
-			for proto, frames := range tick {
-				var body []byte
-				for _, f := range frames {
-					body = bus.AppendLP(body, f)
-				}
-				go func(proto string, body []byte, k int) {
-					if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil {
-						t.Errorf("publish: %v", err)
-					}
-				}(proto, body, len(frames))
-			}
-		}
-	}
-	tk.Stop()
+	r.offerPaced(ctx, t, ticks)
 	time.Sleep(time.Second) // the outputs' last messages
 	cancel()
 	r.stop()
