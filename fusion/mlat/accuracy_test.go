@@ -152,7 +152,8 @@ func (a *accuracy) String() string {
 
 // solveRows solves the rows selected by want on nw, learning from the
 // others (their reference position as the ADS-B claim), in time order.
-func solveRows(rows []refRow, nw *Network, clock func(int, int64) int64, want func(*refRow) bool, acc *accuracy) {
+// weight, when not nil, adjusts each built problem before it is solved.
+func solveRows(rows []refRow, nw *Network, clock func(int, int64) int64, want func(*refRow) bool, weight func(*refRow, *Problem), acc *accuracy) {
 	sv := NewSolver(SolverConfig{})
 	var p Problem
 	var f Fix
@@ -166,6 +167,9 @@ func solveRows(rows []refRow, nw *Network, clock func(int, int64) int64, want fu
 		acc.rows++
 		p.Alt, p.AltSigma, p.Start = r.baro, baroSigma, Vec{}
 		err := nw.Build(rx, &p)
+		if err == nil && weight != nil {
+			weight(r, &p)
+		}
 		if err == nil {
 			err = sv.Solve(&p, &f)
 		}
@@ -202,7 +206,7 @@ func TestReferenceAccuracyGPS(t *testing.T) {
 		rows := loadSet(t, set)
 		nw := calibrated(t, sens, set)
 		acc := newAccuracy(lat[set])
-		solveRows(rows, nw, gpsClock, func(*refRow) bool { return true }, acc)
+		solveRows(rows, nw, gpsClock, func(*refRow) bool { return true }, nil, acc)
 		t.Logf("%s GPS clocks: %v", set, acc)
 		if med, p90, top := percentile(acc.errs, .5), percentile(acc.errs, .9), percentile(acc.errs, 1); med > 50 || p90 > 250 || top > 1500 || len(acc.errs) < acc.rows*93/100 {
 			t.Errorf("%s: median %.0f m, p90 %.0f m, worst %.0f m, %d of %d solved; want ≤ 50 m, ≤ 250 m, none beyond 1.5 km, ≥ 93 %%", set, med, p90, top, len(acc.errs), acc.rows)
@@ -252,7 +256,7 @@ func TestReferenceAccuracy12MHz(t *testing.T) {
 			// every 10 s; a live network syncs from many positions a
 			// second, so a pair's sync is kept usable for 10 minutes here.
 			nw := refNetwork(sens, Clock12MHz, SyncConfig{MaxAgeNS: 600e9, HorizonNS: 3600e9})
-			solveRows(rows, nw, clk, func(r *refRow) bool { return r.aircraft%2 == half }, acc)
+			solveRows(rows, nw, clk, func(r *refRow) bool { return r.aircraft%2 == half }, nil, acc)
 		}
 		t.Logf("%s 12 MHz clocks synced from the other aircraft: %v", set, acc)
 		if med, top := percentile(acc.errs, .5), percentile(acc.errs, 1); med > 80 || top > 5000 || len(acc.errs) < acc.rows/2 {

@@ -21,6 +21,7 @@ type refRow struct {
 	lat, lon, baro, geo float64
 	sensors             []int
 	ns                  []int64
+	rssi                []int
 }
 
 // refSets are the reference sets the tests and benchmarks read in place.
@@ -40,7 +41,7 @@ func loadSet(tb testing.TB, name string) []refRow {
 	var rows []refRow
 	for _, r := range testshared.MLATSet(tb, name) {
 		rows = append(rows, refRow{id: r.ID, aircraft: r.Aircraft, at: r.At, lat: r.Lat, lon: r.Lon, baro: r.Baro, geo: r.Geo,
-			sensors: r.Sensors, ns: r.NS})
+			sensors: r.Sensors, ns: r.NS, rssi: r.RSSI})
 	}
 	return rows
 }

@@ -29,6 +29,10 @@ type MLATRow struct {
 	// (GPS nanoseconds, one time base).
 	Sensors []int
 	NS      []int64
+	// RSSI is each reception's signal level as the data set gives it
+	// (its third measurement field; every reference sensor is a
+	// Radarcape, and the values, 0–197, are its Beast signal byte).
+	RSSI []int
 }
 
 // MLATSensors reads data/mlat/sensors.csv, by serial.
@@ -58,6 +62,7 @@ func MLATSet(tb testing.TB, name string) []MLATRow {
 		for _, m := range ms {
 			row.Sensors = append(row.Sensors, int(m[0]))
 			row.NS = append(row.NS, m[1])
+			row.RSSI = append(row.RSSI, int(m[2]))
 		}
 		rows = append(rows, row)
 	}
