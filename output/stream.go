@@ -192,12 +192,17 @@ func (s *StreamBuffer) Put(p []byte) bool {
 	s.buf = append(s.buf, p...)
 	s.mu.Unlock()
 	if was == 0 {
-		select {
-		case s.ready <- struct{}{}:
-		default:
-		}
+		s.signal()
 	}
 	return true
+}
+
+// signal tells the writer something is waiting.
+func (s *StreamBuffer) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
 }
 
 // Dropped is the number of chunks dropped so far.
@@ -255,6 +260,7 @@ func writeFrom(ctx context.Context, conn net.Conn, s *StreamBuffer, hold func(co
 			return nil
 		case <-s.ready:
 			if !hold(ctx) {
+				s.signal() // still waiting: for Push's next connection
 				return nil
 			}
 			b := s.take()

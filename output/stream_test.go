@@ -164,6 +164,36 @@ func TestWriteFromHoldsAChunkForTheOthers(t *testing.T) {
 	}
 }
 
+// TestWriteFromLeavesWhatItHeldForTheNextConnection: a writer whose
+// connection ends while it holds (Push's, before a reconnection) leaves
+// what was waiting to the next writer of the same buffer, which writes it
+// without another Put (the first Put's signal was the only one).
+func TestWriteFromLeavesWhatItHeldForTheNextConnection(t *testing.T) {
+	s := NewStreamBuffer(1 << 20)
+	s.Put([]byte("held"))
+	ctx, cancel := context.WithCancel(context.Background())
+	first := &recordingConn{writes: make(chan string, 1)}
+	err := writeFrom(ctx, first, s, func(context.Context) bool {
+		cancel() // the connection ends while the writer holds
+		return false
+	})
+	if err != nil || len(first.writes) != 0 {
+		t.Fatalf("the ended writer: %v, %d writes", err, len(first.writes))
+	}
+	next := &recordingConn{writes: make(chan string, 1)}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	go func() { _ = writeFrom(ctx2, next, s, func(context.Context) bool { return true }) }()
+	select {
+	case w := <-next.writes:
+		if w != "held" {
+			t.Fatalf("the next connection got %q", w)
+		}
+	case <-time.After(10 * time.Second): // a hang's limit, not a measurement
+		t.Fatal("what was held never reached the next connection")
+	}
+}
+
 // TestWriteFromDeliversALoneChunk: on the real clock, one chunk and no
 // other reaches the peer (FlushInterval late; the deadline is 200 times
 // that, a limit for a hang, not a measurement).
