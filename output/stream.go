@@ -24,35 +24,35 @@ const writeTimeout = 30 * time.Second
 
 // Broadcast serves a byte stream (Beast, SBS lines) to every client of a
 // TCP listener, the way readsb serves ports 30003 and 30005. Each client
-// has its own bounded Queue: a slow client loses chunks (counted), never
-// slows the sender or the other clients. Chunks must hold whole records,
-// since a client may lose any of them.
+// has its own bounded StreamBuffer: a slow client loses chunks (counted),
+// never slows the sender or the other clients. Chunks must hold whole
+// records, since a client may lose any of them.
 type Broadcast struct {
 	ln       net.Listener
-	queueLen int
+	maxBytes int
 	log      *slog.Logger
 
 	mu      sync.Mutex
-	clients map[*Queue[[]byte]]struct{}
+	clients map[*StreamBuffer]struct{}
 	dropped atomic.Uint64 // by clients that have gone
 	active  atomic.Int32  // connections being served
 }
 
 // ListenBroadcast binds addr now (so an address in use is a start-up
-// error); each client may fall queueLen chunks behind.
-func ListenBroadcast(addr string, queueLen int, log *slog.Logger) (*Broadcast, error) {
+// error); each client may fall maxBytes behind.
+func ListenBroadcast(addr string, maxBytes int, log *slog.Logger) (*Broadcast, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	return &Broadcast{ln: ln, queueLen: queueLen, log: log, clients: map[*Queue[[]byte]]struct{}{}}, nil
+	return &Broadcast{ln: ln, maxBytes: maxBytes, log: log, clients: map[*StreamBuffer]struct{}{}}, nil
 }
 
 // Addr is the bound address.
 func (b *Broadcast) Addr() net.Addr { return b.ln.Addr() }
 
-// Send queues p for every client. p is shared, not copied: the caller must
-// not change it afterwards.
+// Send appends p to every client's buffer, a copy each: the caller may
+// reuse p at once.
 func (b *Broadcast) Send(p []byte) {
 	b.mu.Lock()
 	for q := range b.clients {
@@ -114,7 +114,7 @@ func (b *Broadcast) Serve(ctx context.Context) error {
 }
 
 func (b *Broadcast) serveClient(ctx context.Context, conn net.Conn) {
-	q := NewQueue[[]byte](b.queueLen)
+	q := NewStreamBuffer(b.maxBytes)
 	b.mu.Lock()
 	b.clients[q] = struct{}{}
 	b.mu.Unlock()
@@ -146,23 +146,130 @@ func watchClose(conn net.Conn, cancel func()) {
 	}
 }
 
-// WriteFrom writes the chunks of q to conn until ctx ends (nil) or a write
-// fails (the error). The chunks waiting when it writes go out together,
-// up to maxWriteChunks in one writev on a TCP connection: a write a chunk
-// was a system call per raw message at per-message SBS's rate (issue 30's
-// profile: 6 % of the pipeline benchmark's process).
-func WriteFrom(ctx context.Context, conn net.Conn, q *Queue[[]byte]) error {
-	var held [maxWriteChunks][]byte
+// FlushInterval is how long a stream writer holds what a client has
+// waiting before writing it with whatever else arrived meanwhile: readsb's
+// --net-ro-interval default (0.05 s, its "maximum delay between placing
+// data in the output buffer and sending"). Every Broadcast client (SBS,
+// Beast out) and every Push connection (Beast to an aggregator) waits it,
+// so a lone message of an idle feed goes out at most this late, while a
+// busy feed costs one wake-up and one write a client per interval instead
+// of one per chunk: on the shared 2-core VM a goroutine's sleep and
+// wake-up alone costs ~50 µs of CPU, more than a 48 KB write (issue 30;
+// docs/READSB.md, "Writes").
+const FlushInterval = 50 * time.Millisecond
+
+// StreamBuffer is the bytes waiting for one stream connection, readsb's
+// output buffer: Put appends a whole chunk (a copy) or, when the buffer
+// would pass its bound, drops it (counted), so a slow or dead client
+// loses its own data and slows nothing else; the writer takes everything
+// waiting at once and gives the buffer back to be filled again, so that
+// a steady stream allocates nothing.
+type StreamBuffer struct {
+	max     int
+	ready   chan struct{} // a signal: the buffer went from empty to not
+	dropped atomic.Uint64
+
+	mu         sync.Mutex
+	buf, spare []byte // spare: the last buffer written, to fill next
+}
+
+// NewStreamBuffer returns a buffer holding at most maxBytes (and always
+// one chunk).
+func NewStreamBuffer(maxBytes int) *StreamBuffer {
+	return &StreamBuffer{max: maxBytes, ready: make(chan struct{}, 1)}
+}
+
+// Put appends a copy of p, or drops it when the buffer would hold more
+// than its bound (reporting false).
+func (s *StreamBuffer) Put(p []byte) bool {
+	s.mu.Lock()
+	was := len(s.buf)
+	if was > 0 && was+len(p) > s.max {
+		s.mu.Unlock()
+		s.dropped.Add(1)
+		return false
+	}
+	s.buf = append(s.buf, p...)
+	s.mu.Unlock()
+	if was == 0 {
+		s.signal()
+	}
+	return true
+}
+
+// signal tells the writer something is waiting.
+func (s *StreamBuffer) signal() {
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Dropped is the number of chunks dropped so far.
+func (s *StreamBuffer) Dropped() uint64 { return s.dropped.Load() }
+
+// take returns everything waiting and empties the buffer.
+func (s *StreamBuffer) take() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	s.buf, s.spare = s.spare[:0], nil
+	return b
+}
+
+// giveBack returns a buffer take returned, written, for reuse; one that a
+// burst made large is left to the collector.
+func (s *StreamBuffer) giveBack(b []byte) {
+	if cap(b) > maxKeptBuffer {
+		return
+	}
+	s.mu.Lock()
+	s.spare = b[:0]
+	s.mu.Unlock()
+}
+
+// maxKeptBuffer is the largest buffer a StreamBuffer keeps for reuse: a
+// second of per-message SBS at the pipeline benchmark's rate.
+const maxKeptBuffer = 8 << 20
+
+// WriteFrom writes what s receives to conn until ctx ends (nil) or a write
+// fails (the error). When s has something waiting it waits FlushInterval,
+// then writes everything waiting in one write.
+func WriteFrom(ctx context.Context, conn net.Conn, s *StreamBuffer) error {
+	t := time.NewTimer(FlushInterval)
+	t.Stop()
+	return writeFrom(ctx, conn, s, func(ctx context.Context) bool {
+		t.Reset(FlushInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+			return true
+		}
+	})
+}
+
+// writeFrom is WriteFrom with the wait before each write made by hold,
+// which returns false when ctx ended while it waited (a test's clock).
+// While it holds, Put appends without waking the writer.
+func writeFrom(ctx context.Context, conn net.Conn, s *StreamBuffer, hold func(context.Context) bool) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case p := <-q.C():
-			bufs := append(net.Buffers(held[:0]), p)
-			bufs = takeWaiting(bufs, q)
+		case <-s.ready:
+			if !hold(ctx) {
+				s.signal() // still waiting: for Push's next connection
+				return nil
+			}
+			b := s.take()
+			if len(b) == 0 {
+				continue
+			}
 			_ = conn.SetWriteDeadline(time.Now().Add(writeTimeout))
-			_, err := bufs.WriteTo(conn)
-			clear(held[:]) // the chunks are the queue's callers' to let go
+			_, err := conn.Write(b)
+			s.giveBack(b)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -173,28 +280,11 @@ func WriteFrom(ctx context.Context, conn net.Conn, q *Queue[[]byte]) error {
 	}
 }
 
-// maxWriteChunks bounds the chunks WriteFrom writes at once.
-const maxWriteChunks = 64
-
-// takeWaiting appends to bufs the chunks waiting in q, up to
-// maxWriteChunks in all, without waiting for more.
-func takeWaiting(bufs net.Buffers, q *Queue[[]byte]) net.Buffers {
-	for len(bufs) < maxWriteChunks {
-		select {
-		case p := <-q.C():
-			bufs = append(bufs, p)
-		default:
-			return bufs
-		}
-	}
-	return bufs
-}
-
-// Push writes the chunks of q to a TCP server at addr (an aggregator's
+// Push writes what q receives to a TCP server at addr (an aggregator's
 // Beast input, say), reconnecting with back-off until ctx ends. While it
 // is disconnected q fills and drops, counted. It reports Up while
 // connected and Retrying otherwise.
-func Push(ctx context.Context, addr string, q *Queue[[]byte], rep lifecycle.Reporter, log *slog.Logger) {
+func Push(ctx context.Context, addr string, q *StreamBuffer, rep lifecycle.Reporter, log *slog.Logger) {
 	b := lifecycle.Backoff{Max: 30 * time.Second}
 	for ctx.Err() == nil {
 		var d net.Dialer

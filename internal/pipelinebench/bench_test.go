@@ -201,6 +201,30 @@ func count(ticks [][]map[string][][]byte) int {
 	return n
 }
 
+// offerPaced publishes ticks, one lp-framed batch per protocol each 10 ms
+// tick, each publish on its own goroutine (they wait for JetStream's
+// acknowledgement), as the latency phase offers its load.
+func (r *rig) offerPaced(ctx context.Context, t *testing.T, ticks [][]map[string][][]byte) {
+	tk := time.NewTicker(10 * time.Millisecond)
+	defer tk.Stop()
+	for _, sec := range ticks {
+		for _, tick := range sec {
+			<-tk.C
+			for proto, frames := range tick {
+				var body []byte
+				for _, f := range frames {
+					body = bus.AppendLP(body, f)
+				}
+				go func(proto string, body []byte, k int) {
+					if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil {
+						t.Errorf("publish: %v", err)
+					}
+				}(proto, body, len(frames))
+			}
+		}
+	}
+}
+
 // waitDrained waits until fusion applied want observations (or stalls).
 func (r *rig) waitDrained(want float64, limit time.Duration) (time.Duration, float64) {
 	start := time.Now()
@@ -317,26 +341,8 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 		r := newRig(t)
 		ticks := generate(2000, 200, 50000, pacedSeconds())
 		n := count(ticks)
-		ctx := context.Background()
-		tk := time.NewTicker(10 * time.Millisecond)
 		start, cpu0 := time.Now(), cputime.Process()
-		for _, sec := range ticks {
-			for _, tick := range sec {
-				<-tk.C
-				for proto, frames := range tick {
-					var body []byte
-					for _, f := range frames {
-						body = bus.AppendLP(body, f)
-					}
-					go func(proto string, body []byte, k int) {
-						if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil {
-							t.Errorf("publish: %v", err)
-						}
-					}(proto, body, len(frames))
-				}
-			}
-		}
-		tk.Stop()
+		r.offerPaced(context.Background(), t, ticks)
 		offered := time.Since(start)
 		_, applied := r.waitDrained(float64(n), time.Minute)
 		h, tracks := r.latency(), r.store.Len()

@@ -12,9 +12,11 @@ import (
 	"github.com/cuasd/cuasd/output"
 )
 
-// queueLen is how many raw messages (batches of up to bus.MaxFramesPerMessage
-// frames, typically tens) a client may fall behind before losing some.
-const queueLen = 4096
+// maxBehind is how many bytes of Beast a client (or the aggregator
+// connection) may fall behind before losing raw messages' worth of them:
+// about 30 s of the pipeline benchmark's 52,000 frames a second (~22
+// bytes each), 25 minutes of a busy receiver's 1,000.
+const maxBehind = 32 << 20
 
 // Out is the Beast output: a listener (Listen) or a client of an
 // aggregator (Connect).
@@ -24,14 +26,14 @@ type Out struct {
 	// simulated relays simulated frames too (--demo-outputs; issue 34).
 	simulated bool
 	log       *slog.Logger
-	bc        *output.Broadcast     // listen
-	push      *output.Queue[[]byte] // connect
+	bc        *output.Broadcast    // listen
+	push      *output.StreamBuffer // connect
 }
 
 // Listen binds addr for Beast clients (readsb's --net-bo-port 30005).
 // all relays CRC-bad frames too.
 func Listen(addr string, all bool, log *slog.Logger) (*Out, error) {
-	bc, err := output.ListenBroadcast(addr, queueLen, log)
+	bc, err := output.ListenBroadcast(addr, maxBehind, log)
 	if err != nil {
 		return nil, &Error{Op: "listen " + addr, Err: err}
 	}
@@ -41,7 +43,7 @@ func Listen(addr string, all bool, log *slog.Logger) (*Out, error) {
 // Connect returns an output that pushes Beast to the server at addr (an
 // aggregator's Beast input), reconnecting.
 func Connect(addr string, all bool, log *slog.Logger) *Out {
-	return &Out{addr: addr, all: all, log: log, push: output.NewQueue[[]byte](queueLen)}
+	return &Out{addr: addr, all: all, log: log, push: output.NewStreamBuffer(maxBehind)}
 }
 
 // IncludeSimulated makes the output relay simulated frames too (cuasd's
@@ -75,17 +77,19 @@ func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter)
 	enc := &Encoder{Filter: Filter{All: o.all}}
 	lastExpire := time.Now().UnixNano()
 	send := o.send
+	var scratch []byte // the clients' buffers copy it
 	unsub, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
 		if !o.simulated && bus.Simulated(m.Header) {
 			return
 		}
 		now := time.Now().UnixNano()
-		b, err := enc.AppendMsg(nil, m, now)
+		var err error
+		scratch, err = enc.AppendMsg(scratch[:0], m, now)
 		if err != nil {
 			o.log.Debug("beast out: malformed raw message", "subject", m.Subject, "err", err)
 		}
-		if len(b) > 0 {
-			send(b)
+		if len(scratch) > 0 {
+			send(scratch)
 		}
 		if now-lastExpire > 10e9 {
 			enc.Filter.Expire(now)

@@ -32,6 +32,10 @@ type MessageEncoder struct {
 	ac     map[uint32]*msgAircraft
 	swept  int64
 	clk    clock
+	// now is the time the lines of one raw message are written, as written.
+	now []byte
+	// silent keeps the aircraft state without writing lines (Track).
+	silent bool
 }
 
 // msgAircraft is what the encoder keeps of one aircraft: when it was last
@@ -69,6 +73,9 @@ const (
 func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte, error) {
 	meta := rawMeta(m)
 	model := e.clocks.Sensor(meta.sensor)
+	if !e.silent {
+		e.now = e.clk.append(e.now[:0], now)
+	}
 	var ferr error
 	_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
 		if model.Duplicate(ts, frame) {
@@ -86,6 +93,18 @@ func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte
 	}
 	e.sweep(now.UnixNano())
 	return b, ferr
+}
+
+// Track keeps the aircraft state of m's frames (the addresses its
+// squitters make known, its CPR halves and positions) without writing a
+// line: what AppendMsg does while no client listens, at a fraction of its
+// cost, so that a client connecting later gets the lines it would have
+// got had the encoder written all along (TestTrackThenAppendMatchesAppend).
+func (e *MessageEncoder) Track(m *nats.Msg, now time.Time) error {
+	e.silent = true
+	_, err := e.AppendMsg(nil, m, now)
+	e.silent = false
+	return err
 }
 
 // rawHeaders is what a raw message's headers say of its frames' times.
@@ -172,17 +191,21 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now t
 		}
 		a.heard = max(a.heard, at.UnixNano)
 	}
-	f := lineFields(m)
+	var f fields
 	if typ == 3 || typ == 2 {
 		f.lat, f.lon, f.hasPos = a.position(m, at)
 	}
-	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, clk: &e.clk}
-	return l.appendMsg(b, typ, f)
+	if e.silent {
+		return b
+	}
+	lineFields(m, &f)
+	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, nowText: e.now, clk: &e.clk}
+	return l.appendMsg(b, typ, &f)
 }
 
-// lineFields are the fields a message carries (all but the position).
-func lineFields(m *adsb.Message) fields {
-	var f fields
+// lineFields sets f to the fields a message carries (all but the
+// position).
+func lineFields(m *adsb.Message, f *fields) {
 	if m.HasCallsign && m.Callsign.Valid() {
 		f.callsign = m.Callsign.String()
 	}
@@ -214,7 +237,6 @@ func lineFields(m *adsb.Message) fields {
 	case decode.AirGroundAirborne:
 		f.hasGround = true
 	}
-	return f
 }
 
 // position decodes the message's CPR position: globally with the other

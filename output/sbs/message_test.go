@@ -3,6 +3,7 @@ package sbs
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -15,6 +16,39 @@ import (
 	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
+
+// captureMsgs is the real Beast capture in raw messages of size records,
+// as --beast-listen stores them (bus framing beast).
+func captureMsgs(tb testing.TB, size int) []*nats.Msg {
+	tb.Helper()
+	capture, err := os.ReadFile(testshared.Path(tb, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var msgs []*nats.Msg
+	var body []byte
+	k := 0
+	flush := func() {
+		m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Header: nats.Header{}, Data: body}
+		m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
+		m.Header.Set(bus.HeaderSensor, "rx1")
+		m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC).UnixNano(), 10))
+		msgs, body, k = append(msgs, m), nil, 0
+	}
+	for f, err := range adsb.BeastFrames(capture) {
+		if err != nil {
+			tb.Fatal(err)
+		}
+		body = bus.AppendBeast(body, f.Type, f.Timestamp, f.Signal, f.Bytes())
+		if k++; k == size {
+			flush()
+		}
+	}
+	if k > 0 {
+		flush()
+	}
+	return msgs
+}
 
 // TestAppendTimeMatchesTimeFormat: the hand-written SBS date and time are
 // what time.Format writes, across leap days, century years, the ends of
@@ -50,6 +84,41 @@ func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 	}
 }
 
+// TestTrackThenAppendMatchesAppend: an encoder that kept the state of
+// the first half of the real capture without writing (Track, as while no
+// client listens) writes for the second half exactly the lines of one
+// that wrote all along: the same replies of addresses made known, the
+// same positions from CPR halves heard while silent.
+func TestTrackThenAppendMatchesAppend(t *testing.T) {
+	msgs := captureMsgs(t, 64)
+	now := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
+	var all, silent MessageEncoder
+	var want, got []byte
+	half := len(msgs) / 2
+	for i, m := range msgs {
+		var err error
+		if i < half {
+			_, err = all.AppendMsg(nil, m, now)
+			if err == nil {
+				err = silent.Track(m, now)
+			}
+		} else {
+			if want, err = all.AppendMsg(want, m, now); err == nil {
+				got, err = silent.AppendMsg(got, m, now)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := bytes.Count(want, []byte("MSG,3,")); n < 100 {
+		t.Fatalf("the second half wrote %d MSG,3 lines: too few to tell", n)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("after Track: %d bytes of lines, want the %d written all along", len(got), len(want))
+	}
+}
+
 // TestAppendHex6: six upper-case hex digits, zero-padded.
 func TestAppendHex6(t *testing.T) {
 	for _, a := range []uint32{0, 0xa, 0x4ca1fa, 0xffffff, 0x00abcd} {
@@ -66,31 +135,8 @@ func TestAppendHex6(t *testing.T) {
 // the capture is a fresh encoder, so its records are not exact
 // duplicates of the pass before.
 func BenchmarkAppendMsg(b *testing.B) {
-	capture, err := os.ReadFile(testshared.Path(b, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Raw messages in bus framing, as the Beast adapter batches them.
-	var msgs []*nats.Msg
-	var body []byte
-	k := 0
-	flush := func() {
-		m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Header: nats.Header{}, Data: body}
-		m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
-		m.Header.Set(bus.HeaderSensor, "rx1")
-		m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC).UnixNano(), 10))
-		msgs, body, k = append(msgs, m), nil, 0
-	}
-	for f, err := range adsb.BeastFrames(capture) {
-		if err != nil {
-			b.Fatal(err)
-		}
-		body = bus.AppendBeast(body, f.Type, f.Timestamp, f.Signal, f.Bytes())
-		if k++; k == 512 {
-			flush()
-		}
-	}
-	flush()
+	msgs := captureMsgs(b, 512)
+	var err error
 	var e MessageEncoder
 	var buf []byte
 	lines := 0
@@ -111,4 +157,44 @@ func BenchmarkAppendMsg(b *testing.B) {
 		b.Fatal("no lines")
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+}
+
+// TestAppendDegreesMatchesStrconv: five decimals as strconv writes them,
+// for latitudes and longitudes at random, exact ties (v·10^5 = n + ½,
+// which strconv rounds to even), values a few ulps either side of a tie,
+// signed zeros, values that round to zero, and values outside the fast
+// path's range.
+func TestAppendDegreesMatchesStrconv(t *testing.T) {
+	vs := []float64{0, math.Copysign(0, -1), 1e-9, -1e-9, -0.000004, -0.000005, 0.000005, 0.015625, -0.015625,
+		0.046875, 179.999995, -179.999995, 180, -180, 90, -90, 335.5, 1e7, -1e7, math.Inf(1), math.Inf(-1), math.NaN(),
+		math.MaxFloat64, math.SmallestNonzeroFloat64, 51.123455, 45.000015}
+	r := rand.New(rand.NewPCG(30, 5))
+	for range 300_000 {
+		vs = append(vs, r.Float64()*400-200)
+		// An exact tie: (2k+1)/64 has v·10^5 = n + ½ when 3125 divides
+		// 2k+1 (a binary fraction with five fives in its decimal value).
+		tie := float64(3125*(2*r.Int64N(1000)+1)) / (64 * 3125) * float64(1-2*r.IntN(2))
+		vs = append(vs, tie, math.Nextafter(tie, 0), math.Nextafter(tie, 1000), math.Nextafter(tie, -1000))
+		// Near a tie of the decimal kind: (n + ½)/10^5, not exact in binary.
+		near := (float64(r.Int64N(36_000_000)-18_000_000) + 0.5) / 1e5
+		vs = append(vs, near, math.Nextafter(near, 1000), math.Nextafter(near, -1000))
+	}
+	for _, v := range vs {
+		if got, want := string(appendDegrees(nil, v)), strconv.FormatFloat(v, 'f', 5, 64); got != want {
+			t.Fatalf("%v (%b): %s, want %s", v, math.Float64bits(v), got, want)
+		}
+	}
+}
+
+// FuzzAppendDegrees holds appendDegrees to strconv for any float64.
+func FuzzAppendDegrees(f *testing.F) {
+	for _, v := range []float64{0, 0.015625, -47.123455, 179.999995, math.NaN()} {
+		f.Add(math.Float64bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		v := math.Float64frombits(bits)
+		if got, want := string(appendDegrees(nil, v)), strconv.FormatFloat(v, 'f', 5, 64); got != want {
+			t.Fatalf("%v: %s, want %s", v, got, want)
+		}
+	})
 }
