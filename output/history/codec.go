@@ -9,7 +9,8 @@ import (
 
 // The packed form of a run of one track's points, oldest first, as a
 // chunk row's data (and, with the track id before each run, a pending
-// record's). It starts with the byte packV2, then each point is:
+// record's). It starts with the byte packV3 (or packV2), then each point
+// is:
 //
 //	uvarint  nanoseconds after the previous point (the first: after the base time)
 //	1 byte   flags: which of alt, speed, heading, vrate, Λ are known; whether
@@ -18,16 +19,22 @@ import (
 //	         each a zigzag varint after the previous compact point's (the
 //	         first: after 0); else lat, lon and alt as 8-byte IEEE 754
 //	         (little-endian)
-//	8 bytes  each of speed, heading, vrate known; Λ when its value follows
-//	         (else it is the previous point's)
+//	velocity each of speed, heading, vrate known: compact (packV3 only),
+//	         in 0.01 m/s, 0.1° and 0.01 m/s, each a zigzag varint after
+//	         the previous compact point's; else 8 bytes each
+//	8 bytes  Λ when its value follows (else it is the previous point's)
 //	strings  when changed (always for the first point): alt_kind,
 //	         protocol, sensor, decision, each uvarint length + bytes
 //
-// A position is compact when it reads back bit for bit: fusion rounds
-// positions to 1e-6° and altitudes to 0.1 m, so every fix cuasd makes is,
-// and a typical point costs 8–13 bytes (26–70 in the first format, which
-// stored every float whole: those chunks are still read, see packV2).
-// The strings rarely change along a track, nor Λ between two events.
+// A point is compact when its position and velocity read back bit for
+// bit: fusion's views round positions to 1e-6°, altitudes to 0.1 m,
+// speeds and vertical rates to 0.01 m/s and headings to 0.1° (and the
+// recorder fed fixes rounds them so), so every fix cuasd records is, and
+// a typical point costs 8–13 bytes without a velocity and ~12–16 with one
+// (26–70 in the first format, which stored every float whole, and the
+// velocity's 24 bytes whole in the second: those chunks are still read,
+// see packV2). The strings rarely change along a track, nor Λ between two
+// events.
 const (
 	flagAlt = 1 << iota
 	flagSpeed
@@ -39,12 +46,20 @@ const (
 	flagLambdaValue
 )
 
-// packV2 marks packed points of the format above. Points of the first
-// format (no marker, lat and lon whole before the flags, Λ's value with
-// every point) never start with it: a chunk's first delta is 0 and a
-// pending run's a Unix time in nanoseconds, so their first byte is 0x00
-// or ≥ 0x80.
+// packV2 marks packed points of the second format: the format above with
+// every velocity whole. Points of the first format (no marker, lat and
+// lon whole before the flags, Λ's value with every point) never start
+// with it or packV3: a chunk's first delta is 0 and a pending run's a
+// Unix time in nanoseconds, so their first byte is 0x00 or ≥ 0x80.
 const packV2 = 0x01
+
+// packV3 marks packed points of the format above, whose compact points
+// carry their velocity compact too (issue 30: the velocity's 24 bytes
+// whole were two thirds of a fed fix's packed bytes).
+const packV3 = 0x02
+
+// velScale are the units of a compact speed, heading and vertical rate.
+var velScale = [3]float64{100, 10, 100}
 
 var errCorrupt = errors.New("corrupt packed points")
 
@@ -53,13 +68,14 @@ var errCorrupt = errors.New("corrupt packed points")
 type packState struct {
 	t                int64
 	latU, lonU, altD int64
+	vel              [3]int64 // speed, heading, vrate in velScale's units
 	lambda           float64
 	lambdaKnown      bool
 }
 
 // appendPoints packs pts (one track, time order) after base (Unix ns).
 func appendPoints(b []byte, base int64, pts []Point) []byte {
-	b = append(b, packV2)
+	b = append(b, packV3)
 	st := packState{t: base}
 	for i := range pts {
 		b = st.append(b, &pts[i], i == 0 || !sameStrings(&pts[i], &pts[i-1]))
@@ -85,6 +101,13 @@ func (st *packState) append(b []byte, p *Point, withStrings bool) []byte {
 	b = binary.AppendUvarint(b, uint64(t-st.t))
 	st.t = t
 	latU, lonU, altD, compact := compactPosition(p)
+	vels := [...]*float64{p.SpeedMps, p.HeadingDeg, p.VRateMps}
+	var velU [3]int64
+	for j, v := range vels {
+		if v != nil && compact {
+			velU[j], compact = fixed(*v, velScale[j])
+		}
+	}
 	flags := st.flags(p, compact, withStrings)
 	b = append(b, flags)
 	if compact {
@@ -95,16 +118,22 @@ func (st *packState) append(b []byte, p *Point, withStrings bool) []byte {
 			b = binary.AppendVarint(b, altD-st.altD)
 			st.altD = altD
 		}
+		for j, v := range vels {
+			if v != nil {
+				b = binary.AppendVarint(b, velU[j]-st.vel[j])
+				st.vel[j] = velU[j]
+			}
+		}
 	} else {
 		b = appendFloatBits(b, p.Lat)
 		b = appendFloatBits(b, p.Lon)
 		if p.AltM != nil {
 			b = appendFloatBits(b, *p.AltM)
 		}
-	}
-	for _, v := range [...]*float64{p.SpeedMps, p.HeadingDeg, p.VRateMps} {
-		if v != nil {
-			b = appendFloatBits(b, *v)
+		for _, v := range vels {
+			if v != nil {
+				b = appendFloatBits(b, *v)
+			}
 		}
 	}
 	if flags&flagLambdaValue != 0 {
@@ -189,7 +218,7 @@ func (c *chunk) add(p *Point) {
 	if c.n == 0 {
 		c.track, c.t0, c.t1, c.protocol = p.TrackID, t, t, p.Protocol
 		c.minLat, c.maxLat, c.minLon, c.maxLon = p.Lat, p.Lat, p.Lon, p.Lon
-		c.data, c.st = append(c.data[:0], packV2), packState{t: t}
+		c.data, c.st = append(c.data[:0], packV3), packState{t: t}
 	}
 	withStrings := c.n == 0 || !sameStrings(p, &c.last)
 	c.data = c.st.append(c.data, p, withStrings)
@@ -223,16 +252,17 @@ func (c *chunk) overlaps(lo, hi int64) bool { return c.t1 >= lo && c.t0 <= hi }
 
 // pointReader unpacks what appendPoints packed, in either format.
 type pointReader struct {
-	b    []byte
-	v2   bool
-	st   packState
-	prev Point // the strings carry over from point to point
+	b []byte
+	// v2: the second format or later; v3: compact velocities.
+	v2, v3 bool
+	st     packState
+	prev   Point // the strings carry over from point to point
 }
 
 func newPointReader(b []byte, base int64, trackID string) pointReader {
 	r := pointReader{b: b, st: packState{t: base}, prev: Point{TrackID: trackID}}
-	if len(b) > 0 && b[0] == packV2 {
-		r.b, r.v2 = b[1:], true
+	if len(b) > 0 && (b[0] == packV2 || b[0] == packV3) {
+		r.b, r.v2, r.v3 = b[1:], true, b[0] == packV3
 	}
 	return r
 }
@@ -275,17 +305,10 @@ func (r *pointReader) measuresV2(b []byte, p *Point) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ok bool
-	for j, dst := range [...]**float64{&p.SpeedMps, &p.HeadingDeg, &p.VRateMps} {
-		*dst = nil
-		if flags&(flagSpeed<<j) == 0 {
-			continue
-		}
-		if vals[j+1], b, ok = float(b); !ok {
-			return nil, errCorrupt
-		}
-		*dst = &vals[j+1]
+	if b, err = r.velocity(b, flags, p, vals[1:4]); err != nil {
+		return nil, err
 	}
+	var ok bool
 	p.Lambda = nil
 	if flags&flagLambdaValue != 0 {
 		if r.st.lambda, b, ok = float(b); !ok {
@@ -302,6 +325,32 @@ func (r *pointReader) measuresV2(b []byte, p *Point) ([]byte, error) {
 	}
 	if flags&flagStrings != 0 {
 		return readStrings(b, p)
+	}
+	return b, nil
+}
+
+// velocity reads a point's speed, heading and vertical rate (into vals,
+// and p's pointing at them when known), compact or whole as flags and
+// the format say.
+func (r *pointReader) velocity(b []byte, flags byte, p *Point, vals []float64) ([]byte, error) {
+	compact := r.v3 && flags&flagCompact != 0
+	var ok bool
+	for j, dst := range [...]**float64{&p.SpeedMps, &p.HeadingDeg, &p.VRateMps} {
+		*dst = nil
+		if flags&(flagSpeed<<j) == 0 {
+			continue
+		}
+		if compact {
+			var d int64
+			if d, b, ok = varint(b); !ok {
+				return nil, errCorrupt
+			}
+			r.st.vel[j] += d
+			vals[j] = float64(r.st.vel[j]) / velScale[j]
+		} else if vals[j], b, ok = float(b); !ok {
+			return nil, errCorrupt
+		}
+		*dst = &vals[j]
 	}
 	return b, nil
 }

@@ -33,20 +33,58 @@ func firstFormatPoints() []Point {
 	}
 }
 
+// secondFormat are points packed by the second format (packV2, every
+// velocity whole; commit 860f0b9's codec), as a chunk's data and as a
+// pending record: stores written then must still read them.
+var secondFormat = struct{ chunk, pending string }{
+	chunk:   "0100f1c0cf8e31ff880ff2c001e17a14ae47e1da3f0a6261726f6d6574726963046164736203727831076d6f6e69746f7280cab5ee0150ca01b802808c8d9e023fc8bab88d06c04940d200de02098abfbf00000000004a93400000000000c86c400000000000805640000000000000f8bf0967656f6d65747269630461647362077278312c72783205616c65727480cee4cd025f90039003b8020ad7a3703df26c403333333333d356400000000000001ac0",
+	pending: "0b616473623a344341314641040180c0f080faf3dff518f1c0cf8e31ff880ff2c001e17a14ae47e1da3f0a6261726f6d6574726963046164736203727831076d6f6e69746f7280cab5ee0150ca01b802808c8d9e023fc8bab88d06c04940d200de02098abfbf00000000004a93400000000000c86c400000000000805640000000000000f8bf0967656f6d65747269630461647362077278312c72783205616c65727480cee4cd025f90039003b8020ad7a3703df26c403333333333d356400000000000001ac0",
+}
+
+// secondFormatPoints are the points secondFormat packs: the first
+// format's, and a compact position with a velocity (whole in the second
+// format, compact in the third).
+func secondFormatPoints() []Point {
+	pts := firstFormatPoints()
+	alt, spd, hdg, vr := 1250.1, 231.57, 91.3, -6.5
+	p := pts[2]
+	p.Time, p.Lat, p.Lon, p.AltM, p.SpeedMps, p.HeadingDeg, p.VRateMps = p.Time.Add(700*time.Millisecond), 51.500301, -0.1231, &alt, &spd, &hdg, &vr
+	return append(pts, p)
+}
+
+func TestReadsSecondFormat(t *testing.T) {
+	want := secondFormatPoints()
+	chunk := checkReadsFormat(t, secondFormat.chunk, secondFormat.pending, want)
+	// The third format packs the same points, the last one's velocity
+	// compact: 23157, 913 and -650 as zigzag varints (3 + 2 + 2 bytes)
+	// where they took 3 × 8.
+	c := chunksOf(want, chunkBytes(pageSize))[0]
+	if len(c.data) != len(chunk)-17 || c.data[0] != packV3 {
+		t.Errorf("the third format packs them in %d bytes (marker %#x), want %d", len(c.data), c.data[0], len(chunk)-17)
+	}
+}
+
 func TestReadsFirstFormat(t *testing.T) {
-	want := firstFormatPoints()
-	chunk, _ := hex.DecodeString(firstFormat.chunk)
+	checkReadsFormat(t, firstFormat.chunk, firstFormat.pending, firstFormatPoints())
+}
+
+// checkReadsFormat fails unless a chunk's data and a pending record (in
+// hex) read back as want; it returns the chunk's bytes.
+func checkReadsFormat(t *testing.T, chunkHex, pendingHex string, want []Point) []byte {
+	t.Helper()
+	chunk, _ := hex.DecodeString(chunkHex)
 	var got []Point
 	if err := eachPoint(chunk, want[0].Time.UnixNano(), want[0].TrackID, func(p *Point) error { got = append(got, *p); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	checkSamePoints(t, "chunk", got, want)
-	pending, _ := hex.DecodeString(firstFormat.pending)
+	pending, _ := hex.DecodeString(pendingHex)
 	got, err := unpackPending(pending, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkSamePoints(t, "pending", got, want)
+	return chunk
 }
 
 // checkSamePoints fails unless got and want are the same points, every
@@ -183,6 +221,10 @@ func TestFusionPointsAreCompact(t *testing.T) {
 func FuzzPackedPoints(f *testing.F) {
 	chunk, _ := hex.DecodeString(firstFormat.chunk)
 	pending, _ := hex.DecodeString(firstFormat.pending)
+	f.Add(chunk)
+	f.Add(pending)
+	chunk, _ = hex.DecodeString(secondFormat.chunk)
+	pending, _ = hex.DecodeString(secondFormat.pending)
 	f.Add(chunk)
 	f.Add(pending)
 	rng := rand.New(rand.NewPCG(5, 6))

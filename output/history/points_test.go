@@ -1,10 +1,13 @@
 package history
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/output"
 )
 
 func TestPointsOf(t *testing.T) {
@@ -56,5 +59,38 @@ func TestSubjectProtocol(t *testing.T) {
 		if got := subjectProtocol(subj); got != want {
 			t.Errorf("%s → %q, want %q", subj, got, want)
 		}
+	}
+}
+
+// TestFedFixesAtTheAPIsPrecision (issue 30): fusion hands its fixes
+// unrounded (CPR's floats, feet × 0.3048); the recorder keeps them as
+// the track events and the live API give them (fusion.Round: 6 places
+// of a degree, 1 of a metre, velocities 2/1/2), where the codec packs a
+// point in a few bytes — unrounded, a point took 53.
+func TestFedFixesAtTheAPIsPrecision(t *testing.T) {
+	r := New(Config{Path: "unused"})
+	const n = 500
+	for i := range n {
+		x := float64(i)
+		r.onFix(&output.Fix{TrackID: "adsb:4CA1FA", Protocol: "adsb", Sensor: "rx1", UnixNano: t0.UnixNano() + int64(i)*int64(100*time.Millisecond),
+			Lat: 51.123456789 + x*1.1e-5*math.Pi, Lon: -0.987654321 + x*1.3e-5*math.E, HasAlt: true, AltM: (30000 - 25*x) * 0.3048, AltKind: "barometric",
+			HasVel: true, SpeedMps: 230.123456 + x/7, HeadingDeg: 90.123456 + x/9, VRateMps: -6.123456})
+	}
+	pts := r.takeFixes(nil)
+	if len(pts) != n {
+		t.Fatalf("%d points, want %d", len(pts), n)
+	}
+	for i, p := range pts {
+		x := float64(i)
+		if p.Lat != fusion.Round(51.123456789+x*1.1e-5*math.Pi, 6) || p.Lon != fusion.Round(-0.987654321+x*1.3e-5*math.E, 6) ||
+			*p.AltM != fusion.Round((30000-25*x)*0.3048, 1) || *p.SpeedMps != fusion.Round(230.123456+x/7, 2) ||
+			*p.HeadingDeg != fusion.Round(90.123456+x/9, 1) || *p.VRateMps != fusion.Round(-6.123456, 2) {
+			t.Fatalf("point %d: %v %v %v %v %v %v", i, p.Lat, p.Lon, *p.AltM, *p.SpeedMps, *p.HeadingDeg, *p.VRateMps)
+		}
+	}
+	// Compact: ~12 bytes a point with its velocity (33 when the second
+	// format kept velocities whole, 53 unrounded).
+	if b := len(appendPoints(nil, t0.UnixNano(), pts)); b > n*16 {
+		t.Errorf("%d points packed in %d bytes (%.1f a point), want ≤ 16 a point", n, b, float64(b)/n)
 	}
 }

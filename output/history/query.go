@@ -20,7 +20,7 @@ var errStop = errors.New("stop")
 func (s *Store) Known(ctx context.Context, id string) (bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if len(s.held[id]) > 0 {
+	if len(s.heldOf(id)) > 0 {
 		return true, nil
 	}
 	var one int
@@ -71,8 +71,9 @@ func (s *Store) trackSnapshot(ctx context.Context, id string) (*sql.Tx, []chunk,
 	// Copies, with their packed points: the filling chunk grows after
 	// the lock is released, and a compaction hands the chunks' buffers
 	// to the chunks that follow (Store.free).
-	held := make([]chunk, len(s.held[id]))
-	for i, c := range s.held[id] {
+	cs := s.heldOf(id)
+	held := make([]chunk, len(cs))
+	for i, c := range cs {
 		held[i] = *c
 		held[i].data = slices.Clone(c.data)
 	}
@@ -265,8 +266,9 @@ func areaMatch(q *AreaQuery, p *Point) bool {
 func (s *Store) heldArea(q *AreaQuery) (ids []string, pts map[string][]Point) {
 	pts = map[string][]Point{}
 	lo, hi := q.From.UnixNano(), q.To.UnixNano()
-	for id, cs := range s.held {
-		for _, c := range cs {
+	for _, t := range s.holding {
+		id := t.id
+		for _, c := range t.held {
 			if !c.overlaps(lo, hi) || (q.Protocol != "" && c.protocol != q.Protocol) {
 				continue
 			}

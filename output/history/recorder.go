@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -55,8 +56,10 @@ type Recorder struct {
 	store atomic.Pointer[Store]
 	q     *output.Queue[[]Point]
 
-	mu        sync.Mutex
-	decisions map[string]assessment // track id → last recorded decision
+	// mu guards tracks: what the recorder keeps of each track, found by
+	// one map look-up per fed fix.
+	mu     sync.Mutex
+	tracks map[string]*recTrack
 
 	// Fed fixes (issue 30): fusion's accepted fixes, when the Events offer
 	// them, wait in fixes (at most cfg.FixQueueLen) for the writer, which
@@ -67,10 +70,9 @@ type Recorder struct {
 	spare []output.Fix
 	fed   atomic.Bool
 	// attached: AttachFixes subscribed before Run, which then does not.
-	attached    atomic.Bool
-	fixDropped  prometheus.Counter
-	lastFixTime map[string]time.Time // each track's newest fed fix (under mu)
-	vals        slab                 // the fed points' measurements (the writer's)
+	attached   atomic.Bool
+	fixDropped prometheus.Counter
+	vals       slab // the fed points' measurements (the writer's)
 
 	points *prometheus.CounterVec
 }
@@ -79,6 +81,33 @@ type Recorder struct {
 type assessment struct {
 	decision string
 	lambda   float64
+}
+
+// recTrack is what the recorder keeps of a track until it is lost: its
+// last recorded decision, and the time of its newest fed fix (Unix ns).
+type recTrack struct {
+	as       assessment
+	decided  bool
+	last     int64
+	hasFixes bool
+}
+
+// trackLocked is the state of track id, added when new (r.mu held).
+func (r *Recorder) trackLocked(id string) *recTrack {
+	t := r.tracks[id]
+	if t == nil {
+		t = &recTrack{}
+		r.tracks[id] = t
+	}
+	return t
+}
+
+// decide records track id's decision.
+func (r *Recorder) decide(id string, a assessment) {
+	r.mu.Lock()
+	t := r.trackLocked(id)
+	t.as, t.decided = a, true
+	r.mu.Unlock()
 }
 
 // New returns a recorder; nothing is opened until Run.
@@ -98,7 +127,7 @@ func New(cfg Config) *Recorder {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	r := &Recorder{cfg: cfg, q: output.NewQueue[[]Point](cfg.QueueLen), decisions: map[string]assessment{},
+	r := &Recorder{cfg: cfg, q: output.NewQueue[[]Point](cfg.QueueLen), tracks: map[string]*recTrack{},
 		points: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_history_points_total",
 			Help: "Track positions seen by the history recorder, by result (stored, duplicate, dropped: the queue was full, failed: the write failed).",
@@ -106,7 +135,7 @@ func New(cfg Config) *Recorder {
 	for _, l := range []string{"stored", "duplicate", "dropped", "failed"} {
 		r.points.WithLabelValues(l)
 	}
-	r.fixDropped, r.lastFixTime = r.points.WithLabelValues("dropped"), map[string]time.Time{}
+	r.fixDropped = r.points.WithLabelValues("dropped")
 	if cfg.Registry != nil {
 		_ = cfg.Registry.Register(r.points)
 	}
@@ -232,22 +261,35 @@ func (r *Recorder) takeFixes(batch []Point) []Point {
 
 // fixPoint is the point of a fed fix (r.mu held).
 func (r *Recorder) fixPoint(f *output.Fix, vals *slab) Point {
-	p := Point{TrackID: f.TrackID, Protocol: f.Protocol, Sensor: f.Sensor, Time: time.Unix(0, f.UnixNano).UTC(), Lat: f.Lat, Lon: f.Lon}
-	if last, ok := r.lastFixTime[f.TrackID]; ok && !p.Time.After(last) {
-		p.Time = last.Add(time.Nanosecond)
+	t := r.trackLocked(f.TrackID)
+	ns := f.UnixNano
+	if t.hasFixes && ns <= t.last {
+		ns = t.last + 1
 	}
-	r.lastFixTime[f.TrackID] = p.Time
+	t.last, t.hasFixes = ns, true
+	// Fusion hands its fixes unrounded (CPR's floats, feet × 0.3048).
+	// They are kept as the track events and the API give them — 1e-6°
+	// (~0.1 m), 0.1 m, as fusion's views round — which the codec packs in
+	// 8–13 bytes a point, where raw floats took ~60: four times the
+	// bytes through the pending log, the held chunks and SQLite.
+	p := Point{TrackID: f.TrackID, Protocol: f.Protocol, Sensor: f.Sensor, Time: time.Unix(0, ns).UTC(),
+		Lat: round(f.Lat, 1e6), Lon: round(f.Lon, 1e6)}
 	if f.HasAlt {
-		p.AltM, p.AltKind = vals.copy(&f.AltM), f.AltKind
+		alt := round(f.AltM, 10)
+		p.AltM, p.AltKind = vals.copy(&alt), f.AltKind
 	}
 	if f.HasVel {
-		p.SpeedMps, p.HeadingDeg, p.VRateMps = vals.copy(&f.SpeedMps), vals.copy(&f.HeadingDeg), vals.copy(&f.VRateMps)
+		v := [3]float64{round(f.SpeedMps, 100), round(f.HeadingDeg, 10), round(f.VRateMps, 100)}
+		p.SpeedMps, p.HeadingDeg, p.VRateMps = vals.copy(&v[0]), vals.copy(&v[1]), vals.copy(&v[2])
 	}
-	if a, ok := r.decisions[f.TrackID]; ok {
-		p.Decision, p.Lambda = a.decision, vals.copy(&a.lambda)
+	if t.decided {
+		p.Decision, p.Lambda = t.as.decision, vals.copy(&t.as.lambda)
 	}
 	return p
 }
+
+// round rounds v to 1/scale, as fusion.Round rounds a view's values.
+func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 
 // onTrack records a track event from NATS. It runs on the subscription's
 // goroutine.
@@ -265,24 +307,22 @@ func (r *Recorder) onTrack(m *nats.Msg) {
 func (r *Recorder) onTrackEvent(subject string, ev *events.TrackEvent) {
 	if ev.Type == events.TypeTrackLost {
 		r.mu.Lock()
-		delete(r.decisions, ev.Track.TrackID)
-		delete(r.lastFixTime, ev.Track.TrackID)
+		delete(r.tracks, ev.Track.TrackID)
 		r.mu.Unlock()
 	}
 	if r.fed.Load() {
 		// The fixes come fed; a track event says only what the gate
 		// decided, for the fixes that follow.
 		if a := ev.Assessment; a != nil {
-			r.mu.Lock()
-			r.decisions[ev.Track.TrackID] = assessment{decision: a.Decision, lambda: a.Lambda}
-			r.mu.Unlock()
+			r.decide(ev.Track.TrackID, assessment{decision: a.Decision, lambda: a.Lambda})
 		}
 		return
 	}
 	var as *assessment
 	if ev.Assessment == nil {
 		r.mu.Lock()
-		if a, ok := r.decisions[ev.Track.TrackID]; ok {
+		if t := r.tracks[ev.Track.TrackID]; t != nil && t.decided {
+			a := t.as
 			as = &a
 		}
 		r.mu.Unlock()
@@ -300,9 +340,7 @@ func (r *Recorder) onThreat(m *nats.Msg) {
 	if err := json.Unmarshal(m.Data, &ev); err != nil || ev.V != events.Version || ev.Threat.TrackID == "" {
 		return
 	}
-	r.mu.Lock()
-	r.decisions[ev.Threat.TrackID] = assessment{decision: ev.Threat.Decision, lambda: ev.Threat.Lambda}
-	r.mu.Unlock()
+	r.decide(ev.Threat.TrackID, assessment{decision: ev.Threat.Decision, lambda: ev.Threat.Lambda})
 }
 
 // subjectProtocol is the protocol token of cuas.track.{protocol}.{key}.

@@ -137,7 +137,7 @@ func (s *Store) deleteBefore(ctx context.Context, cut int64) (int64, error) {
 			return 0, err
 		}
 	}
-	clear(s.chunked) // tracks may have lost every chunk
+	s.pruneTracks() // tracks may have lost every chunk
 	return deleted, wrap("prune", tx.Commit())
 }
 

@@ -83,6 +83,15 @@ type Store struct {
 	// by track, both reused (s.mu held).
 	pend []byte
 	grp  grouper
+	// tracks is what the store keeps of each track it has heard of, found
+	// by one map look-up per point (the grouper's): the points it holds
+	// in memory and the end of its newest chunk. holding are those that
+	// hold points (s.mu held). At the pipeline benchmark's 2,209 tracks a
+	// commit of 2,048 fed fixes is ~2,000 runs of one point, and a map
+	// of held chunks, one of chunk ends and the grouper's own, each looked
+	// up per run, were a fifth of the recorder's time.
+	tracks  map[string]*trackState
+	holding []*trackState
 	// free are the packed-point buffers of the chunks the last
 	// compaction wrote, for the chunks that follow (s.mu held): a new
 	// chunk's buffer grew from nothing to ~4 KB by appends, a dozen
@@ -95,13 +104,10 @@ type Store struct {
 	// so that it never sees a point both in memory and in a chunk, or in
 	// neither, and then streams without it.
 	mu sync.RWMutex
-	// held are the points committed to pending and not yet to chunks, by
-	// track, packed as the chunks they will be (the last one still
-	// filling); every one is newer than the track's stored chunks.
-	held    map[string][]*chunk
-	heldN   int
-	heldAt  time.Time        // the last compaction
-	chunked map[string]int64 // track → end (Unix ns) of its newest chunk, when known
+	// heldN counts the points committed to pending and not yet to chunks
+	// (trackState.held).
+	heldN  int
+	heldAt time.Time // the last compaction
 	// newest bounds the end of every chunk (Unix ns): a point after it is
 	// newer than all its track's chunks without asking the database.
 	newest int64
@@ -140,7 +146,8 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	s := &Store{db: db, path: path, held: map[string][]*chunk{}, chunked: map[string]int64{}, heldAt: time.Now()}
+	s := &Store{db: db, path: path, tracks: map[string]*trackState{}, heldAt: time.Now()}
+	s.grp.tracks = s.tracks
 	ctx := context.Background()
 	var page int
 	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
@@ -271,13 +278,44 @@ type run struct {
 	pts []Point
 	// strict says no two points share a time.
 	strict bool
+	// t is the track's state (the grouper's runs).
+	t *trackState
+}
+
+// trackState is what a Store keeps of one track (s.mu held).
+type trackState struct {
+	id string
+	// held are the track's points committed to pending and not yet to
+	// chunks, packed as the chunks they will be (the last one still
+	// filling); every one is newer than the track's stored chunks.
+	held []*chunk
+	// end is the end (Unix ns) of the track's newest chunk when endKnown
+	// (0 otherwise).
+	end      int64
+	endKnown bool
+	// gen and k: in the grouper's call gen, the track's group is k.
+	gen uint64
+	k   int32
+}
+
+// forgetEnd forgets the track's chunk end (the chunks may have changed).
+func (t *trackState) forgetEnd() { t.end, t.endKnown = 0, false }
+
+// noteEnd notes a chunk of the track written to end at t1.
+func (t *trackState) noteEnd(t1 int64) {
+	if t1 > t.end {
+		t.end, t.endKnown = t1, true
+	}
 }
 
 // grouper splits points into runs of one track each, reusing its
-// buffers from call to call (a Store's is used under s.mu).
+// buffers from call to call (a Store's is used under s.mu). It finds
+// each point's track in tracks (a Store's), adding the tracks it has not
+// seen.
 type grouper struct {
-	group  map[string]int32
-	ids    []string
+	tracks map[string]*trackState
+	gen    uint64
+	sts    []*trackState
 	counts []int
 	next   []int
 	of     []int32
@@ -297,30 +335,29 @@ type grouper struct {
 // the runs: at the pipeline benchmark's 2,209 tracks a fed batch of 2,048
 // fixes is ~2,000 runs of one or two points.
 func (g *grouper) runs(pts []Point) []run {
-	if g.group == nil {
-		g.group = map[string]int32{}
+	if g.tracks == nil {
+		g.tracks = map[string]*trackState{}
 	}
-	clear(g.group)
-	g.ids, g.counts = g.ids[:0], g.counts[:0]
+	g.gen++
+	clear(g.sts) // the last call's
+	g.sts, g.counts = g.sts[:0], g.counts[:0]
 	g.of = slices.Grow(g.of[:0], len(pts))[:len(pts)]
 	together := true
 	for i := range pts {
-		id := pts[i].TrackID
-		k, ok := g.group[id]
-		if !ok {
-			k = int32(len(g.ids))
-			g.group[id] = k
-			g.ids, g.counts = append(g.ids, id), append(g.counts, 0)
-		} else if pts[i-1].TrackID != id {
+		t := trackOf(g.tracks, pts[i].TrackID)
+		if t.gen != g.gen {
+			t.gen, t.k = g.gen, int32(len(g.sts))
+			g.sts, g.counts = append(g.sts, t), append(g.counts, 0)
+		} else if g.of[i-1] != t.k {
 			together = false
 		}
-		g.counts[k]++
-		g.of[i] = k
+		g.counts[t.k]++
+		g.of[i] = t.k
 	}
 	byTime := func(a, b Point) int { return a.Time.Compare(b.Time) }
 	src := pts
 	if together {
-		for k, off := 0, 0; k < len(g.ids) && together; k++ {
+		for k, off := 0, 0; k < len(g.sts) && together; k++ {
 			together = slices.IsSortedFunc(pts[off:off+g.counts[k]], byTime)
 			off += g.counts[k]
 		}
@@ -329,21 +366,21 @@ func (g *grouper) runs(pts []Point) []run {
 		src = g.gather(pts)
 	}
 	clear(g.out) // the last call's
-	runs := slices.Grow(g.out[:0], len(g.ids))[:len(g.ids)]
+	runs := slices.Grow(g.out[:0], len(g.sts))[:len(g.sts)]
 	g.out = runs
-	for k, off := 0, 0; k < len(g.ids); k++ {
+	for k, off := 0, 0; k < len(g.sts); k++ {
 		grp := src[off : off+g.counts[k] : off+g.counts[k]]
 		off += g.counts[k]
 		if !together && !slices.IsSortedFunc(grp, byTime) {
 			slices.SortStableFunc(grp, byTime)
 		}
-		runs[k] = run{g.ids[k], grp, strictlyTimed(grp)}
+		runs[k] = run{g.sts[k].id, grp, strictlyTimed(grp), g.sts[k]}
 	}
 	return runs
 }
 
 // gather copies pts into g.all, each track's points together, the tracks
-// in g.ids' order, and returns it.
+// in g.sts' order, and returns it.
 func (g *grouper) gather(pts []Point) []Point {
 	g.next = slices.Grow(g.next[:0], len(g.counts))[:len(g.counts)]
 	for k, off := 0, 0; k < len(g.counts); k++ {
@@ -385,19 +422,21 @@ func sortPoints(pts []Point) []Point {
 // point held) to memory: appended to its filling chunk, or, for points
 // older than its newest held one (rare), by packing its held points
 // again.
-func (s *Store) hold(pts []Point) {
+func (s *Store) hold(t *trackState, pts []Point) {
 	if len(pts) == 0 {
 		return
 	}
-	id := pts[0].TrackID
-	cs := s.held[id]
+	cs := t.held
+	if len(cs) == 0 {
+		s.holding = append(s.holding, t)
+	}
 	s.heldN += len(pts)
 	if len(cs) > 0 && pts[0].Time.UnixNano() <= cs[len(cs)-1].t1 {
 		all := heldPoints(cs)
 		for _, p := range pts {
 			all = insertSorted(all, p)
 		}
-		s.held[id] = chunksOf(all, s.chunkBytes)
+		t.held = chunksOf(all, s.chunkBytes)
 		return
 	}
 	for i := range pts {
@@ -406,7 +445,46 @@ func (s *Store) hold(pts []Point) {
 		}
 		cs[len(cs)-1].add(&pts[i])
 	}
-	s.held[id] = cs
+	t.held = cs
+}
+
+// trackOf is the state of track id in m, added when new.
+func trackOf(m map[string]*trackState, id string) *trackState {
+	t := m[id]
+	if t == nil {
+		t = &trackState{id: id}
+		m[id] = t
+	}
+	return t
+}
+
+// pruneTracks forgets the chunk ends of the tracks, and the tracks that
+// hold no points (s.mu held, no insert under way): what was kept of a
+// track is then bounded as the map of chunk ends it replaces was.
+func (s *Store) pruneTracks() {
+	for id, t := range s.tracks {
+		if len(t.held) == 0 {
+			delete(s.tracks, id)
+		} else {
+			t.forgetEnd()
+		}
+	}
+}
+
+// heldOf is what is held of track id (s.mu held, for reading).
+func (s *Store) heldOf(id string) []*chunk {
+	if t := s.tracks[id]; t != nil {
+		return t.held
+	}
+	return nil
+}
+
+// forgetEnds forgets every track's chunk end (the chunks may have
+// changed, or a write that noted them failed).
+func (s *Store) forgetEnds() {
+	for _, t := range s.tracks {
+		t.forgetEnd()
+	}
 }
 
 // newChunk is an empty chunk, with a buffer of s.free when there is one.
@@ -445,24 +523,24 @@ func insertSorted(h []Point, p Point) []Point {
 // none, or a time between that end and first, the time of the track's
 // next point, when that is known to be after it. Chunks of a track do not
 // overlap, so the end is the newest chunk's t1.
-func (s *Store) chunkEnd(ctx context.Context, id string, first int64) (int64, error) {
-	if t, ok := s.chunked[id]; ok {
-		return t, nil
+func (s *Store) chunkEnd(ctx context.Context, tr *trackState, first int64) (int64, error) {
+	if tr.endKnown {
+		return tr.end, nil
 	}
 	if first > s.newest {
 		// Newer than every chunk: what matters is only that first is
 		// after the end, so newest stands in for it (a later, older
 		// point of the track is merged by rewrite, which is right
 		// whatever the end is).
-		s.chunked[id] = s.newest
+		tr.end, tr.endKnown = s.newest, true
 		return s.newest, nil
 	}
 	var t int64
-	err := s.db.QueryRowContext(ctx, `SELECT t1 FROM chunks WHERE track_id = ? ORDER BY t0 DESC LIMIT 1`, id).Scan(&t)
+	err := s.db.QueryRowContext(ctx, `SELECT t1 FROM chunks WHERE track_id = ? ORDER BY t0 DESC LIMIT 1`, tr.id).Scan(&t)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, wrap("insert", err)
 	}
-	s.chunked[id] = t
+	tr.end, tr.endKnown = t, true
 	return t, nil
 }
 
@@ -499,7 +577,7 @@ func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error)
 		n += k
 	}
 	for _, r := range runs {
-		s.hold(r.pts)
+		s.hold(r.t, r.pts)
 	}
 	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
 		return n, s.compact(ctx)
@@ -519,13 +597,13 @@ func (s *Store) merge(ctx context.Context, old [][]Point) (int, error) {
 	for _, r := range old {
 		k, err := s.rewrite(ctx, tx, r)
 		if err != nil {
-			clear(s.chunked)
+			s.forgetEnds()
 			return 0, err
 		}
 		n += k
 	}
 	if err := tx.Commit(); err != nil {
-		clear(s.chunked)
+		s.forgetEnds()
 		return 0, wrap("insert", err)
 	}
 	return n, nil
@@ -541,11 +619,11 @@ func (s *Store) classify(ctx context.Context, runs []run) (int, [][]Point, error
 	n := 0
 	for i := range runs {
 		r := &runs[i]
-		end, err := s.chunkEnd(ctx, r.id, r.pts[0].Time.UnixNano())
+		end, err := s.chunkEnd(ctx, r.t, r.pts[0].Time.UnixNano())
 		if err != nil {
 			return 0, nil, err
 		}
-		cs := s.held[r.id]
+		cs := r.t.held
 		if first := r.pts[0].Time.UnixNano(); r.strict && first > end && (len(cs) == 0 || first > cs[len(cs)-1].t1) {
 			n += len(r.pts)
 			continue
@@ -660,9 +738,7 @@ func (s *Store) writeChunks(ctx context.Context, tx *sql.Tx, cs []*chunk) error 
 		if _, err := stmt.ExecContext(ctx, c.t0, c.track, c.t1, c.n, c.minLat, c.maxLat, c.minLon, c.maxLon, c.protocol, c.data); err != nil {
 			return wrap("write", err)
 		}
-		if c.t1 > s.chunked[c.track] {
-			s.chunked[c.track] = c.t1
-		}
+		trackOf(s.tracks, c.track).noteEnd(c.t1)
 		s.newest = max(s.newest, c.t1)
 	}
 	return nil
@@ -681,8 +757,8 @@ func (s *Store) compact(ctx context.Context) error {
 	}
 	defer func() { _ = tx.Rollback() }()
 	var all []*chunk
-	for _, cs := range s.held {
-		all = append(all, cs...)
+	for _, t := range s.holding {
+		all = append(all, t.held...)
 	}
 	// Rows of one compaction in key order: fewer b-tree pages touched.
 	slices.SortFunc(all, func(a, b *chunk) int {
@@ -696,11 +772,14 @@ func (s *Store) compact(ctx context.Context) error {
 	}
 	if err := tx.Commit(); err != nil {
 		// The chunk ends noted by writeChunks are not stored: forget them.
-		clear(s.chunked)
+		s.forgetEnds()
 		return wrap("compact", err)
 	}
-	clear(s.held)
-	s.heldN = 0
+	for _, t := range s.holding {
+		t.held = nil
+	}
+	clear(s.holding)
+	s.holding, s.heldN = s.holding[:0], 0
 	// Their rows are committed (the driver copied the data) and no query
 	// holds them (trackSnapshot copies): their buffers serve the chunks
 	// that follow. Those of the compaction before, not taken, are let go.
