@@ -71,8 +71,9 @@ type FeedConfig struct {
 	// and any position it stated), or a GPS-disciplined Cuas-Sensor-Ns
 	// as the Beast GPS timestamp it equals, before decoding: what
 	// multilateration groups (issue 31). frame is only valid during the
-	// call; Timed must not block.
-	Timed func(meta Meta, ts uint64, frame []byte)
+	// call, and meta too (a pointer: the hook sees every timestamped
+	// frame, and most are not taken); Timed must not block.
+	Timed func(meta *Meta, ts uint64, frame []byte)
 	// Limits are the per-sensor rate and byte limits, spent at each
 	// message's storage time as a Worker spends them (Worker.WithLimits),
 	// so the feed and CUAS_OBS refuse the same frames; zero: none.

@@ -33,7 +33,7 @@ type msgDecoder struct {
 	// lpt), not Beast timestamps.
 	nsTimes bool
 	// timed receives the frames with a Beast timestamp (FeedConfig.Timed).
-	timed func(meta Meta, ts uint64, frame []byte)
+	timed func(meta *Meta, ts uint64, frame []byte)
 	// limits, when not nil, are the per-sensor rate and byte limits,
 	// spent at the message's storage time (issue 32).
 	limits *ratelimit.Set
@@ -233,7 +233,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		return false
 	}
 	if d.timed != nil && ts != 0 {
-		d.offerTimed(ts, frame, meta)
+		d.offerTimed(ts, frame, &meta)
 	}
 	at := d.frameTime(ts, meta)
 	if sbsNs > 0 {
@@ -258,7 +258,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 // with Cuas-Clock gps) as the Radarcape-style Beast timestamp it equals,
 // seconds of the UTC day above 30 bits of nanoseconds. Nanoseconds of a
 // free-running clock are no Beast count, and are not handed over.
-func (d *msgDecoder) offerTimed(ts uint64, frame []byte, meta Meta) {
+func (d *msgDecoder) offerTimed(ts uint64, frame []byte, meta *Meta) {
 	switch {
 	case !d.nsTimes:
 		d.timed(meta, ts, frame)

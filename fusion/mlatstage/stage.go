@@ -206,15 +206,29 @@ func New(cfg Config, store Store, reg prometheus.Registerer) *Stage {
 	return s
 }
 
+// Takes reports whether Offer would take a reception of downlink format
+// df from sensor (hasPos: the reception states the sensor's position):
+// false when the format is not one multilateration uses, or when the
+// sensor has no position (counted, as Offer counts it). A caller that
+// sees every frame asks it before building an Rx.
+func (s *Stage) Takes(sensor string, hasPos bool, df byte) bool {
+	if !usefulDF(df) {
+		return false
+	}
+	if !hasPos {
+		if _, ok := (*s.known.Load())[sensor]; !ok {
+			s.m.noPos.Inc()
+			return false
+		}
+	}
+	return true
+}
+
 // Offer queues one reception without blocking: false when the queue is
 // full (the reception is shed and counted), the frame is not a Mode S
 // format multilateration uses, or its sensor has no configured position.
 func (s *Stage) Offer(r *Rx) bool {
-	if r.Len == 0 || !usefulDF(r.Msg[0]>>3) {
-		return false
-	}
-	if _, ok := (*s.known.Load())[r.Sensor]; !ok && !r.HasPos {
-		s.m.noPos.Inc()
+	if r.Len == 0 || !s.Takes(r.Sensor, r.HasPos, r.Msg[0]>>3) {
 		return false
 	}
 	select {
