@@ -32,8 +32,11 @@ type msgDecoder struct {
 	// nsTimes: the message's per-frame times are nanoseconds (framing
 	// lpt), not Beast timestamps.
 	nsTimes bool
-	// timed receives the frames with a Beast timestamp (FeedConfig.Timed).
+	// timed receives the frames with a Beast timestamp (FeedConfig.Timed),
+	// with meta, the current message's (a field, so that handing timed a
+	// pointer to it costs no allocation per frame).
 	timed func(meta *Meta, ts uint64, frame []byte)
+	meta  Meta
 	// limits, when not nil, are the per-sensor rate and byte limits,
 	// spent at the message's storage time (issue 32).
 	limits *ratelimit.Set
@@ -70,7 +73,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	if reason, detail := refuseMessage(meta); reason != "" {
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: reason, detail: detail})
 	} else {
-		d.cur, d.nsTimes = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT
+		d.cur, d.nsTimes, d.meta = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT, meta
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
 		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
@@ -233,7 +236,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		return false
 	}
 	if d.timed != nil && ts != 0 {
-		d.offerTimed(ts, frame, &meta)
+		d.offerTimed(ts, frame, &d.meta)
 	}
 	at := d.frameTime(ts, meta)
 	if sbsNs > 0 {
