@@ -247,6 +247,9 @@ func (r *Recorder) takeFixes(batch []Point) []Point {
 	// commit every point of the batch before the next takeFixes, and the
 	// store keeps nothing a point points to (it packs them).
 	vals := slab(slices.Grow(r.vals[:0], 5*len(fixes)))
+	// One growth to the burst's size, not a doubling per power of two: a
+	// burst (a reconnect, replay --max) queues ~100,000 fixes a flush.
+	batch = slices.Grow(batch, len(fixes))
 	r.mu.Lock()
 	for i := range fixes {
 		batch = append(batch, r.fixPoint(&fixes[i], &vals))
