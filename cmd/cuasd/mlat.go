@@ -186,21 +186,34 @@ func (s *service) mlatStage() *mlatstage.Stage {
 	}, s.store, s.reg)
 }
 
-// offerTimed is the decoder feed's Timed hook: every frame with a Beast
-// timestamp goes to the multilateration stage, which sheds rather than
-// waits. The stage is asked first whether it takes the frame, before a
-// reception is built: most frames of a network without placed receivers
-// are not taken, and the hook runs for every one (issue 30's speed).
-func offerTimed(st *mlatstage.Stage) func(meta *worker.Meta, ts uint64, frame []byte) {
-	return func(meta *worker.Meta, ts uint64, frame []byte) {
-		if len(frame) != 7 && len(frame) != 14 || meta.Clock == sensorclock.Receiver ||
-			!st.Takes(meta.Sensor, meta.HasPosition, frame[0]>>3) {
+// offerTimed is the decoder feed's Timed hook: every Mode S frame with a
+// Beast timestamp goes to the multilateration stage, which sheds rather
+// than waits. The hook is handed a message's frames together, so a
+// sensor the stage cannot place is refused by one look-up for all of
+// them (most frames, in a network without placed receivers: issue 30's
+// speed).
+func offerTimed(st *mlatstage.Stage) func(meta *worker.Meta, frames []worker.TimedFrame) {
+	return func(meta *worker.Meta, frames []worker.TimedFrame) {
+		if meta.Clock == sensorclock.Receiver {
+			return // nanoseconds of a free-running clock, not a Beast count
+		}
+		if !st.Placed(meta.Sensor, meta.HasPosition) {
+			n := 0
+			for i := range frames {
+				if mlatstage.UsefulDF(frames[i].Msg[0] >> 3) {
+					n++
+				}
+			}
+			st.Unplaced(n)
 			return
 		}
-		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Ticks: ts, Arrival: meta.RecvUnixNano, Len: uint8(len(frame)),
+		r := mlatstage.Rx{Sensor: meta.Sensor, Clock: meta.Clock, Arrival: meta.RecvUnixNano,
 			HasPos: meta.HasPosition, Pos: mlatstage.Position{Lat: meta.Position.Lat, Lon: meta.Position.Lon, AltM: meta.Position.AltM}}
-		copy(r.Msg[:], frame)
-		st.Offer(&r)
+		for i := range frames {
+			f := &frames[i]
+			r.Ticks, r.Len, r.Msg = f.TS, f.Len, f.Msg
+			st.Offer(&r)
+		}
 	}
 }
 

@@ -84,7 +84,8 @@ func BenchmarkDecodeBeastBatch(b *testing.B) {
 // decoder has seen (exact duplicates, dropped before decoding) costs a
 // few allocations per message, not one per frame, with a Timed hook set
 // (multilateration's, which takes the message's Meta by pointer: handed
-// the frame's own copy, every frame moved a Meta to the heap).
+// a pointer to the frame's own copy, every frame moved a Meta to the
+// heap).
 func TestDecodeFrameAllocatesNothingPerFrame(t *testing.T) {
 	raw, err := os.ReadFile(testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
 	if err != nil {
@@ -102,7 +103,7 @@ func TestDecodeFrameAllocatesNothingPerFrame(t *testing.T) {
 		}
 	}
 	timed := 0
-	d := &msgDecoder{dec: &ADSB{}, timed: func(*Meta, uint64, []byte) { timed++ }}
+	d := &msgDecoder{dec: &ADSB{}, timed: func(_ *Meta, f []TimedFrame) { timed += len(f) }}
 	m := NewMetrics(nil)
 	meta := Meta{Sensor: "rx1", RecvUnixNano: 1_700_000_000_000_000_000}
 	d.decodeMessage(bus.FramingBeast, batch, meta, m)

@@ -66,14 +66,15 @@ type FeedConfig struct {
 	// unregistered).
 	Metrics *Metrics
 	Log     *slog.Logger
-	// Timed, when set, is handed every frame that carries its sensor's
-	// Beast timestamp (ts, as received; meta says the sensor, its clock
-	// and any position it stated), or a GPS-disciplined Cuas-Sensor-Ns
-	// as the Beast GPS timestamp it equals, before decoding: what
-	// multilateration groups (issue 31). frame is only valid during the
-	// call, and meta too (a pointer: the hook sees every timestamped
-	// frame, and most are not taken); Timed must not block.
-	Timed func(meta *Meta, ts uint64, frame []byte)
+	// Timed, when set, is handed, once per message, the Mode S frames
+	// (7 or 14 bytes, exact duplicates left out) that carry their sensor's
+	// Beast timestamp, as received, or a GPS-disciplined Cuas-Sensor-Ns as
+	// the Beast GPS timestamp it equals; meta says the sensor, its clock
+	// and any position it stated. What multilateration groups (issue 31).
+	// Once per message, not per frame: a sensor multilateration cannot
+	// place is refused with one look-up for all its frames. meta and
+	// frames are only valid during the call; Timed must not block.
+	Timed func(meta *Meta, frames []TimedFrame)
 	// Limits are the per-sensor rate and byte limits, spent at each
 	// message's storage time as a Worker spends them (Worker.WithLimits),
 	// so the feed and CUAS_OBS refuse the same frames; zero: none.

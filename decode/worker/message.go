@@ -32,11 +32,12 @@ type msgDecoder struct {
 	// nsTimes: the message's per-frame times are nanoseconds (framing
 	// lpt), not Beast timestamps.
 	nsTimes bool
-	// timed receives the frames with a Beast timestamp (FeedConfig.Timed),
-	// with meta, the current message's (a field, so that handing timed a
-	// pointer to it costs no allocation per frame).
-	timed func(meta *Meta, ts uint64, frame []byte)
-	meta  Meta
+	// timed receives the message's frames with a Beast timestamp
+	// (FeedConfig.Timed), gathered in timedFrames, with meta, the
+	// message's (a field: a pointer to it costs no allocation).
+	timed       func(meta *Meta, frames []TimedFrame)
+	timedFrames []TimedFrame
+	meta        Meta
 	// limits, when not nil, are the per-sensor rate and byte limits,
 	// spent at the message's storage time (issue 32).
 	limits *ratelimit.Set
@@ -74,6 +75,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: reason, detail: detail})
 	} else {
 		d.cur, d.nsTimes, d.meta = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT, meta
+		d.timedFrames = d.timedFrames[:0]
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
 		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
@@ -86,6 +88,9 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 			}
 			return nil
 		})
+		if len(d.timedFrames) > 0 {
+			d.timed(&d.meta, d.timedFrames)
+		}
 		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
 		if limited > 0 {
 			m.rateLimited.WithLabelValues(string(proto)).Add(float64(limited))
@@ -236,7 +241,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 		return false
 	}
 	if d.timed != nil && ts != 0 {
-		d.offerTimed(ts, frame, &d.meta)
+		d.gatherTimed(ts, frame)
 	}
 	at := d.frameTime(ts, meta)
 	if sbsNs > 0 {
@@ -255,20 +260,39 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	return true
 }
 
-// offerTimed hands a timestamped frame to FeedConfig.Timed: a Beast
-// record's timestamp as it is, and a sensor time from a GPS-disciplined
-// clock (framing lpt, UTC ns: the single-frame intake's Cuas-Sensor-Ns
-// with Cuas-Clock gps) as the Radarcape-style Beast timestamp it equals,
-// seconds of the UTC day above 30 bits of nanoseconds. Nanoseconds of a
-// free-running clock are no Beast count, and are not handed over.
-func (d *msgDecoder) offerTimed(ts uint64, frame []byte, meta *Meta) {
+// TimedFrame is a Mode S frame and its sensor's timestamp, as
+// FeedConfig.Timed is handed it.
+type TimedFrame struct {
+	// TS is the Beast timestamp: a 12 MHz count or GPS time of day
+	// (Meta.Clock says which).
+	TS  uint64
+	Len uint8 // 7 or 14
+	Msg [14]byte
+}
+
+// gatherTimed keeps a timestamped Mode S frame for FeedConfig.Timed: a
+// Beast record's timestamp as it is, and a sensor time from a
+// GPS-disciplined clock (framing lpt, UTC ns: the single-frame intake's
+// Cuas-Sensor-Ns with Cuas-Clock gps) as the Radarcape-style Beast
+// timestamp it equals, seconds of the UTC day above 30 bits of
+// nanoseconds. Nanoseconds of a free-running clock are no Beast count,
+// and are not handed over. The frame is copied: frame is the framing's
+// scratch, valid only until the next frame.
+func (d *msgDecoder) gatherTimed(ts uint64, frame []byte) {
+	if len(frame) != 7 && len(frame) != 14 {
+		return
+	}
 	switch {
 	case !d.nsTimes:
-		d.timed(meta, ts, frame)
-	case meta.Clock == sensorclock.GPS:
+	case d.meta.Clock == sensorclock.GPS:
 		ofDay := ts % 86400e9
-		d.timed(meta, ofDay/1e9<<30|ofDay%1e9, frame)
+		ts = ofDay/1e9<<30 | ofDay%1e9
+	default:
+		return
 	}
+	f := TimedFrame{TS: ts, Len: uint8(len(frame))}
+	copy(f.Msg[:], frame)
+	d.timedFrames = append(d.timedFrames, f)
 }
 
 // sbsGenerated is an SBS line's own time (issue 30): its "generated" date

@@ -146,9 +146,11 @@ func startTimedFeed(t *testing.T, s *natstest.Server) *timedFeed {
 	tf := &timedFeed{c: &collector{}, m: NewMetrics(nil)}
 	ctx, cancel := context.WithCancel(context.Background())
 	f := NewFeed(bus.NewJetStream(s.JS), FeedConfig{Decoders: []FrameDecoder{&ADSB{}}, Apply: tf.c.apply, Replay: time.Minute, Metrics: tf.m,
-		Timed: func(meta *Meta, ts uint64, _ []byte) {
+		Timed: func(meta *Meta, frames []TimedFrame) {
 			tf.mu.Lock()
-			tf.calls = append(tf.calls, timedCall{*meta, ts})
+			for _, f := range frames {
+				tf.calls = append(tf.calls, timedCall{*meta, f.TS})
+			}
 			tf.mu.Unlock()
 		}}, nil)
 	done := make(chan struct{})

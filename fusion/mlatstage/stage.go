@@ -206,29 +206,36 @@ func New(cfg Config, store Store, reg prometheus.Registerer) *Stage {
 	return s
 }
 
-// Takes reports whether Offer would take a reception of downlink format
-// df from sensor (hasPos: the reception states the sensor's position):
-// false when the format is not one multilateration uses, or when the
-// sensor has no position (counted, as Offer counts it). A caller that
-// sees every frame asks it before building an Rx.
-func (s *Stage) Takes(sensor string, hasPos bool, df byte) bool {
-	if !usefulDF(df) {
-		return false
+// Placed reports whether sensor can take part in multilateration: it
+// is configured, or its reception states its position (hasPos). A caller
+// with many receptions of one sensor asks once, and counts those it
+// leaves out with Unplaced.
+func (s *Stage) Placed(sensor string, hasPos bool) bool {
+	if hasPos {
+		return true
 	}
-	if !hasPos {
-		if _, ok := (*s.known.Load())[sensor]; !ok {
-			s.m.noPos.Inc()
-			return false
-		}
+	_, ok := (*s.known.Load())[sensor]
+	return ok
+}
+
+// Unplaced counts n receptions of a format multilateration uses left out
+// because their sensor has no position (refused{no_sensor_position}), as
+// Offer counts one.
+func (s *Stage) Unplaced(n int) {
+	if n > 0 {
+		s.m.noPos.Add(float64(n))
 	}
-	return true
 }
 
 // Offer queues one reception without blocking: false when the queue is
 // full (the reception is shed and counted), the frame is not a Mode S
-// format multilateration uses, or its sensor has no configured position.
+// format multilateration uses, or its sensor has no position (counted).
 func (s *Stage) Offer(r *Rx) bool {
-	if r.Len == 0 || !s.Takes(r.Sensor, r.HasPos, r.Msg[0]>>3) {
+	if r.Len == 0 || !UsefulDF(r.Msg[0]>>3) {
+		return false
+	}
+	if !s.Placed(r.Sensor, r.HasPos) {
+		s.m.noPos.Inc()
 		return false
 	}
 	select {
@@ -241,10 +248,10 @@ func (s *Stage) Offer(r *Rx) bool {
 	}
 }
 
-// usefulDF: the downlink formats whose identical bytes at several sensors
-// are one transmission (all-call, surveillance and extended squitter
-// replies).
-func usefulDF(df byte) bool {
+// UsefulDF reports whether downlink format df is one multilateration
+// uses: the formats whose identical bytes at several sensors are one
+// transmission (all-call, surveillance and extended squitter replies).
+func UsefulDF(df byte) bool {
 	switch df {
 	case 0, 4, 5, 11, 16, 17, 18, 20, 21:
 		return true

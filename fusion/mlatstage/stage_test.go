@@ -179,39 +179,41 @@ func TestOfferShedsWhenFull(t *testing.T) {
 	}
 }
 
-// TestTakesAsOfferWould: Takes, which the decoder's hook asks before it
-// builds a reception, answers as Offer would, and each counts a sensor
-// without a position once (refused{no_sensor_position}); a format
-// multilateration cannot use is refused without a count.
-func TestTakesAsOfferWould(t *testing.T) {
+// TestPlacedAsOfferJudges: Placed, which the decoder's hook asks once
+// per message, answers as Offer judges a reception's sensor, and
+// Unplaced counts what the hook leaves out as Offer counts one
+// (refused{no_sensor_position}); a format multilateration cannot use is
+// refused without a count.
+func TestPlacedAsOfferJudges(t *testing.T) {
 	s := New(Config{Sensors: []Sensor{{Name: "a", Lat: 1, Lon: 1}}}, newFakeStore(), nil)
 	cases := []struct {
 		sensor  string
 		hasPos  bool
 		df      byte
-		want    bool
-		counted float64 // refused{no_sensor_position} per call
+		placed  bool
+		offered bool
+		counted float64 // refused{no_sensor_position} by Offer
 	}{
-		{"a", false, 4, true, 0},
-		{"unknown", false, 4, false, 1},
-		{"unknown", true, 17, true, 0},
-		{"a", false, 24, false, 0},
-		{"unknown", false, 24, false, 0},
+		{"a", false, 4, true, true, 0},
+		{"unknown", false, 4, false, false, 1},
+		{"unknown", true, 17, true, true, 0},
+		{"a", false, 24, true, false, 0},
+		{"unknown", false, 24, false, false, 0},
 	}
 	for _, c := range cases {
-		n0 := testutil.ToFloat64(s.m.noPos)
-		if got := s.Takes(c.sensor, c.hasPos, c.df); got != c.want {
-			t.Errorf("Takes(%q, %v, DF%d) = %v, want %v", c.sensor, c.hasPos, c.df, got, c.want)
+		if got := s.Placed(c.sensor, c.hasPos); got != c.placed {
+			t.Errorf("Placed(%q, %v) = %v, want %v", c.sensor, c.hasPos, got, c.placed)
 		}
-		n1 := testutil.ToFloat64(s.m.noPos)
+		n0 := testutil.ToFloat64(s.m.noPos)
 		r := Rx{Sensor: c.sensor, HasPos: c.hasPos, Len: 7}
 		r.Msg[0] = c.df << 3
-		if got := s.Offer(&r); got != c.want {
-			t.Errorf("Offer(%q, %v, DF%d) = %v, want %v, as Takes", c.sensor, c.hasPos, c.df, got, c.want)
+		if got := s.Offer(&r); got != c.offered {
+			t.Errorf("Offer(%q, %v, DF%d) = %v, want %v", c.sensor, c.hasPos, c.df, got, c.offered)
 		}
-		n2 := testutil.ToFloat64(s.m.noPos)
-		if n1-n0 != c.counted || n2-n1 != c.counted {
-			t.Errorf("%q, %v, DF%d: Takes counted %v, Offer %v; want %v each", c.sensor, c.hasPos, c.df, n1-n0, n2-n1, c.counted)
+		n1 := testutil.ToFloat64(s.m.noPos)
+		s.Unplaced(int(c.counted))
+		if n1-n0 != c.counted || testutil.ToFloat64(s.m.noPos)-n1 != c.counted {
+			t.Errorf("%q, %v, DF%d: Offer counted %v, Unplaced(%v) %v", c.sensor, c.hasPos, c.df, n1-n0, c.counted, testutil.ToFloat64(s.m.noPos)-n1)
 		}
 	}
 }
