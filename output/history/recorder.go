@@ -62,12 +62,10 @@ type Recorder struct {
 	tracks map[string]*recTrack
 
 	// Fed fixes (issue 30): fusion's accepted fixes, when the Events offer
-	// them, wait in fixes (at most cfg.FixQueueLen) for the writer, which
-	// swaps the slice for spare. fed says the fixes are fed, so track
-	// events only carry decisions and losses.
-	fixMu sync.Mutex
-	fixes []output.Fix
-	spare []output.Fix
+	// them, wait in fixes (at most cfg.FixQueueLen) for the writer. fed
+	// says the fixes are fed, so track events only carry decisions and
+	// losses.
+	fixes fixQueue
 	fed   atomic.Bool
 	// attached: AttachFixes subscribed before Run, which then does not.
 	attached   atomic.Bool
@@ -217,48 +215,60 @@ func (r *Recorder) AttachFixes(f output.FixFeed) (stop func(), err error) {
 }
 
 // onFix queues one fed fix for the writer (issue 30). It runs under
-// fusion's lock: a copy into a bounded slice, nothing else; a full queue
+// fusion's lock: a copy into a bounded queue, nothing else; a full queue
 // drops the fix and counts it (cuasd_history_points_total{result="dropped"}).
 func (r *Recorder) onFix(f *output.Fix) {
-	r.fixMu.Lock()
-	if len(r.fixes) < r.cfg.FixQueueLen {
-		r.fixes = append(r.fixes, *f)
-		r.fixMu.Unlock()
-		return
+	if !r.fixes.put(f, r.cfg.FixQueueLen) {
+		r.fixDropped.Inc()
 	}
-	r.fixMu.Unlock()
-	r.fixDropped.Inc()
 }
 
-// takeFixes appends the queued fixes to batch as points, each with its
-// track's recorded decision; a fix whose time is not after its track's
-// previous one (a burst's fixes share their arrival) moves 1 ns on, as
-// the store keys points by track and time.
+// takeFixes appends all the queued fixes to batch as points (fixPoints).
 func (r *Recorder) takeFixes(batch []Point) []Point {
-	r.fixMu.Lock()
-	fixes := r.fixes
-	r.fixes, r.spare = r.spare[:0], nil
-	r.fixMu.Unlock()
-	if len(fixes) == 0 {
-		r.spare = fixes
-		return batch
+	blocks := r.fixes.take()
+	n := 0
+	for _, b := range blocks {
+		n += len(b)
 	}
-	// The points' measurements live in r.vals, reused: flush and drain
-	// commit every point of the batch before the next takeFixes, and the
-	// store keeps nothing a point points to (it packs them).
-	vals := slab(slices.Grow(r.vals[:0], 5*len(fixes)))
-	// One growth to the burst's size, not a doubling per power of two: a
-	// burst (a reconnect, replay --max) queues ~100,000 fixes a flush.
-	batch = slices.Grow(batch, len(fixes))
+	vals := slab(slices.Grow(r.vals[:0], 5*n))
+	batch = slices.Grow(batch, n)
+	for _, b := range blocks {
+		batch = r.fixPoints(batch, b, &vals)
+	}
+	r.vals = vals
+	r.fixes.giveBack(blocks)
+	return batch
+}
+
+// commitFixes commits the queued fixes a block (2,048) at a time: a
+// burst's fixes are never one batch as large.
+func (r *Recorder) commitFixes(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
+	blocks := r.fixes.take()
+	defer r.fixes.giveBack(blocks)
+	for _, b := range blocks {
+		// The points' measurements live in r.vals, reused: each block is
+		// committed before the next is read, and the store keeps nothing
+		// a point points to (it packs them).
+		vals := slab(slices.Grow(r.vals[:0], 5*len(b)))
+		batch = r.fixPoints(batch[:0], b, &vals)
+		r.vals = vals
+		if err := r.commit(ctx, st, batch); err != nil {
+			return batch[:0], err
+		}
+	}
+	return batch[:0], nil
+}
+
+// fixPoints appends fixes to batch as points, each with its track's
+// recorded decision, their measurements in vals; a fix whose time is not
+// after its track's previous one (a burst's fixes share their arrival)
+// moves 1 ns on, as the store keys points by track and time.
+func (r *Recorder) fixPoints(batch []Point, fixes []output.Fix, vals *slab) []Point {
 	r.mu.Lock()
 	for i := range fixes {
-		batch = append(batch, r.fixPoint(&fixes[i], &vals))
+		batch = append(batch, r.fixPoint(&fixes[i], vals))
 	}
 	r.mu.Unlock()
-	r.vals = vals
-	r.fixMu.Lock()
-	r.spare = fixes[:0]
-	r.fixMu.Unlock()
 	return batch
 }
 
@@ -444,17 +454,10 @@ func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter)
 // (and the whole of an event's points together); it returns the emptied
 // batch for reuse.
 func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
-	batch = r.takeFixes(batch)
-	// Commit from an offset and move only the remainder: moving the rest
-	// down after each 2,048 was quadratic in a burst's fixes (tens of
-	// thousands a flush; bench-compare's profile).
-	off := 0
-	for ; len(batch)-off > 2048; off += 2048 {
-		if err := r.commit(ctx, st, batch[off:off+2048]); err != nil {
-			return batch[:0], err
-		}
+	batch, err := r.commitFixes(ctx, st, batch)
+	if err != nil {
+		return batch, err
 	}
-	batch = append(batch[:0], batch[off:]...)
 	for n := r.q.Len(); n > 0; n-- {
 		batch = append(batch, <-r.q.C()...)
 		if len(batch) >= 2048 {
