@@ -11,7 +11,8 @@ import (
 type metrics struct {
 	queued, shed, groups, fixes, moves prometheus.Counter
 	// noPos is refused{reason="no_sensor_position"}, resolved once: Offer
-	// counts it for every frame of a receiver without a position.
+	// and Unplaced count it for every frame of a receiver without a
+	// position.
 	noPos             prometheus.Counter
 	refused, verdicts *prometheus.CounterVec
 	sensors           *prometheus.GaugeVec
