@@ -74,17 +74,25 @@ func (p SensorPosition) Check() error {
 	return nil
 }
 
-// String is p as HeaderSensorPosition carries it.
+// String is p as HeaderSensorPosition carries it: each number the
+// shortest that reads back the same, with an exponent where that is
+// shorter ('g'), so that any position ParseSensorPosition accepts fits in
+// MaxSensorPositionLen again (at most 24 bytes a number; in plain
+// decimals 1e-77° took 80 alone, found by FuzzSensorPosition).
 func (p SensorPosition) String() string {
-	return strconv.FormatFloat(p.Lat, 'f', -1, 64) + "," + strconv.FormatFloat(p.Lon, 'f', -1, 64) + "," +
-		strconv.FormatFloat(p.AltM, 'f', -1, 64)
+	return strconv.FormatFloat(p.Lat, 'g', -1, 64) + "," + strconv.FormatFloat(p.Lon, 'g', -1, 64) + "," +
+		strconv.FormatFloat(p.AltM, 'g', -1, 64)
 }
 
+// positionError names the refused value, quoted and cut to at most
+// MaxSensorPositionLen+3 bytes: cut before quoting, 80 bytes that each
+// quote as \xNN made an error of 400 (FuzzSensorPosition).
 func positionError(value string, err error) error {
-	if len(value) > MaxSensorPositionLen {
-		value = value[:MaxSensorPositionLen] + "…"
+	q := strconv.Quote(value)
+	if len(q) > MaxSensorPositionLen {
+		q = strings.ToValidUTF8(q[:MaxSensorPositionLen], "") + "…"
 	}
-	return &Error{Op: fmt.Sprintf("%s %q", HeaderSensorPosition, value), Err: err}
+	return &Error{Op: HeaderSensorPosition + " " + q, Err: err}
 }
 
 // decimal reports whether f is a plain decimal number: an optional sign,
