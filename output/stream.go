@@ -27,9 +27,18 @@ const writeTimeout = 30 * time.Second
 // has its own bounded StreamBuffer: a slow client loses chunks (counted),
 // never slows the sender or the other clients. Chunks must hold whole
 // records, since a client may lose any of them.
+//
+// Memory is bounded for all clients together, not only each: a client
+// may hold ClientReserve bytes of its own, and beyond that only what it
+// borrows from one budget of maxBytes that the Broadcast's clients share.
+// A lagging client may so fall up to maxBytes behind while the others
+// keep up, but MaxClients stalled clients hold at most maxBytes +
+// MaxClients × ClientReserve, not MaxClients × maxBytes (64 × 64 MiB for
+// SBS) as a bound per client alone allowed.
 type Broadcast struct {
 	ln       net.Listener
 	maxBytes int
+	budget   *Budget
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -45,7 +54,7 @@ func ListenBroadcast(addr string, maxBytes int, log *slog.Logger) (*Broadcast, e
 	if err != nil {
 		return nil, err
 	}
-	return &Broadcast{ln: ln, maxBytes: maxBytes, log: log, clients: map[*StreamBuffer]struct{}{}}, nil
+	return &Broadcast{ln: ln, maxBytes: maxBytes, budget: NewBudget(maxBytes), log: log, clients: map[*StreamBuffer]struct{}{}}, nil
 }
 
 // Addr is the bound address.
@@ -115,6 +124,7 @@ func (b *Broadcast) Serve(ctx context.Context) error {
 
 func (b *Broadcast) serveClient(ctx context.Context, conn net.Conn) {
 	q := NewStreamBuffer(b.maxBytes)
+	q.Share(b.budget, ClientReserve)
 	b.mu.Lock()
 	b.clients[q] = struct{}{}
 	b.mu.Unlock()
@@ -129,6 +139,7 @@ func (b *Broadcast) serveClient(ctx context.Context, conn net.Conn) {
 	delete(b.clients, q)
 	b.dropped.Add(q.Dropped())
 	b.mu.Unlock()
+	q.Close() // no Send reaches q now: what it borrowed goes back
 	b.log.Info("stream client disconnected", "peer", peer, "dropped_chunks", q.Dropped(), "err", err)
 }
 
@@ -168,10 +179,49 @@ type StreamBuffer struct {
 	max     int
 	ready   chan struct{} // a signal: the buffer went from empty to not
 	dropped atomic.Uint64
+	// budget, when not nil, lends what the buffer holds beyond reserve
+	// bytes (Share).
+	budget  *Budget
+	reserve int
 
 	mu         sync.Mutex
 	buf, spare []byte // spare: the last buffer written, to fill next
+	borrowed   int    // of len(buf), the bytes lent by budget
 }
+
+// ClientReserve is what a Broadcast client may hold without borrowing
+// from the shared budget: a second of Beast out, or a fifth of one of
+// per-message SBS, at the pipeline benchmark's 52,000 frames a second —
+// several flush intervals, so a client that keeps up never borrows.
+const ClientReserve = 1 << 20
+
+// Budget is a number of bytes that stream buffers borrow from (Share):
+// the bound on what a Broadcast's clients hold beyond their reserves.
+type Budget struct {
+	max  int64
+	used atomic.Int64
+}
+
+// NewBudget returns a budget of max bytes.
+func NewBudget(max int) *Budget { return &Budget{max: int64(max)} }
+
+// borrow takes n bytes of the budget, or reports false when fewer are
+// left.
+func (b *Budget) borrow(n int) bool {
+	if b.used.Add(int64(n)) > b.max {
+		b.used.Add(-int64(n))
+		return false
+	}
+	return true
+}
+
+// Used is the number of bytes borrowed now.
+func (b *Budget) Used() int64 { return b.used.Load() }
+
+// Share makes s borrow from budget what it holds beyond reserve bytes:
+// beyond that, a chunk budget cannot lend is dropped, however far s is
+// from its own bound. Call it before the first Put.
+func (s *StreamBuffer) Share(budget *Budget, reserve int) { s.budget, s.reserve = budget, reserve }
 
 // NewStreamBuffer returns a buffer holding at most maxBytes (and always
 // one chunk).
@@ -183,12 +233,25 @@ func NewStreamBuffer(maxBytes int) *StreamBuffer {
 // than its bound (reporting false).
 func (s *StreamBuffer) Put(p []byte) bool {
 	s.mu.Lock()
-	was := len(s.buf)
-	if was > 0 && was+len(p) > s.max {
+	was, will := len(s.buf), len(s.buf)+len(p)
+	lend := 0
+	if s.budget != nil && will > s.reserve {
+		lend = will - max(s.reserve, was)
+	}
+	if was > 0 && will > s.max {
 		s.mu.Unlock()
 		s.dropped.Add(1)
 		return false
 	}
+	if lend > 0 && !s.budget.borrow(lend) {
+		if was > 0 {
+			s.mu.Unlock()
+			s.dropped.Add(1)
+			return false
+		}
+		lend = 0 // a lone chunk is always taken, as without a budget
+	}
+	s.borrowed += lend
 	s.buf = append(s.buf, p...)
 	s.mu.Unlock()
 	if was == 0 {
@@ -208,13 +271,31 @@ func (s *StreamBuffer) signal() {
 // Dropped is the number of chunks dropped so far.
 func (s *StreamBuffer) Dropped() uint64 { return s.dropped.Load() }
 
-// take returns everything waiting and empties the buffer.
+// take returns everything waiting and empties the buffer, paying back
+// what it borrowed.
 func (s *StreamBuffer) take() []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.buf
 	s.buf, s.spare = s.spare[:0], nil
+	s.payBack()
 	return b
+}
+
+// payBack returns what the buffer borrowed to its budget (s.mu held).
+func (s *StreamBuffer) payBack() {
+	if s.borrowed > 0 {
+		s.budget.used.Add(-int64(s.borrowed))
+		s.borrowed = 0
+	}
+}
+
+// Close gives back what s borrowed and holds: its client has gone.
+func (s *StreamBuffer) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf, s.spare = nil, nil
+	s.payBack()
 }
 
 // giveBack returns a buffer take returned, written, for reuse; one that a

@@ -263,3 +263,98 @@ func tcpPair(t *testing.T) (conn, peer net.Conn) {
 	t.Cleanup(func() { conn.Close(); peer.Close() })
 	return conn, peer
 }
+
+// TestStreamBuffersShareABudget: beyond its reserve a client's buffer
+// borrows from the budget its Broadcast's clients share, so stalled
+// clients together hold at most the budget plus their reserves; a client
+// that keeps up (within its reserve) is never refused for another's lag;
+// what a buffer borrowed goes back when it is taken or closed.
+func TestStreamBuffersShareABudget(t *testing.T) {
+	budget := NewBudget(30)
+	slow, other, fast := NewStreamBuffer(100), NewStreamBuffer(100), NewStreamBuffer(100)
+	for _, s := range []*StreamBuffer{slow, other, fast} {
+		s.Share(budget, 10)
+	}
+	chunk := []byte("0123456789")
+	for range 5 { // 50 bytes: 10 of its reserve, 30 borrowed, then refused
+		slow.Put(chunk)
+	}
+	if len(slow.buf) != 40 || slow.Dropped() != 1 || budget.Used() != 30 {
+		t.Fatalf("slow client holds %d bytes, dropped %d, budget used %d: want 40, 1, 30", len(slow.buf), slow.Dropped(), budget.Used())
+	}
+	if !fast.Put(chunk) {
+		t.Fatal("a client within its reserve was refused for another's lag")
+	}
+	if other.Put(chunk); other.Put(chunk) {
+		t.Fatal("a second lagging client borrowed from a spent budget")
+	}
+	fast.take()
+	if budget.Used() != 30 {
+		t.Fatalf("budget used %d after the fast client's take, want 30 (it borrowed nothing)", budget.Used())
+	}
+	slow.take()
+	if budget.Used() != 0 {
+		t.Fatalf("budget used %d after the slow client's take, want 0", budget.Used())
+	}
+	if !other.Put(chunk) || budget.Used() != 10 {
+		t.Fatalf("the other client could not borrow what was paid back (budget used %d)", budget.Used())
+	}
+	other.Close()
+	if budget.Used() != 0 {
+		t.Fatalf("budget used %d after the other client closed, want 0", budget.Used())
+	}
+}
+
+// TestBroadcastClientPaysBackOnLeaving: a client that leaves leaves
+// nothing of the Broadcast's budget borrowed, whether its writer took the
+// bytes first or its leaving gave them back.
+func TestBroadcastClientPaysBackOnLeaving(t *testing.T) {
+	b, err := ListenBroadcast("127.0.0.1:0", 4*ClientReserve, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	c, err := net.Dial("tcp", b.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for b.Clients() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// The client reads nothing; 3 MiB fill its reserve and borrow 2 MiB
+	// before the writer's first flush can take them.
+	chunk := make([]byte, 64<<10)
+	for range 48 {
+		b.Send(chunk)
+	}
+	c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for (b.Clients() != 0 || b.budget.Used() != 0) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if b.Clients() != 0 || b.budget.Used() != 0 {
+		t.Fatalf("after the client left: %d clients, %d bytes of the budget still borrowed", b.Clients(), b.budget.Used())
+	}
+}
+
+// TestStreamBufferTakesALoneChunkBeyondTheBudget: an empty buffer takes
+// a chunk larger than its reserve even when the budget is spent (a
+// client always gets something), without counting it as borrowed.
+func TestStreamBufferTakesALoneChunkBeyondTheBudget(t *testing.T) {
+	budget := NewBudget(0) // spent
+	s := NewStreamBuffer(100)
+	s.Share(budget, 2)
+	if !s.Put([]byte("0123456789")) || budget.Used() != 0 || s.borrowed != 0 {
+		t.Fatalf("a lone chunk over a spent budget: budget used %d, borrowed %d", budget.Used(), s.borrowed)
+	}
+	if s.Put([]byte("A")) {
+		t.Fatal("a second chunk was taken with nothing left to borrow")
+	}
+	s.take()
+	if budget.Used() != 0 {
+		t.Fatalf("budget used %d after take, want 0", budget.Used())
+	}
+}
