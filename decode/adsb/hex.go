@@ -69,3 +69,20 @@ func isSpaceTail(s string) bool {
 	}
 	return true
 }
+
+// AppendAddress appends a 24-bit Mode S address as six upper-case
+// hexadecimal digits, the form cuasd's keys, SBS lines and readsb's
+// outputs use ("4CA1FA"). It does not allocate beyond b.
+func AppendAddress(b []byte, a uint32) []byte {
+	const digits = "0123456789ABCDEF"
+	for s := 20; s >= 0; s -= 4 {
+		b = append(b, digits[a>>s&0xf])
+	}
+	return b
+}
+
+// AddressString is AppendAddress as a string.
+func AddressString(a uint32) string {
+	var b [6]byte
+	return string(AppendAddress(b[:0], a))
+}

@@ -80,7 +80,7 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 // for non-ICAO addresses), squawk, callsign, Comm-B register and emitter
 // category.
 func observeIdentity(o *decode.Observation, m *adsb.Message) {
-	key := hex6(m.Address)
+	key := adsb.AddressString(m.Address)
 	if !m.AddressType.IsICAO() {
 		key = "~" + key // readsb's convention for non-ICAO addresses
 	} else {
@@ -245,15 +245,4 @@ func gvaBound(gva uint8) float64 {
 		return 45
 	}
 	return 0
-}
-
-const hexDigits = "0123456789ABCDEF"
-
-func hex6(a uint32) string {
-	var b [6]byte
-	for i := 5; i >= 0; i-- {
-		b[i] = hexDigits[a&0xF]
-		a >>= 4
-	}
-	return string(b[:])
 }

@@ -22,7 +22,7 @@ func decodeSBS(line []byte, out []decode.Observation) ([]decode.Observation, err
 	}
 	out = append(out, decode.Observation{})
 	o := &out[len(out)-1]
-	o.Key = hex6(m.Address)
+	o.Key = adsb.AddressString(m.Address)
 	o.ICAO = o.Key
 	if m.HasCallsign && m.Callsign.Valid() && m.Callsign.String() != "" {
 		o.Callsign = m.Callsign.String()

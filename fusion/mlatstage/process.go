@@ -1,8 +1,6 @@
 package mlatstage
 
 import (
-	"strconv"
-
 	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/fusion"
@@ -37,7 +35,7 @@ func (s *Stage) process(g *mlat.Group) {
 			s.prob.AltSigma = gnssSigmaM
 		}
 	}
-	icao := hex6(m.Address)
+	icao := adsb.AddressString(m.Address)
 	if (m.DF == 17 || m.DF == 18) && m.HasCPR && m.TypeCode >= 9 && m.TypeCode <= 22 {
 		s.verify(&m, icao, g.First)
 		return
@@ -167,20 +165,4 @@ func (s *Stage) refuse(err error) {
 		return
 	}
 	s.m.refused.WithLabelValues(r.String()).Inc()
-}
-
-// hex6 is an ICAO address as six upper-case hex digits.
-func hex6(a uint32) string {
-	b := strconv.AppendUint(make([]byte, 0, 6), uint64(a), 16)
-	out := make([]byte, 6)
-	copy(out[6-len(b):], b)
-	for i := range out {
-		switch c := out[i]; {
-		case c == 0:
-			out[i] = '0'
-		case c >= 'a':
-			out[i] = c - 32
-		}
-	}
-	return string(out)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/fusion/mlat"
@@ -97,7 +98,7 @@ func feed(s *Stage, frame []byte, row *refRow, arrival int64) {
 
 func icaoOf(row *refRow) (uint32, string) {
 	a := 0x400000 + uint32(row.aircraft)
-	return a, hex6(a)
+	return a, adsb.AddressString(a)
 }
 
 // TestStageLocatesAndVerifiesReferenceSet: every row of a reference set

@@ -292,12 +292,3 @@ func abs(v int64) int64 {
 	}
 	return v
 }
-
-// appendHex6 appends a 24-bit address as six upper-case hex digits.
-func appendHex6(b []byte, a uint32) []byte {
-	const digits = "0123456789ABCDEF"
-	for s := 20; s >= 0; s -= 4 {
-		b = append(b, digits[a>>s&0xf])
-	}
-	return b
-}

@@ -2,7 +2,6 @@ package sbs
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -116,15 +115,6 @@ func TestTrackThenAppendMatchesAppend(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("after Track: %d bytes of lines, want the %d written all along", len(got), len(want))
-	}
-}
-
-// TestAppendHex6: six upper-case hex digits, zero-padded.
-func TestAppendHex6(t *testing.T) {
-	for _, a := range []uint32{0, 0xa, 0x4ca1fa, 0xffffff, 0x00abcd} {
-		if got, want := string(appendHex6(nil, a)), fmt.Sprintf("%06X", a); got != want {
-			t.Fatalf("%#x: %s, want %s", a, got, want)
-		}
 	}
 }
 

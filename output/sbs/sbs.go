@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -193,7 +194,7 @@ func (l *line) appendMsg(b []byte, typ int, f *fields) []byte {
 	if l.hex != "" {
 		b = append(b, l.hex...)
 	} else {
-		b = appendHex6(b, l.addr)
+		b = adsb.AppendAddress(b, l.addr)
 	}
 	b = append(b, ",1,"...)
 	b = l.clk.append(b, l.gen)
