@@ -83,7 +83,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 				limited++
 				return nil
 			}
-			if d.decodeFrame(k, ts, frame, meta) {
+			if d.decodeFrame(k, ts, frame) {
 				decoded++
 			}
 			return nil
@@ -219,11 +219,12 @@ func (d *msgDecoder) messageTime(o *decode.Observation, meta Meta) {
 // position stamped longer ago would look stale (or expire its track).
 const MaxMessageBehind = 30 * time.Second
 
-// decodeFrame decodes frame k, whose sensor timestamp is ts (0: none),
-// appending to d.obs or d.dead; it reports whether the frame decoded. An
+// decodeFrame decodes frame k of the message d.meta describes, whose
+// sensor timestamp is ts (0: none), appending to d.obs or d.dead; it reports whether the frame decoded. An
 // exact duplicate of a recent frame of the same sensor is dropped
 // (counted), not decoded.
-func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool {
+func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
+	meta := &d.meta
 	if frame == nil {
 		d.dead = append(d.dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
 		return false
@@ -243,20 +244,20 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte, meta Meta) bool
 	if d.timed != nil && ts != 0 {
 		d.gatherTimed(ts, frame)
 	}
-	at := d.frameTime(ts, meta)
+	at := d.frameTime(ts, *meta)
 	if sbsNs > 0 {
 		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
 	}
 	n := len(d.obs)
 	var err error
-	d.obs, err = d.dec.Decode(frame, meta, d.obs)
+	d.obs, err = d.dec.Decode(frame, *meta, d.obs)
 	if err != nil {
 		d.obs = d.obs[:n]
 		d.dead = append(d.dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(err), detail: err.Error()})
 		return false
 	}
-	d.stampTimes(d.obs[n:], ts, at, meta)
-	Stamp(d.obs[n:], d.dec.Protocol(), meta)
+	d.stampTimes(d.obs[n:], ts, at, *meta)
+	Stamp(d.obs[n:], d.dec.Protocol(), *meta)
 	return true
 }
 
