@@ -115,50 +115,37 @@ func inputSources(cfg config, s *service) ([]ingest.Source, error) {
 }
 
 // modeSSources builds the Beast and AVR listeners (bound now) and the
-// Beast client; a receiver address may name its clock (?clock=gps).
+// Beast client; a receiver address may name its clock (?clock=gps), and
+// name and place its receiver (?sensor=&lat=&lon=&alt=, issue 31).
 func modeSSources(cfg config, s *service) ([]ingest.Source, error) {
 	var out []ingest.Source
-	for _, l := range []struct {
-		flag, addr string
-		format     ingest.ModeSFormat
-		parse      func(string) (string, string, *MLATSensor, error)
-	}{{"--beast-listen", cfg.BeastListen, ingest.Beast, listenSensor}, {"--avr-listen", cfg.AVRListen, ingest.AVR, avrListenSensor}} {
-		if l.addr == "" {
+	for _, r := range cfg.receiverFlags() {
+		if r.spec == "" {
 			continue
 		}
-		// sensor, lat, lon and alt name and place the one receiver the
-		// port is for (issue 31)
-		spec, name, _, err := l.parse(l.addr)
+		spec, name, _, err := r.parse(r.spec)
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", l.flag, err)
+			return out, fmt.Errorf("%s: %w", r.flag, err)
 		}
 		addr, clock, err := ingest.SplitClock(spec)
 		if err != nil {
-			return out, fmt.Errorf("%s: %w", l.flag, err)
+			return out, fmt.Errorf("%s: %w", r.flag, err)
 		}
-		src, err := ingest.ListenModeS(addr, l.format, s.log)
+		if !r.listen {
+			c := ingest.ConnectModeS(addr, r.format, s.log)
+			c.Clock = clock
+			if name != "" {
+				c.Sensor = name
+			}
+			out = append(out, c)
+			continue
+		}
+		src, err := ingest.ListenModeS(addr, r.format, s.log)
 		if err != nil {
-			return out, listenError(l.flag, addr, err)
+			return out, listenError(r.flag, addr, err)
 		}
 		src.Clock, src.Fixed = clock, name
 		out = append(out, src)
-	}
-	if cfg.BeastConnect != "" {
-		// sensor, lat, lon and alt name and place the receiver (issue 31)
-		spec, name, _, err := connectSensor(cfg.BeastConnect)
-		if err != nil {
-			return out, fmt.Errorf("--beast-connect: %w", err)
-		}
-		addr, clock, err := ingest.SplitClock(spec)
-		if err != nil {
-			return out, fmt.Errorf("--beast-connect: %w", err)
-		}
-		c := ingest.ConnectModeS(addr, ingest.Beast, s.log)
-		c.Clock = clock
-		if name != "" {
-			c.Sensor = name
-		}
-		out = append(out, c)
 	}
 	return out, nil
 }

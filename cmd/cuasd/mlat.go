@@ -96,18 +96,21 @@ func avrListenSensor(spec string) (string, string, *MLATSensor, error) {
 }
 
 // receiverFlag is a Mode S receiver flag that takes
-// ?sensor=&lat=&lon=&alt=, its value and how it reads them.
+// ?sensor=&lat=&lon=&alt=, its value and how it reads them, and the
+// source it makes (a listener or a client, of which format).
 type receiverFlag struct {
 	flag, spec string
 	parse      func(string) (string, string, *MLATSensor, error)
+	listen     bool
+	format     ingest.ModeSFormat
 }
 
 // receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
 func (c *config) receiverFlags() []receiverFlag {
 	return []receiverFlag{
-		{"--beast-listen", c.BeastListen, listenSensor},
-		{"--avr-listen", c.AVRListen, avrListenSensor},
-		{"--beast-connect", c.BeastConnect, connectSensor},
+		{"--beast-listen", c.BeastListen, listenSensor, true, ingest.Beast},
+		{"--avr-listen", c.AVRListen, avrListenSensor, true, ingest.AVR},
+		{"--beast-connect", c.BeastConnect, connectSensor, false, ingest.Beast},
 	}
 }
 
