@@ -217,8 +217,8 @@ func benchRecorderFedFixes(b *testing.B, tracks, perFlush int) {
 		f.SpeedMps, f.HeadingDeg, f.VRateMps = 120+math.Sqrt(n), 90+1/(n+3), -0.3048*64/60
 		r.onFix(&f)
 		if i%perFlush == perFlush-1 {
-			batch = r.takeFixes(batch[:0])
-			if err := r.commit(ctx, st, batch); err != nil {
+			var err error
+			if batch, err = r.commitFixes(ctx, st, batch); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -2,6 +2,7 @@ package history
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -93,4 +94,22 @@ func TestFedFixesAtTheAPIsPrecision(t *testing.T) {
 	if b := len(appendPoints(nil, t0.UnixNano(), pts)); b > n*16 {
 		t.Errorf("%d points packed in %d bytes (%.1f a point), want ≤ 16 a point", n, b, float64(b)/n)
 	}
+}
+
+// takeFixes appends all the queued fixes to batch as points (fixPoints),
+// uncommitted: the points the writer would commit, for the tests to read.
+func (r *Recorder) takeFixes(batch []Point) []Point {
+	blocks := r.fixes.take()
+	n := 0
+	for _, b := range blocks {
+		n += len(b)
+	}
+	vals := slab(slices.Grow(r.vals[:0], 5*n))
+	batch = slices.Grow(batch, n)
+	for _, b := range blocks {
+		batch = r.fixPoints(batch, b, &vals)
+	}
+	r.vals = vals
+	r.fixes.giveBack(blocks)
+	return batch
 }

@@ -223,23 +223,6 @@ func (r *Recorder) onFix(f *output.Fix) {
 	}
 }
 
-// takeFixes appends all the queued fixes to batch as points (fixPoints).
-func (r *Recorder) takeFixes(batch []Point) []Point {
-	blocks := r.fixes.take()
-	n := 0
-	for _, b := range blocks {
-		n += len(b)
-	}
-	vals := slab(slices.Grow(r.vals[:0], 5*n))
-	batch = slices.Grow(batch, n)
-	for _, b := range blocks {
-		batch = r.fixPoints(batch, b, &vals)
-	}
-	r.vals = vals
-	r.fixes.giveBack(blocks)
-	return batch
-}
-
 // commitFixes commits the queued fixes a block (2,048) at a time: a
 // burst's fixes are never one batch as large.
 func (r *Recorder) commitFixes(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
@@ -472,12 +455,15 @@ func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point
 
 // drain commits the batch and whatever is queued when the recorder stops.
 func (r *Recorder) drain(st *Store, batch []Point) error {
-	batch = r.takeFixes(batch)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	batch, err := r.commitFixes(ctx, st, batch)
+	if err != nil {
+		return err
+	}
 	for r.q.Len() > 0 {
 		batch = append(batch, <-r.q.C()...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	return r.commit(ctx, st, batch)
 }
 
