@@ -74,6 +74,24 @@ func (p SensorPosition) Check() error {
 	return nil
 }
 
+// StatedPosition reads the HeaderSensorPosition values vs of one message:
+// ok is false without one; a malformed value is an error, and so are two
+// or more (two values are two claims, and cuasd does not pick one). The
+// intake and the decoders read the header through it alike.
+func StatedPosition(vs []string) (p SensorPosition, ok bool, err error) {
+	switch len(vs) {
+	case 0:
+		return SensorPosition{}, false, nil
+	case 1:
+	default:
+		return SensorPosition{}, false, fmt.Errorf("%d %s headers; one position per message", len(vs), HeaderSensorPosition)
+	}
+	if p, err = ParseSensorPosition(vs[0]); err != nil {
+		return SensorPosition{}, false, err
+	}
+	return p, true, nil
+}
+
 // String is p as HeaderSensorPosition carries it: each number the
 // shortest that reads back the same, with an exponent where that is
 // shorter ('g'), so that any position ParseSensorPosition accepts fits in

@@ -85,3 +85,23 @@ func FuzzSensorPosition(f *testing.F) {
 		}
 	})
 }
+
+// TestStatedPosition: a message's Cuas-Sensor-Position values give one
+// position, none, or a refusal (two values, or a malformed one).
+func TestStatedPosition(t *testing.T) {
+	for _, c := range []struct {
+		vs     []string
+		ok     bool
+		refuse bool
+	}{
+		{nil, false, false},
+		{[]string{"47.3769,8.5417,455"}, true, false},
+		{[]string{"47.3769,8.5417,455", "47.3769,8.5417,455"}, false, true},
+		{[]string{"47.3769,8.5417"}, false, true},
+	} {
+		p, ok, err := StatedPosition(c.vs)
+		if ok != c.ok || (err != nil) != c.refuse || ok && p != (SensorPosition{Lat: 47.3769, Lon: 8.5417, AltM: 455}) {
+			t.Errorf("%q: %+v, %v, %v", c.vs, p, ok, err)
+		}
+	}
+}

@@ -360,19 +360,14 @@ func sensorTime(m *nats.Msg) (int64, string) {
 // form ("" without one), or why it is refused (bad): a malformed
 // position is refused, never stored for multilateration to guess from.
 func statedPosition(m *nats.Msg) (position, bad string) {
-	vs := m.Header.Values(bus.HeaderSensorPosition)
-	switch len(vs) {
-	case 0:
-		return "", ""
-	case 1:
-	default:
-		return "", strconv.Itoa(len(vs)) + " " + bus.HeaderSensorPosition + " headers; one position per frame"
-	}
-	p, err := bus.ParseSensorPosition(vs[0])
-	if err != nil {
+	switch p, ok, err := bus.StatedPosition(m.Header.Values(bus.HeaderSensorPosition)); {
+	case err != nil:
 		return "", err.Error()
+	case !ok:
+		return "", ""
+	default:
+		return p.String(), ""
 	}
-	return p.String(), ""
 }
 
 // recvTime is the frame's Cuas-Recv-Ns, or now.

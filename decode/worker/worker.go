@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
@@ -414,8 +413,10 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 	if v, err := strconv.ParseInt(h.Get(bus.HeaderSensorTime), 10, 64); err == nil && v > 0 {
 		meta.SensorNs = v
 	}
-	if vs := h.Values(bus.HeaderSensorPosition); len(vs) > 0 {
-		meta.sensorPosition(vs)
+	if p, ok, err := bus.StatedPosition(h.Values(bus.HeaderSensorPosition)); err != nil {
+		meta.PositionErr = err.Error() // a dead letter, never decoded with a guess
+	} else {
+		meta.Position, meta.HasPosition = p, ok
 	}
 	if meta.Sensor == "" {
 		// The last subject token is the sensor.
@@ -434,22 +435,6 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 		}
 	}
 	return meta
-}
-
-// sensorPosition reads the Cuas-Sensor-Position header's values: one
-// position, or the reason it is refused (two values are two claims, and
-// cuasd does not pick one).
-func (meta *Meta) sensorPosition(vs []string) {
-	if len(vs) > 1 {
-		meta.PositionErr = fmt.Sprintf("%d %s headers; one position per message", len(vs), bus.HeaderSensorPosition)
-		return
-	}
-	p, err := bus.ParseSensorPosition(vs[0])
-	if err != nil {
-		meta.PositionErr = err.Error()
-		return
-	}
-	meta.Position, meta.HasPosition = p, true
 }
 
 func (w *Worker) watchConsumer(ctx context.Context, cons *bus.Consumer) {
