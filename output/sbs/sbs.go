@@ -188,6 +188,13 @@ type line struct {
 
 // appendMsg appends one MSG line of transmission type typ.
 func (l *line) appendMsg(b []byte, typ int, f *fields) []byte {
+	b = l.appendHead(b, typ)
+	b = l.appendTimes(b)
+	return appendTail(b, f)
+}
+
+// appendHead appends a line's fields 1-6, "MSG,typ,1,1,hex,1,".
+func (l *line) appendHead(b []byte, typ int) []byte {
 	b = append(b, "MSG,"...)
 	b = strconv.AppendInt(b, int64(typ), 10)
 	b = append(b, ",1,1,"...)
@@ -196,14 +203,22 @@ func (l *line) appendMsg(b []byte, typ int, f *fields) []byte {
 	} else {
 		b = adsb.AppendAddress(b, l.addr)
 	}
-	b = append(b, ",1,"...)
+	return append(b, ",1,"...)
+}
+
+// appendTimes appends a line's fields 7-10, the message's time and now.
+func (l *line) appendTimes(b []byte) []byte {
 	b = l.clk.append(b, l.gen)
 	b = append(b, ',')
 	if len(l.nowText) > 0 {
-		b = append(b, l.nowText...)
-	} else {
-		b = l.clk.append(b, l.now)
+		return append(b, l.nowText...)
 	}
+	return l.clk.append(b, l.now)
+}
+
+// appendTail appends a line's fields 11-22 from f and its end: all a
+// line holds but its type, address and times.
+func appendTail(b []byte, f *fields) []byte {
 	b = append(b, ',')
 	b = append(b, f.callsign...)
 	b = append(b, ',')
@@ -298,10 +313,20 @@ func appendTime(b []byte, t time.Time) []byte {
 // was two fifths of a per-message line's cost (issue 30's pipeline
 // profile): the digits are written here for the years 1970-9999 (by
 // AppendFormat otherwise), the date computed once per day.
+//
+// The last time written is kept as written too: the lines of a raw
+// message without receiver times (lp framing: the simulator, the
+// single-frame intake) all carry its receive time.
 type clock struct {
 	day  int64 // days since 1970 of date; -1 (or the zero clock): none
 	date [11]byte
 	ok   bool
+	// lastSec and lastMs are the time last written, text its time of
+	// day; valid when timed.
+	lastSec int64
+	lastMs  int
+	text    [12]byte
+	timed   bool
 }
 
 func (c *clock) append(b []byte, t time.Time) []byte {
@@ -315,12 +340,15 @@ func (c *clock) append(b []byte, t time.Time) []byte {
 			byte('0' + m/10), byte('0' + m%10), '/', byte('0' + d/10), byte('0' + d%10), ','}
 		c.day, c.ok = day, true
 	}
-	tod := sec % 86400
-	h, mi, s := tod/3600, tod/60%60, tod%60
-	ms := t.Nanosecond() / 1e6
 	b = append(b, c.date[:]...)
-	return append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+s/10), byte('0'+s%10),
-		'.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	if ms := t.Nanosecond() / 1e6; !c.timed || sec != c.lastSec || ms != c.lastMs {
+		tod := sec % 86400
+		h, mi, s := tod/3600, tod/60%60, tod%60
+		c.text = [12]byte{byte('0' + h/10), byte('0' + h%10), ':', byte('0' + mi/10), byte('0' + mi%10), ':', byte('0' + s/10), byte('0' + s%10),
+			'.', byte('0' + ms/100), byte('0' + ms/10%10), byte('0' + ms%10)}
+		c.lastSec, c.lastMs, c.timed = sec, ms, true
+	}
+	return append(b, c.text[:]...)
 }
 
 // maxFastSec is 10000-01-01 in Unix seconds: appendTime writes four-digit
