@@ -40,6 +40,8 @@ type MessageEncoder struct {
 	// repeated counts the lines written from one.
 	decodeAll bool
 	repeated  int
+	// sq holds a line's squawk digits (fields.squawk, not allocated).
+	sq [4]byte
 }
 
 // msgAircraft is what the encoder keeps of one aircraft: when it was last
@@ -215,7 +217,7 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now t
 	if e.silent {
 		return b
 	}
-	lineFields(m, &f)
+	lineFields(m, &f, &e.sq)
 	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, nowText: e.now, clk: &e.clk}
 	start := len(b)
 	b = l.appendHead(b, typ)
@@ -354,10 +356,10 @@ func (e *MessageEncoder) appendRepeat(b []byte, a *msgAircraft, r *repeat, at se
 }
 
 // lineFields sets f to the fields a message carries (all but the
-// position).
-func lineFields(m *adsb.Message, f *fields) {
+// position); a squawk's digits are written into sq.
+func lineFields(m *adsb.Message, f *fields, sq *[4]byte) {
 	if m.HasCallsign && m.Callsign.Valid() {
-		f.callsign = m.Callsign.String()
+		f.callsign = m.Callsign[:m.Callsign.Len()]
 	}
 	if m.HasAltitude && !m.AltitudeGNSS {
 		f.alt, f.hasAlt = int64(m.Altitude), true
@@ -372,7 +374,7 @@ func lineFields(m *adsb.Message, f *fields) {
 		f.vr, f.hasVR = int64(m.VerticalRate), true
 	}
 	if m.HasSquawk {
-		f.squawk, f.hasSquawk = m.Squawk.String(), true
+		f.squawk, f.hasSquawk = m.Squawk.Append(sq[:0]), true
 	}
 	switch m.DF {
 	case 4, 5, 20, 21:

@@ -337,3 +337,40 @@ func TestRepeatedReplyNeedsARecentSquitter(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendMsgAllocatesNothing: once it knows the aircraft, the encoder
+// writes a raw message's lines without allocating, whether from repeats
+// or decoding every frame (callsigns and squawks too).
+func TestAppendMsgAllocatesNothing(t *testing.T) {
+	msgs := simMsgs(t, 2)
+	now := time.Unix(1_700_000_000, 0)
+	for _, e := range []*MessageEncoder{{}, {decodeAll: true}} {
+		var buf []byte
+		for _, m := range msgs { // the aircraft and the buffer's size
+			buf, _ = e.AppendMsg(buf[:0], m, now)
+		}
+		lines := 0
+		allocs := testing.AllocsPerRun(1, func() {
+			for _, m := range msgs {
+				buf, _ = e.AppendMsg(buf[:0], m, now)
+				lines += bytes.Count(buf, []byte("MSG,1,"))
+			}
+		})
+		if lines == 0 || allocs != 0 {
+			t.Fatalf("decodeAll %v: %v allocations for %d raw messages (%d MSG,1 lines)", e.decodeAll, allocs, len(msgs), lines)
+		}
+	}
+	var m adsb.Message
+	var f fields
+	var sq [4]byte
+	for _, cm := range captureMsgs(t, 512) {
+		_, _ = bus.EachFrameTS(bus.FramingBeast, cm.Data, nil, func(_ int, _ uint64, frame []byte) error {
+			if adsb.Decode(frame, &m) == nil && m.HasSquawk && m.DF == 5 {
+				if n := testing.AllocsPerRun(10, func() { lineFields(&m, &f, &sq) }); n != 0 || string(f.squawk) != m.Squawk.String() {
+					t.Fatalf("a squawk's fields: %v allocations, %q for %s", n, f.squawk, m.Squawk)
+				}
+			}
+			return nil
+		})
+	}
+}

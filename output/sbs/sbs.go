@@ -106,13 +106,13 @@ func (e *Encoder) AppendEvent(b []byte, ev *events.TrackEvent, now time.Time) []
 	l := line{hex: strings.ToUpper(readsbjson.Hex(t)), gen: t.LastSeen, now: now, clk: &clock{}}
 	if t.Callsign != "" && t.Callsign != s.callsign {
 		s.callsign = t.Callsign
-		b = l.appendMsg(b, 1, &fields{callsign: t.Callsign})
+		b = l.appendMsg(b, 1, &fields{callsign: []byte(t.Callsign)})
 	}
 	b = appendPosition(b, &l, s, t)
 	b = appendVelocity(b, &l, s, t)
 	if t.Squawk != "" && t.Squawk != s.squawk {
 		s.squawk = t.Squawk
-		b = l.appendMsg(b, 6, &fields{squawk: t.Squawk, hasSquawk: true})
+		b = l.appendMsg(b, 6, &fields{squawk: []byte(t.Squawk), hasSquawk: true})
 	}
 	return b
 }
@@ -160,14 +160,14 @@ func appendVelocity(b []byte, l *line, s *sent, t *events.Track) []byte {
 
 // fields are the optional fields 11-22 of a line.
 type fields struct {
-	callsign             string
+	callsign             []byte
 	alt                  int64
 	hasAlt               bool
 	gs, trk, vr          int64
 	hasGS, hasTrk, hasVR bool
 	lat, lon             float64
 	hasPos               bool
-	squawk               string
+	squawk               []byte
 	hasSquawk            bool
 	// alert and spi (fields 19 and 21) come from a Mode S reply's flight
 	// status, when hasFlags; ground (field 22) when hasGround.
@@ -252,7 +252,7 @@ func appendTail(b []byte, f *fields) []byte {
 	b = append(b, ',')
 	b = appendFlag(b, f.alert, f.hasFlags)
 	b = append(b, ',')
-	emergency := f.squawk == "7500" || f.squawk == "7600" || f.squawk == "7700"
+	emergency := string(f.squawk) == "7500" || string(f.squawk) == "7600" || string(f.squawk) == "7700"
 	b = appendFlag(b, emergency, f.hasSquawk)
 	b = append(b, ',')
 	b = appendFlag(b, f.spi, f.hasFlags)
