@@ -132,18 +132,25 @@ func TestTrackThenAppendMatchesAppend(t *testing.T) {
 // duplicates of the pass before.
 func BenchmarkAppendMsg(b *testing.B) {
 	msgs := captureMsgs(b, 512)
-	var err error
+	now := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
+	benchLines(b, msgs, func(int) time.Time { return now }, func(i int, e *MessageEncoder) {
+		if i%len(msgs) == 0 && i > 0 {
+			*e = MessageEncoder{} // a fresh receiver: no exact duplicates of the last pass
+		}
+	})
+}
+
+// benchLines is one encoder's AppendMsg over msgs in turn, logged at
+// now(i), each after before(i, the encoder), reporting the time a line.
+func benchLines(b *testing.B, msgs []*nats.Msg, now func(i int) time.Time, before func(int, *MessageEncoder)) {
 	var e MessageEncoder
 	var buf []byte
 	lines := 0
-	now := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		m := msgs[i%len(msgs)]
-		if i%len(msgs) == 0 && i > 0 {
-			e = MessageEncoder{} // a fresh receiver: no exact duplicates of the last pass
-		}
-		buf, err = e.AppendMsg(buf[:0], m, now)
+		before(i, &e)
+		var err error
+		buf, err = e.AppendMsg(buf[:0], msgs[i%len(msgs)], now(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -237,12 +244,9 @@ func BenchmarkAppendMsgSim(b *testing.B) {
 			name, evict = "cold", make([]byte, 16<<20)
 		}
 		b.Run(name, func(b *testing.B) {
-			var e MessageEncoder
-			var buf []byte
-			lines := 0
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				m := msgs[i%len(msgs)]
+			benchLines(b, msgs, func(i int) time.Time {
+				return time.Unix(1_700_000_000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
+			}, func(int, *MessageEncoder) {
 				if cold {
 					b.StopTimer()
 					for j := 0; j < len(evict); j += 64 {
@@ -250,17 +254,7 @@ func BenchmarkAppendMsgSim(b *testing.B) {
 					}
 					b.StartTimer()
 				}
-				var err error
-				buf, err = e.AppendMsg(buf[:0], m, time.Unix(1_700_000_000, 0).Add(time.Duration(i)*10*time.Millisecond))
-				if err != nil {
-					b.Fatal(err)
-				}
-				lines += bytes.Count(buf, []byte("\r\n"))
-			}
-			if lines == 0 {
-				b.Fatal("no lines")
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+			})
 		})
 	}
 }
