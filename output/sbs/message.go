@@ -36,10 +36,6 @@ type MessageEncoder struct {
 	now []byte
 	// silent keeps the aircraft state without writing lines (Track).
 	silent bool
-	// decodeAll decodes every frame, writing none from a repeat (tests);
-	// repeated counts the lines written from one.
-	decodeAll bool
-	repeated  int
 	// sq holds a line's squawk digits (fields.squawk, not allocated).
 	sq [4]byte
 }
@@ -53,29 +49,6 @@ type msgAircraft struct {
 	fixLat     float64
 	fixLon     float64
 	hasFixEver bool
-	// repeats are its last line of each kind repeatKind tells apart.
-	repeats [repeatKinds]repeat
-}
-
-// repeat is the line a frame made, but for its times, kept because
-// aircraft repeat their messages bit for bit: velocity while it holds,
-// identification, the replies to each interrogation (in the real capture
-// 80 % of velocity lines, 90 % of identification and all-call lines,
-// 60 % of the surveillance replies' repeat the aircraft's previous one of
-// their kind; in the pipeline benchmark's traffic 90 % of velocity).
-// A line is a function of its frame's bits, its times and, for positions,
-// the aircraft's CPR state: every line but a position's is kept, and a
-// frame equal to the kept one is written from it, without decoding it
-// again (issue 30: decoding was a quarter of the output's cost).
-type repeat struct {
-	frame [14]byte
-	n     uint8 // the frame's length; 0: nothing kept
-	// parity is set when the frame's address is its parity's (a reply's
-	// line needs the address heard in a squitter, every time).
-	parity bool
-	// head is the length of text's fields 1-6; the rest is fields 11-22.
-	head int
-	text []byte
 }
 
 type cprHalf struct {
@@ -197,18 +170,28 @@ func msgType(m *adsb.Message) int {
 
 // appendFrame appends the line of one frame heard at at.
 func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now time.Time) []byte {
-	k := repeatKind(frame)
-	if a, r := e.repeatOf(frame, k); r != nil {
-		return e.appendRepeat(b, a, r, at)
-	}
 	m := &e.m
-	typ := e.decode(frame)
-	if typ == 0 {
+	if adsb.DecodeWith(frame, m, adsb.Options{}) != nil || m.CRC == adsb.CRCBad || m.CRC == adsb.CRCUnknown {
 		return b
 	}
-	a := e.aircraft(m, at)
-	if a == nil {
+	typ := msgType(m)
+	if typ == 0 || !m.AddressType.IsICAO() {
 		return b
+	}
+	if e.ac == nil {
+		e.ac = map[uint32]*msgAircraft{}
+	}
+	a := e.ac[m.Address]
+	if m.CRC == adsb.CRCAddressParity {
+		if a == nil || at.UnixNano-a.heard > knownFor {
+			return b // any corrupted reply yields some address
+		}
+	} else {
+		if a == nil {
+			a = &msgAircraft{}
+			e.ac[m.Address] = a
+		}
+		a.heard = max(a.heard, at.UnixNano)
 	}
 	var f fields
 	if typ == 3 || typ == 2 {
@@ -219,140 +202,7 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now t
 	}
 	lineFields(m, &f, &e.sq)
 	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, nowText: e.now, clk: &e.clk}
-	start := len(b)
-	b = l.appendHead(b, typ)
-	head := len(b)
-	b = l.appendTimes(b)
-	tail := len(b)
-	b = appendTail(b, &f)
-	if k >= 0 && typ != 2 && typ != 3 {
-		a.repeats[k].keep(frame, m.CRC == adsb.CRCAddressParity, b[start:head], b[tail:])
-	}
-	return b
-}
-
-// decode decodes frame into e.m, returning its transmission type: 0 for
-// a frame that makes no line (undecodable, failing its CRC, not a type
-// SBS writes, or not from an ICAO address).
-func (e *MessageEncoder) decode(frame []byte) int {
-	m := &e.m
-	if adsb.DecodeWith(frame, m, adsb.Options{}) != nil || m.CRC == adsb.CRCBad || m.CRC == adsb.CRCUnknown {
-		return 0
-	}
-	if !m.AddressType.IsICAO() {
-		return 0
-	}
-	return msgType(m)
-}
-
-// repeatOf is the aircraft and its kept line of kind k (repeatKind) when
-// frame repeats that line's frame, else nil.
-func (e *MessageEncoder) repeatOf(frame []byte, k int) (*msgAircraft, *repeat) {
-	if k < 0 || e.decodeAll {
-		return nil, nil
-	}
-	if a := e.ac[frameAddress(frame)]; a != nil && a.repeats[k].is(frame) {
-		return a, &a.repeats[k]
-	}
-	return nil, nil
-}
-
-// aircraft is the state of m's aircraft, nil when m makes no line: a
-// reply whose address comes from its parity is written only for an
-// address heard in a checked squitter in the last minute (any corrupted
-// reply yields some address); a squitter makes its address heard.
-func (e *MessageEncoder) aircraft(m *adsb.Message, at sensorclock.Time) *msgAircraft {
-	a := e.ac[m.Address]
-	if m.CRC == adsb.CRCAddressParity {
-		if a == nil || at.UnixNano-a.heard > knownFor {
-			return nil
-		}
-		return a
-	}
-	if a == nil {
-		if e.ac == nil {
-			e.ac = map[uint32]*msgAircraft{}
-		}
-		a = &msgAircraft{}
-		e.ac[m.Address] = a
-	}
-	a.heard = max(a.heard, at.UnixNano)
-	return a
-}
-
-// keep keeps frame's line, head its fields 1-6 and tail its fields 11-22.
-func (r *repeat) keep(frame []byte, parity bool, head, tail []byte) {
-	r.n, r.parity, r.head = uint8(copy(r.frame[:], frame)), parity, len(head)
-	r.text = append(append(r.text[:0], head...), tail...)
-}
-
-// repeatKinds is the number of kinds of line an aircraft's repeats keep.
-const repeatKinds = 6
-
-// repeatKind is the kind of line a frame may repeat (an index of
-// msgAircraft.repeats), by its DF and type code alone: -1 for positions
-// (whose lines depend on the frames before) and frames that make no line.
-func repeatKind(frame []byte) int {
-	if len(frame) != 7 && len(frame) != 14 {
-		return -1
-	}
-	switch frame[0] >> 3 {
-	case 17, 18:
-		if len(frame) != 14 {
-			return -1
-		}
-		switch tc := frame[4] >> 3; {
-		case tc >= 1 && tc <= 4:
-			return 0
-		case tc == 19:
-			return 1
-		}
-	case 11:
-		return 2
-	case 4, 20:
-		return 3
-	case 5, 21:
-		return 4
-	case 0, 16:
-		return 5
-	}
-	return -1
-}
-
-// frameAddress is the address a frame of a repeatKind names: announced
-// (DF11/17/18) or overlaid on its parity.
-func frameAddress(frame []byte) uint32 {
-	switch frame[0] >> 3 {
-	case 11, 17, 18:
-		return uint32(frame[1])<<16 | uint32(frame[2])<<8 | uint32(frame[3])
-	}
-	return adsb.Syndrome(frame)
-}
-
-// is reports whether frame is the one r kept.
-func (r *repeat) is(frame []byte) bool {
-	return r.n != 0 && int(r.n) == len(frame) && string(r.frame[:r.n]) == string(frame)
-}
-
-// appendRepeat appends the line of a frame a kept: what appendFrame
-// would write for it, with its times, under the same rules.
-func (e *MessageEncoder) appendRepeat(b []byte, a *msgAircraft, r *repeat, at sensorclock.Time) []byte {
-	if r.parity {
-		if at.UnixNano-a.heard > knownFor {
-			return b
-		}
-	} else {
-		a.heard = max(a.heard, at.UnixNano)
-	}
-	if e.silent {
-		return b
-	}
-	e.repeated++
-	b = append(b, r.text[:r.head]...)
-	b = e.clk.append(b, time.Unix(0, at.UnixNano))
-	b = append(b, ',')
-	b = append(b, e.now...)
-	return append(b, r.text[r.head:]...)
+	return l.appendMsg(b, typ, &f)
 }
 
 // lineFields sets f to the fields a message carries (all but the

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -259,119 +258,26 @@ func BenchmarkAppendMsgSim(b *testing.B) {
 	}
 }
 
-// TestRepeatsWriteWhatDecodingWrites: the lines written from an
-// aircraft's repeated frames (msgAircraft.repeats) are, byte for byte,
-// those of decoding every frame, over the real capture in raw messages of
-// 1 and 512 records with every third message only tracked (no client),
-// and the pipeline benchmark's simulated traffic; and most lines of kinds
-// that repeat were written from a repeat, or this tests nothing.
-func TestRepeatsWriteWhatDecodingWrites(t *testing.T) {
-	now := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
-	sets := map[string][]*nats.Msg{"capture/1": captureMsgs(t, 1), "capture/512": captureMsgs(t, 512), "sim": simMsgs(t, 5)}
-	for name, msgs := range sets {
-		repeats, decoded := &MessageEncoder{}, &MessageEncoder{decodeAll: true}
-		var got, want []byte
-		for i, m := range msgs {
-			at := now.Add(time.Duration(i) * 10 * time.Millisecond)
-			if i%3 == 2 {
-				if err := repeats.Track(m, at); err != nil {
-					t.Fatal(err)
-				}
-				_ = decoded.Track(m, at)
-				continue
-			}
-			var err error
-			if got, err = repeats.AppendMsg(got, m, at); err != nil {
-				t.Fatal(err)
-			}
-			want, _ = decoded.AppendMsg(want, m, at)
-		}
-		if !bytes.Equal(got, want) {
-			gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
-			for i := range min(len(gl), len(wl)) {
-				if !bytes.Equal(gl[i], wl[i]) {
-					t.Fatalf("%s: line %d is %q, decoding wrote %q", name, i, gl[i], wl[i])
-				}
-			}
-			t.Fatalf("%s: %d lines, decoding wrote %d", name, len(gl), len(wl))
-		}
-		n := bytes.Count(want, []byte("\n"))
-		kinds := n - bytes.Count(want, []byte("MSG,3,")) - bytes.Count(want, []byte("MSG,2,"))
-		if repeats.repeated < kinds/2 || decoded.repeated != 0 {
-			t.Fatalf("%s: %d of %d lines written from a repeat (%d of kinds that repeat)", name, repeats.repeated, n, kinds)
-		}
-		t.Logf("%s: %d lines, %d written from a repeat", name, n, repeats.repeated)
-	}
-}
-
-// TestRepeatedReplyNeedsARecentSquitter: a surveillance reply repeated
-// bit for bit is written only while its address was heard in a squitter
-// in the last minute, as the first one was: a kept line does not
-// outlive the rule.
-func TestRepeatedReplyNeedsARecentSquitter(t *testing.T) {
-	const icao = 0x4CA2D1
-	var allCall [7]byte
-	allCall[0] = 11<<3 | 5 // DF11, CA 5 (airborne)
-	allCall[1], allCall[2], allCall[3] = icao>>16, icao>>8&0xFF, icao&0xFF
-	p := adsb.CRC24(allCall[:4])
-	allCall[4], allCall[5], allCall[6] = byte(p>>16), byte(p>>8), byte(p)
-	reply := sim.ModeSAltitudeReply(icao, 35000)
-	t0 := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
-	steps := []struct {
-		frame []byte
-		at    time.Duration
-		want  string // the line's type, "" for none
-	}{
-		{reply[:], 0, ""}, // address not heard yet
-		{allCall[:], time.Second, "MSG,8,"},
-		{reply[:], 2 * time.Second, "MSG,5,"},
-		{reply[:], 3 * time.Second, "MSG,5,"},
-		{reply[:], 62 * time.Second, ""}, // the squitter 61 s old
-		{allCall[:], 63 * time.Second, "MSG,8,"},
-		{reply[:], 64 * time.Second, "MSG,5,"},
-	}
-	for _, decodeAll := range []bool{false, true} {
-		e := &MessageEncoder{decodeAll: decodeAll}
-		for i, s := range steps {
-			at := t0.Add(s.at)
-			m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Header: nats.Header{}, Data: bus.AppendLP(nil, s.frame)}
-			m.Header.Set(bus.HeaderFraming, bus.FramingLP)
-			m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(at.UnixNano(), 10))
-			b, err := e.AppendMsg(nil, m, at)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := string(b); s.want == "" && got != "" || s.want != "" && !strings.HasPrefix(got, s.want+"1,1,4CA2D1,") {
-				t.Fatalf("decodeAll %v, step %d: %q, want %q", decodeAll, i, got, s.want)
-			}
-		}
-		if !decodeAll && e.repeated != 3 {
-			t.Fatalf("%d lines from a repeat, want 3 (the all-call's second, the reply's second and last)", e.repeated)
-		}
-	}
-}
-
 // TestAppendMsgAllocatesNothing: once it knows the aircraft, the encoder
-// writes a raw message's lines without allocating, whether from repeats
-// or decoding every frame (callsigns and squawks too).
+// writes a raw message's lines without allocating, callsigns and squawks
+// too.
 func TestAppendMsgAllocatesNothing(t *testing.T) {
 	msgs := simMsgs(t, 2)
 	now := time.Unix(1_700_000_000, 0)
-	for _, e := range []*MessageEncoder{{}, {decodeAll: true}} {
-		var buf []byte
-		for _, m := range msgs { // the aircraft and the buffer's size
+	var e MessageEncoder
+	var buf []byte
+	for _, m := range msgs { // the aircraft and the buffer's size
+		buf, _ = e.AppendMsg(buf[:0], m, now)
+	}
+	lines := 0
+	allocs := testing.AllocsPerRun(1, func() {
+		for _, m := range msgs {
 			buf, _ = e.AppendMsg(buf[:0], m, now)
+			lines += bytes.Count(buf, []byte("MSG,1,"))
 		}
-		lines := 0
-		allocs := testing.AllocsPerRun(1, func() {
-			for _, m := range msgs {
-				buf, _ = e.AppendMsg(buf[:0], m, now)
-				lines += bytes.Count(buf, []byte("MSG,1,"))
-			}
-		})
-		if lines == 0 || allocs != 0 {
-			t.Fatalf("decodeAll %v: %v allocations for %d raw messages (%d MSG,1 lines)", e.decodeAll, allocs, len(msgs), lines)
-		}
+	})
+	if lines == 0 || allocs != 0 {
+		t.Fatalf("%v allocations for %d raw messages (%d MSG,1 lines)", allocs, len(msgs), lines)
 	}
 	var m adsb.Message
 	var f fields

@@ -188,13 +188,6 @@ type line struct {
 
 // appendMsg appends one MSG line of transmission type typ.
 func (l *line) appendMsg(b []byte, typ int, f *fields) []byte {
-	b = l.appendHead(b, typ)
-	b = l.appendTimes(b)
-	return appendTail(b, f)
-}
-
-// appendHead appends a line's fields 1-6, "MSG,typ,1,1,hex,1,".
-func (l *line) appendHead(b []byte, typ int) []byte {
 	b = append(b, "MSG,"...)
 	b = strconv.AppendInt(b, int64(typ), 10)
 	b = append(b, ",1,1,"...)
@@ -203,22 +196,14 @@ func (l *line) appendHead(b []byte, typ int) []byte {
 	} else {
 		b = adsb.AppendAddress(b, l.addr)
 	}
-	return append(b, ",1,"...)
-}
-
-// appendTimes appends a line's fields 7-10, the message's time and now.
-func (l *line) appendTimes(b []byte) []byte {
+	b = append(b, ",1,"...)
 	b = l.clk.append(b, l.gen)
 	b = append(b, ',')
 	if len(l.nowText) > 0 {
-		return append(b, l.nowText...)
+		b = append(b, l.nowText...)
+	} else {
+		b = l.clk.append(b, l.now)
 	}
-	return l.clk.append(b, l.now)
-}
-
-// appendTail appends a line's fields 11-22 from f and its end: all a
-// line holds but its type, address and times.
-func appendTail(b []byte, f *fields) []byte {
 	b = append(b, ',')
 	b = append(b, f.callsign...)
 	b = append(b, ',')
