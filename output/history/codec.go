@@ -86,25 +86,12 @@ func appendPoints(b []byte, base int64, pts []Point) []byte {
 // fixed is v in units of 1/scale when it reads back (float64(k)/scale)
 // bit for bit; false otherwise (NaN, ±Inf, -0, more digits, too large).
 func fixed(v, scale float64) (int64, bool) {
-	k, ok := roundInt(v * scale)
-	return k, ok && math.Float64bits(float64(k)/scale) == math.Float64bits(v)
-}
-
-// roundInt is x rounded half away from zero, as math.Round rounds, when
-// |x| < 2⁵³ (false otherwise, and for NaN): x less its truncation is
-// exact there, so one comparison rounds, where math.Round takes x apart
-// bit by bit (a tenth of the recorder's packing in a profile).
-func roundInt(x float64) (int64, bool) {
-	if !(x > -1<<53 && x < 1<<53) {
+	r := math.Round(v * scale)
+	if !(math.Abs(r) < 1<<53) {
 		return 0, false
 	}
-	k := int64(x)
-	if d := x - float64(k); d >= 0.5 {
-		k++
-	} else if d <= -0.5 {
-		k--
-	}
-	return k, true
+	k := int64(r)
+	return k, math.Float64bits(float64(k)/scale) == math.Float64bits(v)
 }
 
 // append packs p after the point st describes, with its strings when

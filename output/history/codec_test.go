@@ -306,23 +306,3 @@ func packPending(b []byte, runs []run) []byte {
 	}
 	return b
 }
-
-// TestRoundIntIsMathRound: roundInt rounds as math.Round does, halves
-// away from zero, near and at 2⁵³, and refuses what has no int64 (NaN,
-// ±Inf, 2⁵³ and beyond).
-func TestRoundIntIsMathRound(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	xs := []float64{0, math.Copysign(0, -1), 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
-		1<<52 + 0.5, -(1<<52 + 0.5), 1<<53 - 1, -(1<<53 - 1), 1 << 53, -(1 << 53), math.NaN(), math.Inf(1), math.Inf(-1), 1e300}
-	for range 100000 {
-		xs = append(xs, rng.NormFloat64()*math.Pow(10, float64(rng.IntN(17))), float64(rng.Int64N(1<<40))+0.5*float64(rng.IntN(3)-1))
-	}
-	for _, x := range xs {
-		k, ok := roundInt(x)
-		r := math.Round(x)
-		want := math.Abs(r) < 1<<53
-		if ok != want || ok && float64(k) != r {
-			t.Fatalf("roundInt(%v) = %d, %v; math.Round: %v", x, k, ok, r)
-		}
-	}
-}

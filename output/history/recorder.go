@@ -285,12 +285,7 @@ func (r *Recorder) fixPoint(f *output.Fix, vals *slab) Point {
 }
 
 // round rounds v to 1/scale, as fusion.Round rounds a view's values.
-func round(v, scale float64) float64 {
-	if k, ok := roundInt(v * scale); ok {
-		return float64(k) / scale
-	}
-	return math.Round(v*scale) / scale
-}
+func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 
 // onTrack records a track event from NATS. It runs on the subscription's
 // goroutine.
