@@ -132,8 +132,8 @@ func (s *Store) unhold(marks []holdMark, holding, heldN int, next uint64) {
 // range, box and packing state to theirs: they are unpacked and packed
 // again (the packing is deterministic, so the bytes are the same).
 func (c *chunk) truncate(off int) {
-	var pts []Point
-	_ = eachPoint(c.data[:off], c.t0, c.track, func(p *Point) error { pts = append(pts, *p); return nil }) // our own packing
+	c.data = c.data[:off]
+	pts := heldPoints([]*chunk{c})
 	*c = chunk{data: c.data[:0]}
 	for i := range pts {
 		c.add(&pts[i])
