@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -551,14 +553,48 @@ func (s *Store) chunkEnd(ctx context.Context, tr *trackState, first int64) (int6
 // Insert stores pts and returns how many were new (a point at the time
 // of a stored point of its track is a repeat and ignored). The new points
 // are in the pending log (or in chunks) when it returns.
+//
+// A batch holding a point that cannot be stored (a latitude or longitude
+// out of range or not a number, a measurement not finite) is refused
+// whole, with an error naming the point: stored, such a point would make
+// every later compaction fail (SQLite keeps NaN as NULL, which a chunk's
+// bounding box may not be).
 func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
 	if len(pts) == 0 {
 		return 0, nil
+	}
+	if err := checkPoints(pts); err != nil {
+		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.insert(ctx, s.grp.runs(pts), true)
 }
+
+// checkPoints returns an error for the first point of pts that cannot be
+// stored.
+func checkPoints(pts []Point) error {
+	for i := range pts {
+		p := &pts[i]
+		// The negated comparisons are false for NaN too.
+		bad := ""
+		switch {
+		case !(p.Lat >= -90 && p.Lat <= 90):
+			bad = "latitude " + strconv.FormatFloat(p.Lat, 'g', -1, 64)
+		case !(p.Lon >= -180 && p.Lon <= 180):
+			bad = "longitude " + strconv.FormatFloat(p.Lon, 'g', -1, 64)
+		case !finite(p.AltM) || !finite(p.SpeedMps) || !finite(p.HeadingDeg) || !finite(p.VRateMps) || !finite(p.Lambda):
+			bad = "a measurement not finite"
+		}
+		if bad != "" {
+			return wrap("insert", fmt.Errorf("point %d of the batch (track %q at %s): %s", i, p.TrackID, p.Time.UTC().Format(time.RFC3339Nano), bad))
+		}
+	}
+	return nil
+}
+
+// finite reports whether v is unknown (nil) or a finite number.
+func finite(v *float64) bool { return v == nil || !math.IsNaN(*v) && !math.IsInf(*v, 0) }
 
 // insert stores runs, appending the new points to the pending log when
 // logIt. s.mu is held.
