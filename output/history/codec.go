@@ -468,6 +468,4 @@ func appendString(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
-
 func uvarint(b []byte) (uint64, int) { return binary.Uvarint(b) }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -289,4 +290,19 @@ func checkBytesPerFix(t *testing.T, st *Store) {
 	if per := float64(stats.Bytes) / float64(stats.Points); stats.Points != tracks*perTrack || per > 16 {
 		t.Fatalf("%d points in %d bytes of pages: %.1f bytes a fix, want at most 16", stats.Points, stats.Bytes, per)
 	}
+}
+
+// packPending is the first pending-log format's writer (before the log
+// recorded the chunks' own bytes, chunklog.go), kept to check that its
+// records are still read: per run, its track id, its number of points and
+// the points packed after time 0.
+func packPending(b []byte, runs []run) []byte {
+	for _, r := range runs {
+		if len(r.pts) > 0 {
+			b = appendString(b, r.id)
+			b = binary.AppendUvarint(b, uint64(len(r.pts)))
+			b = appendPoints(b, 0, r.pts)
+		}
+	}
+	return b
 }

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -79,10 +81,15 @@ type Store struct {
 	db   *sql.DB
 	path string
 	log  *pendingLog
-	// pend is the pending record being packed, and grp groups points
-	// by track, both reused (s.mu held).
-	pend []byte
-	grp  grouper
+	// pend is the pending record being made, marks what an Insert held,
+	// and grp groups points by track, all reused (s.mu held).
+	pend  []byte
+	marks []holdMark
+	grp   grouper
+	// logGen counts the pending log's emptyings (and failed writes): a
+	// track whose logGen is another has no index in the log (s.mu held).
+	// logNext is the next index.
+	logGen, logNext uint64
 	// tracks is what the store keeps of each track it has heard of, found
 	// by one map look-up per point (the grouper's): the points it holds
 	// in memory and the end of its newest chunk. holding are those that
@@ -146,7 +153,7 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	s := &Store{db: db, path: path, tracks: map[string]*trackState{}, heldAt: time.Now()}
+	s := &Store{db: db, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
 	s.grp.tracks = s.tracks
 	ctx := context.Background()
 	var page int
@@ -205,17 +212,24 @@ func (s *Store) Close() error {
 // loadPending opens the pending log, reads back the points a killed
 // process left in it and writes them as chunks (which empties it).
 func (s *Store) loadPending(ctx context.Context) error {
-	l, records, err := openPendingLog(s.path + ".pending")
+	l, records, first, err := openPendingLog(s.path + ".pending")
 	if err != nil {
 		return err
 	}
 	s.log = l
 	var pts []Point
-	for _, rec := range records {
-		if pts, err = unpackPending(rec, pts); err != nil {
-			_ = l.close()
-			return wrap("open: pending", err)
+	if first {
+		for _, rec := range records {
+			if pts, err = unpackPending(rec, pts); err != nil {
+				break
+			}
 		}
+	} else {
+		pts, err = replayChunkLog(records, pts)
+	}
+	if err != nil {
+		_ = l.close()
+		return wrap("open: pending", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -235,20 +249,9 @@ func (s *Store) loadPending(ctx context.Context) error {
 	return nil
 }
 
-// packPending packs runs of points as a pending row: per run, its track
-// id, its number of points and the points packed.
-func packPending(b []byte, runs []run) []byte {
-	for _, r := range runs {
-		if len(r.pts) > 0 {
-			b = appendString(b, r.id)
-			b = appendUvarint(b, uint64(len(r.pts)))
-			b = appendPoints(b, 0, r.pts)
-		}
-	}
-	return b
-}
-
-// unpackPending appends to dst the points of a pending row.
+// unpackPending appends to dst the points of a pending record of the
+// first format: per run of points, its track id, its number of points
+// and the points packed after time 0 (appendPoints).
 func unpackPending(b []byte, dst []Point) ([]Point, error) {
 	for len(b) > 0 {
 		id, rest, err := readString(b)
@@ -296,6 +299,9 @@ type trackState struct {
 	// gen and k: in the grouper's call gen, the track's group is k.
 	gen uint64
 	k   int32
+	// logIdx is the track's index in the pending log when logGen is the
+	// store's.
+	logGen, logIdx uint64
 }
 
 // forgetEnd forgets the track's chunk end (the chunks may have changed).
@@ -547,14 +553,48 @@ func (s *Store) chunkEnd(ctx context.Context, tr *trackState, first int64) (int6
 // Insert stores pts and returns how many were new (a point at the time
 // of a stored point of its track is a repeat and ignored). The new points
 // are in the pending log (or in chunks) when it returns.
+//
+// A batch holding a point that cannot be stored (a latitude or longitude
+// out of range or not a number, a measurement not finite) is refused
+// whole, with an error naming the point: stored, such a point would make
+// every later compaction fail (SQLite keeps NaN as NULL, which a chunk's
+// bounding box may not be).
 func (s *Store) Insert(ctx context.Context, pts []Point) (int, error) {
 	if len(pts) == 0 {
 		return 0, nil
+	}
+	if err := checkPoints(pts); err != nil {
+		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.insert(ctx, s.grp.runs(pts), true)
 }
+
+// checkPoints returns an error for the first point of pts that cannot be
+// stored.
+func checkPoints(pts []Point) error {
+	for i := range pts {
+		p := &pts[i]
+		// The negated comparisons are false for NaN too.
+		bad := ""
+		switch {
+		case !(p.Lat >= -90 && p.Lat <= 90):
+			bad = "latitude " + strconv.FormatFloat(p.Lat, 'g', -1, 64)
+		case !(p.Lon >= -180 && p.Lon <= 180):
+			bad = "longitude " + strconv.FormatFloat(p.Lon, 'g', -1, 64)
+		case !finite(p.AltM) || !finite(p.SpeedMps) || !finite(p.HeadingDeg) || !finite(p.VRateMps) || !finite(p.Lambda):
+			bad = "a measurement not finite"
+		}
+		if bad != "" {
+			return wrap("insert", fmt.Errorf("point %d of the batch (track %q at %s): %s", i, p.TrackID, p.Time.UTC().Format(time.RFC3339Nano), bad))
+		}
+	}
+	return nil
+}
+
+// finite reports whether v is unknown (nil) or a finite number.
+func finite(v *float64) bool { return v == nil || !math.IsNaN(*v) && !math.IsInf(*v, 0) }
 
 // insert stores runs, appending the new points to the pending log when
 // logIt. s.mu is held.
@@ -564,9 +604,12 @@ func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error)
 		return 0, err
 	}
 	if n > 0 && logIt {
-		s.pend = packPending(s.pend[:0], runs)
-		if err := s.log.append(s.pend); err != nil {
+		if err := s.holdLogged(runs); err != nil {
 			return 0, err
+		}
+	} else {
+		for _, r := range runs {
+			s.hold(r.t, r.pts)
 		}
 	}
 	if len(old) > 0 {
@@ -575,9 +618,6 @@ func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error)
 			return 0, err
 		}
 		n += k
-	}
-	for _, r := range runs {
-		s.hold(r.t, r.pts)
 	}
 	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
 		return n, s.compact(ctx)
@@ -749,7 +789,7 @@ func (s *Store) writeChunks(ctx context.Context, tx *sql.Tx, cs []*chunk) error 
 func (s *Store) compact(ctx context.Context) error {
 	s.heldAt = time.Now()
 	if s.heldN == 0 {
-		return s.log.reset() // it may hold repeats read back at Open
+		return s.resetLog() // it may hold repeats read back at Open
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -790,7 +830,7 @@ func (s *Store) compact(ctx context.Context) error {
 	}
 	// Killed before this, the log is read again at the next start and its
 	// points, now in chunks, taken for the repeats they are.
-	return s.log.reset()
+	return s.resetLog()
 }
 
 // Compact writes the points held in memory as chunks now (Close does it

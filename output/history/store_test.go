@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -469,5 +470,47 @@ func TestTrackQueryKeepsItsHeldPoints(t *testing.T) {
 		if got[i].TrackID != want[i].TrackID || !got[i].Time.Equal(want[i].Time) || got[i].Lat != want[i].Lat || got[i].Lon != want[i].Lon {
 			t.Fatalf("point %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// TestInsertRefusesPointsItCannotStore: a batch with a position out of
+// range or not a number, or a measurement not finite, is refused whole
+// with an error naming the point, and the store goes on compacting and
+// storing. (Stored, a NaN latitude made every later compaction fail: its
+// chunk's bounding box would be NULL.)
+func TestInsertRefusesPointsItCannotStore(t *testing.T) {
+	inf := math.Inf(1)
+	for _, tc := range []struct {
+		name string
+		bad  func(p *Point)
+		want string
+	}{
+		{"NaN latitude", func(p *Point) { p.Lat = math.NaN() }, "latitude NaN"},
+		{"NaN longitude", func(p *Point) { p.Lon = math.NaN() }, "longitude NaN"},
+		{"latitude beyond a pole", func(p *Point) { p.Lat = 90.5 }, "latitude 90.5"},
+		{"longitude beyond 180", func(p *Point) { p.Lon = -180.25 }, "longitude -180.25"},
+		{"infinite altitude", func(p *Point) { p.AltM = &inf }, "not finite"},
+		{"NaN speed", func(p *Point) { p.SpeedMps = f64(math.NaN()) }, "not finite"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _ := openTemp(t)
+			pts := track("adsb:4CA1FA", "adsb", t0, time.Second, 10, 51, -1)
+			tc.bad(&pts[4])
+			n, err := st.Insert(context.Background(), pts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "point 4 ") {
+				t.Fatalf("Insert = %d, %v; want an error naming point 4's %s", n, err, tc.want)
+			}
+			more := track("adsb:4CA1FB", "adsb", t0, time.Second, 5, 52, -1)
+			insert(t, st, more)
+			if err := st.Compact(context.Background()); err != nil {
+				t.Fatalf("compaction after the refused batch: %v", err)
+			}
+			if got := collectTrack(t, st, TrackQuery{ID: "adsb:4CA1FA", From: t0, To: t0.Add(time.Hour)}); len(got) != 0 {
+				t.Fatalf("the refused batch's track has %d points, want 0", len(got))
+			}
+			if got := collectTrack(t, st, TrackQuery{ID: "adsb:4CA1FB", From: t0, To: t0.Add(time.Hour)}); len(got) != 5 {
+				t.Fatalf("the next batch's track has %d points, want 5", len(got))
+			}
+		})
 	}
 }
