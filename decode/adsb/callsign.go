@@ -11,12 +11,16 @@ type Callsign [8]byte
 const callsignChars = "#ABCDEFGHIJKLMNOPQRSTUVWXYZ##### ###############0123456789######"
 
 // String returns the callsign without its trailing padding, e.g. "EZY85MH".
-func (c Callsign) String() string {
+func (c Callsign) String() string { return string(c[:c.Len()]) }
+
+// Len is the length of the callsign without its trailing padding: c[:Len]
+// is String's text without allocating it.
+func (c Callsign) Len() int {
 	n := len(c)
 	for n > 0 && (c[n-1] == ' ' || c[n-1] == 0) {
 		n--
 	}
-	return string(c[:n])
+	return n
 }
 
 // Valid reports whether every character is a letter, a digit or a space:

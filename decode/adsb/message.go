@@ -410,11 +410,12 @@ type Squawk uint16
 // String returns the four digits, e.g. "7500".
 func (s Squawk) String() string {
 	var b [4]byte
-	for i := 3; i >= 0; i-- {
-		b[i] = '0' + byte(s&7)
-		s >>= 4
-	}
-	return string(b[:])
+	return string(s.Append(b[:0]))
+}
+
+// Append appends the code's four digits to b, as String writes them.
+func (s Squawk) Append(b []byte) []byte {
+	return append(b, '0'+byte(s>>12&7), '0'+byte(s>>8&7), '0'+byte(s>>4&7), '0'+byte(s&7))
 }
 
 // ICAO returns the address as six upper-case hex digits.

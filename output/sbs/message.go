@@ -36,6 +36,8 @@ type MessageEncoder struct {
 	now []byte
 	// silent keeps the aircraft state without writing lines (Track).
 	silent bool
+	// sq holds a line's squawk digits (fields.squawk, not allocated).
+	sq [4]byte
 }
 
 // msgAircraft is what the encoder keeps of one aircraft: when it was last
@@ -198,16 +200,16 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now t
 	if e.silent {
 		return b
 	}
-	lineFields(m, &f)
+	lineFields(m, &f, &e.sq)
 	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, nowText: e.now, clk: &e.clk}
 	return l.appendMsg(b, typ, &f)
 }
 
 // lineFields sets f to the fields a message carries (all but the
-// position).
-func lineFields(m *adsb.Message, f *fields) {
+// position); a squawk's digits are written into sq.
+func lineFields(m *adsb.Message, f *fields, sq *[4]byte) {
 	if m.HasCallsign && m.Callsign.Valid() {
-		f.callsign = m.Callsign.String()
+		f.callsign = m.Callsign[:m.Callsign.Len()]
 	}
 	if m.HasAltitude && !m.AltitudeGNSS {
 		f.alt, f.hasAlt = int64(m.Altitude), true
@@ -222,7 +224,7 @@ func lineFields(m *adsb.Message, f *fields) {
 		f.vr, f.hasVR = int64(m.VerticalRate), true
 	}
 	if m.HasSquawk {
-		f.squawk, f.hasSquawk = m.Squawk.String(), true
+		f.squawk, f.hasSquawk = m.Squawk.Append(sq[:0]), true
 	}
 	switch m.DF {
 	case 4, 5, 20, 21:

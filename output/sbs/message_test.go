@@ -14,6 +14,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/sim"
 )
 
 // captureMsgs is the real Beast capture in raw messages of size records,
@@ -74,6 +75,10 @@ func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 		if got := string(c.append(nil, tm)); got != want {
 			t.Fatalf("%v after another day: %s, want %s", tm, got, want)
 		}
+		// The same time again: the kept text.
+		if got := string(c.append(nil, tm)); got != want {
+			t.Fatalf("%v again: %s, want %s", tm, got, want)
+		}
 		// The same day again, another time of it: the kept date.
 		if later := tm.Add(time.Duration(tm.Nanosecond()%7) * time.Second); later.UTC().YearDay() == tm.UTC().YearDay() {
 			if got, want := string(c.append(nil, later)), later.UTC().Format(layout); got != want {
@@ -126,18 +131,25 @@ func TestTrackThenAppendMatchesAppend(t *testing.T) {
 // duplicates of the pass before.
 func BenchmarkAppendMsg(b *testing.B) {
 	msgs := captureMsgs(b, 512)
-	var err error
+	now := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
+	benchLines(b, msgs, func(int) time.Time { return now }, func(i int, e *MessageEncoder) {
+		if i%len(msgs) == 0 && i > 0 {
+			*e = MessageEncoder{} // a fresh receiver: no exact duplicates of the last pass
+		}
+	})
+}
+
+// benchLines is one encoder's AppendMsg over msgs in turn, logged at
+// now(i), each after before(i, the encoder), reporting the time a line.
+func benchLines(b *testing.B, msgs []*nats.Msg, now func(i int) time.Time, before func(int, *MessageEncoder)) {
 	var e MessageEncoder
 	var buf []byte
 	lines := 0
-	now := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		m := msgs[i%len(msgs)]
-		if i%len(msgs) == 0 && i > 0 {
-			e = MessageEncoder{} // a fresh receiver: no exact duplicates of the last pass
-		}
-		buf, err = e.AppendMsg(buf[:0], m, now)
+		before(i, &e)
+		var err error
+		buf, err = e.AppendMsg(buf[:0], msgs[i%len(msgs)], now(i))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -187,4 +199,97 @@ func FuzzAppendDegrees(f *testing.F) {
 			t.Fatalf("%v: %s, want %s", v, got, want)
 		}
 	})
+}
+
+// simMsgs is seconds of the pipeline benchmark's simulated ADS-B traffic
+// (its latency phase's world: 2,000 aircraft, ~52,000 frames/s) in raw
+// messages of one 10-ms tick each, lp-framed as the benchmark publishes
+// them.
+func simMsgs(tb testing.TB, seconds int) []*nats.Msg {
+	tb.Helper()
+	start := time.Unix(1_700_000_000, 0)
+	w := sim.NewWorld(sim.Config{Aircraft: 2000, Drones: 200, MAVLink: 10, Rate: 50000, Tick: 10 * time.Millisecond}, start)
+	var msgs []*nats.Msg
+	for i := 1; i <= seconds*100; i++ {
+		now := start.Add(time.Duration(i) * 10 * time.Millisecond)
+		out := map[string][][]byte{}
+		w.Step(now, 10*time.Millisecond, out)
+		var body []byte
+		for _, f := range out["adsb"] {
+			body = bus.AppendLP(body, f)
+		}
+		m := &nats.Msg{Subject: "cuas.raw.adsb.sim", Header: nats.Header{}, Data: body}
+		m.Header.Set(bus.HeaderFraming, bus.FramingLP)
+		m.Header.Set(bus.HeaderSensor, "sim")
+		m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(now.UnixNano(), 10))
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// BenchmarkAppendMsgSim is the per-message SBS output's work at the
+// pipeline benchmark (issue 30): its simulated DF17 traffic, ~500 frames
+// a raw message without receiver times, most of them positions decoded
+// globally from their pairs. "cold" evicts the caches between raw
+// messages (16 MB written, outside the timer), as the pipeline's other
+// work does between two of them: there the encoder's cost is its
+// aircraft state's memory more than its arithmetic.
+func BenchmarkAppendMsgSim(b *testing.B) {
+	msgs := simMsgs(b, 20)
+	for _, cold := range []bool{false, true} {
+		name := "warm"
+		var evict []byte
+		if cold {
+			name, evict = "cold", make([]byte, 16<<20)
+		}
+		b.Run(name, func(b *testing.B) {
+			benchLines(b, msgs, func(i int) time.Time {
+				return time.Unix(1_700_000_000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
+			}, func(int, *MessageEncoder) {
+				if cold {
+					b.StopTimer()
+					for j := 0; j < len(evict); j += 64 {
+						evict[j]++
+					}
+					b.StartTimer()
+				}
+			})
+		})
+	}
+}
+
+// TestAppendMsgAllocatesNothing: once it knows the aircraft, the encoder
+// writes a raw message's lines without allocating, callsigns and squawks
+// too.
+func TestAppendMsgAllocatesNothing(t *testing.T) {
+	msgs := simMsgs(t, 2)
+	now := time.Unix(1_700_000_000, 0)
+	var e MessageEncoder
+	var buf []byte
+	for _, m := range msgs { // the aircraft and the buffer's size
+		buf, _ = e.AppendMsg(buf[:0], m, now)
+	}
+	lines := 0
+	allocs := testing.AllocsPerRun(1, func() {
+		for _, m := range msgs {
+			buf, _ = e.AppendMsg(buf[:0], m, now)
+			lines += bytes.Count(buf, []byte("MSG,1,"))
+		}
+	})
+	if lines == 0 || allocs != 0 {
+		t.Fatalf("%v allocations for %d raw messages (%d MSG,1 lines)", allocs, len(msgs), lines)
+	}
+	var m adsb.Message
+	var f fields
+	var sq [4]byte
+	for _, cm := range captureMsgs(t, 512) {
+		_, _ = bus.EachFrameTS(bus.FramingBeast, cm.Data, nil, func(_ int, _ uint64, frame []byte) error {
+			if adsb.Decode(frame, &m) == nil && m.HasSquawk && m.DF == 5 {
+				if n := testing.AllocsPerRun(10, func() { lineFields(&m, &f, &sq) }); n != 0 || string(f.squawk) != m.Squawk.String() {
+					t.Fatalf("a squawk's fields: %v allocations, %q for %s", n, f.squawk, m.Squawk)
+				}
+			}
+			return nil
+		})
+	}
 }

@@ -106,13 +106,13 @@ func (e *Encoder) AppendEvent(b []byte, ev *events.TrackEvent, now time.Time) []
 	l := line{hex: strings.ToUpper(readsbjson.Hex(t)), gen: t.LastSeen, now: now, clk: &clock{}}
 	if t.Callsign != "" && t.Callsign != s.callsign {
 		s.callsign = t.Callsign
-		b = l.appendMsg(b, 1, &fields{callsign: t.Callsign})
+		b = l.appendMsg(b, 1, &fields{callsign: []byte(t.Callsign)})
 	}
 	b = appendPosition(b, &l, s, t)
 	b = appendVelocity(b, &l, s, t)
 	if t.Squawk != "" && t.Squawk != s.squawk {
 		s.squawk = t.Squawk
-		b = l.appendMsg(b, 6, &fields{squawk: t.Squawk, hasSquawk: true})
+		b = l.appendMsg(b, 6, &fields{squawk: []byte(t.Squawk), hasSquawk: true})
 	}
 	return b
 }
@@ -160,14 +160,14 @@ func appendVelocity(b []byte, l *line, s *sent, t *events.Track) []byte {
 
 // fields are the optional fields 11-22 of a line.
 type fields struct {
-	callsign             string
+	callsign             []byte
 	alt                  int64
 	hasAlt               bool
 	gs, trk, vr          int64
 	hasGS, hasTrk, hasVR bool
 	lat, lon             float64
 	hasPos               bool
-	squawk               string
+	squawk               []byte
 	hasSquawk            bool
 	// alert and spi (fields 19 and 21) come from a Mode S reply's flight
 	// status, when hasFlags; ground (field 22) when hasGround.
@@ -237,7 +237,7 @@ func (l *line) appendMsg(b []byte, typ int, f *fields) []byte {
 	b = append(b, ',')
 	b = appendFlag(b, f.alert, f.hasFlags)
 	b = append(b, ',')
-	emergency := f.squawk == "7500" || f.squawk == "7600" || f.squawk == "7700"
+	emergency := string(f.squawk) == "7500" || string(f.squawk) == "7600" || string(f.squawk) == "7700"
 	b = appendFlag(b, emergency, f.hasSquawk)
 	b = append(b, ',')
 	b = appendFlag(b, f.spi, f.hasFlags)
@@ -298,10 +298,20 @@ func appendTime(b []byte, t time.Time) []byte {
 // was two fifths of a per-message line's cost (issue 30's pipeline
 // profile): the digits are written here for the years 1970-9999 (by
 // AppendFormat otherwise), the date computed once per day.
+//
+// The last time written is kept as written too: the lines of a raw
+// message without receiver times (lp framing: the simulator, the
+// single-frame intake) all carry its receive time.
 type clock struct {
 	day  int64 // days since 1970 of date; -1 (or the zero clock): none
 	date [11]byte
 	ok   bool
+	// lastSec and lastMs are the time last written, text its time of
+	// day; valid when timed.
+	lastSec int64
+	lastMs  int
+	text    [12]byte
+	timed   bool
 }
 
 func (c *clock) append(b []byte, t time.Time) []byte {
@@ -315,12 +325,15 @@ func (c *clock) append(b []byte, t time.Time) []byte {
 			byte('0' + m/10), byte('0' + m%10), '/', byte('0' + d/10), byte('0' + d%10), ','}
 		c.day, c.ok = day, true
 	}
-	tod := sec % 86400
-	h, mi, s := tod/3600, tod/60%60, tod%60
-	ms := t.Nanosecond() / 1e6
 	b = append(b, c.date[:]...)
-	return append(b, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+s/10), byte('0'+s%10),
-		'.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10))
+	if ms := t.Nanosecond() / 1e6; !c.timed || sec != c.lastSec || ms != c.lastMs {
+		tod := sec % 86400
+		h, mi, s := tod/3600, tod/60%60, tod%60
+		c.text = [12]byte{byte('0' + h/10), byte('0' + h%10), ':', byte('0' + mi/10), byte('0' + mi%10), ':', byte('0' + s/10), byte('0' + s%10),
+			'.', byte('0' + ms/100), byte('0' + ms/10%10), byte('0' + ms%10)}
+		c.lastSec, c.lastMs, c.timed = sec, ms, true
+	}
+	return append(b, c.text[:]...)
 }
 
 // maxFastSec is 10000-01-01 in Unix seconds: appendTime writes four-digit
