@@ -31,6 +31,10 @@ type MessageEncoder struct {
 	m      adsb.Message
 	ac     map[uint32]*msgAircraft
 	swept  int64
+	// latest is the newest time of a frame heard (mapped ns): aircraft
+	// are forgotten on the frames' clock, not the wall's, so that a
+	// capture replayed with its own times keeps them as live data does.
+	latest int64
 	clk    clock
 	// now is the time the lines of one raw message are written, as written.
 	now []byte
@@ -87,13 +91,14 @@ func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte
 		if ts != 0 {
 			at = model.Map(meta.clock, ts, meta.recv)
 		}
+		e.latest = max(e.latest, at.UnixNano)
 		b = e.appendFrame(b, frame, at, now)
 		return nil
 	})
 	if err != nil {
 		ferr = err
 	}
-	e.sweep(now.UnixNano())
+	e.sweep(e.latest)
 	return b, ferr
 }
 
@@ -129,7 +134,8 @@ func rawMeta(m *nats.Msg) rawHeaders {
 	return h
 }
 
-// sweep forgets aircraft not heard for two minutes, once a minute.
+// sweep forgets aircraft not heard for two minutes before now (the
+// newest frame's time), once a minute of that clock.
 func (e *MessageEncoder) sweep(now int64) {
 	if now-e.swept < int64(time.Minute) {
 		return

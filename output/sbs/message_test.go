@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -291,5 +292,51 @@ func TestAppendMsgAllocatesNothing(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestForgetsOnTheFramesClock: the encoder forgets aircraft by its frames'
+// times, not the wall clock's, so a capture replayed with its own times
+// (`cuasd replay --capture-time`, a GPS-timed receiver's recording) years
+// after it was made, its lines logged now, writes the lines it writes
+// when the wall clock is the capture's: the same replies of known
+// addresses, the same positions. Only the logged date and time (fields
+// 9-10) differ.
+func TestForgetsOnTheFramesClock(t *testing.T) {
+	msgs := captureMsgs(t, 64)
+	then := time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC)
+	later := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	var atThen, atLater MessageEncoder
+	var want, got []byte
+	for i, m := range msgs {
+		var err error
+		if want, err = atThen.AppendMsg(want, m, then); err != nil {
+			t.Fatal(err)
+		}
+		// A minute of wall clock a message: as many sweeps as can be.
+		if got, err = atLater.AppendMsg(got, m, later.Add(time.Duration(i)*time.Minute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	strip := func(b []byte) []string {
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\r\n") {
+			f := strings.Split(l, ",")
+			f[8], f[9] = "", ""
+			out = append(out, strings.Join(f, ","))
+		}
+		return out
+	}
+	w, g := strip(want), strip(got)
+	if n := bytes.Count(want, []byte("MSG,3,")); n < 100 {
+		t.Fatalf("the capture wrote %d MSG,3 lines: too few to tell", n)
+	}
+	if len(g) != len(w) {
+		t.Fatalf("logged years later: %d lines, want the %d logged at the capture's time", len(g), len(w))
+	}
+	for i := range w {
+		if g[i] != w[i] {
+			t.Fatalf("line %d logged years later:\n%s\nwant\n%s", i, g[i], w[i])
+		}
 	}
 }
