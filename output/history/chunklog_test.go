@@ -121,6 +121,21 @@ func TestReadsFirstPendingLog(t *testing.T) {
 // strings and measurements that change (randomPoints), now and then a
 // point older than its track's newest (the held chunks packed again), a
 // repeat, or a track's points over more than a chunk holds.
+// storable makes the i-th of randomPoints' points one Insert stores
+// (checkPoints): a position on the globe, measurements finite; extreme
+// values that are storable (1e300, -0, tiny) stay.
+func storable(p *Point, i int) {
+	if !(p.Lat >= -90 && p.Lat <= 90) || !(p.Lon >= -180 && p.Lon <= 180) {
+		p.Lat, p.Lon = 1e-6*float64(i), -2e-6*float64(i)
+	}
+	for _, v := range []**float64{&p.AltM, &p.SpeedMps, &p.HeadingDeg, &p.VRateMps, &p.Lambda} {
+		if !finite(*v) {
+			x := math.Copysign(1e300, **v)
+			*v = &x
+		}
+	}
+}
+
 func randomBatches(rng *rand.Rand, n int) [][]Point {
 	ids := []string{"adsb:A", "adsb:B", "remoteid:C", "mavlink:D"}
 	streams := make([][]Point, len(ids))
@@ -129,11 +144,7 @@ func randomBatches(rng *rand.Rand, n int) [][]Point {
 		for i := range streams[k] {
 			p := &streams[k][i]
 			p.TrackID = ids[k]
-			// A chunk's box is stored in columns SQLite keeps NaN out of:
-			// positions are numbers (as the recorder's always are).
-			if math.IsNaN(p.Lat) || math.IsNaN(p.Lon) {
-				p.Lat, p.Lon = 1e-6*float64(i), -2e-6*float64(i)
-			}
+			storable(p, i)
 		}
 	}
 	var out [][]Point
