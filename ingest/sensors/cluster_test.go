@@ -79,8 +79,14 @@ func TestRegistryOnNATS(t *testing.T) {
 		return out
 	}
 	want := []string{"esp-roof", "kit-1", "mast-2", "shared-udp"}
-	waitFor(t, "both instances list every sensor", func() bool {
-		return slices.Equal(ids(a), want) && slices.Equal(ids(b), want)
+	// Each lists shared-udp from its own hearing before the other's
+	// announcement of it arrives: wait for that too.
+	heardByBoth := func(r *Registry) bool {
+		s, _ := r.Get("shared-udp")
+		return len(s.HeardBy) == 2
+	}
+	waitFor(t, "both instances list every sensor, shared-udp heard by both", func() bool {
+		return slices.Equal(ids(a), want) && slices.Equal(ids(b), want) && heardByBoth(a) && heardByBoth(b)
 	})
 	kit, _ := b.Get("kit-1")
 	if kit.Instance != "cuasd-a" || !slices.Equal(kit.HeardBy, []string{"cuasd-a"}) || kit.Position == nil ||

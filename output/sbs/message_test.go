@@ -296,10 +296,10 @@ func TestAppendMsgAllocatesNothing(t *testing.T) {
 }
 
 // TestForgetsOnTheFramesClock: the encoder forgets aircraft by its frames'
-// times, not the wall clock's, so a capture replayed with its own times
-// (`cuasd replay --capture-time`, a GPS-timed receiver's recording) years
-// after it was made, its lines logged now, writes the lines it writes
-// when the wall clock is the capture's: the same replies of known
+// times, not the wall clock's, so frames whose times are long past (a
+// GPS-timed receiver's recording played in hours later, raw messages
+// with their sensor's own Cuas-Sensor-Ns), their lines logged now, give
+// the lines they give when the wall clock is theirs: the same replies of known
 // addresses, the same positions. Only the logged date and time (fields
 // 9-10) differ.
 func TestForgetsOnTheFramesClock(t *testing.T) {
