@@ -539,7 +539,7 @@ func TestSBSCaptureAgainstDump1090(t *testing.T) {
 			trailer++
 			continue
 		}
-		a := hex24(m.Address)
+		a := AddressString(m.Address)
 		if m.HasPosition {
 			fromSBS = append(fromSBS, pos{a, strconv.FormatFloat(m.Lat, 'f', 5, 64), strconv.FormatFloat(m.Lon, 'f', 5, 64)})
 		}

@@ -419,17 +419,7 @@ func (s Squawk) Append(b []byte) []byte {
 }
 
 // ICAO returns the address as six upper-case hex digits.
-func (m *Message) ICAO() string { return hex24(m.Address) }
-
-func hex24(a uint32) string {
-	const digits = "0123456789ABCDEF"
-	var b [6]byte
-	for i := 5; i >= 0; i-- {
-		b[i] = digits[a&0xF]
-		a >>= 4
-	}
-	return string(b[:])
-}
+func (m *Message) ICAO() string { return AddressString(m.Address) }
 
 // ME returns the 56-bit ME field of an extended squitter (bytes 5-11).
 func (m *Message) ME() uint64 { return meOf(&m.Frame) }
