@@ -196,7 +196,6 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 	})
 	opts.SetConnectionLostHandler(func(_ paho.Client, err error) { rep.Retrying(fmt.Errorf("mqtt: connection lost: %w", err)) })
 	c := paho.NewClient(&opts)
-	go o.connect(ctx, c, rep)
 	defer func() {
 		t := c.Publish(o.cfg.Prefix+"/status", 1, true, "offline")
 		t.WaitTimeout(5 * time.Second)
@@ -222,6 +221,10 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 		return &alert.Error{Msg: "mqtt: subscribe tracks", Err: err}
 	}
 	defer unsub()
+	// Connected, the output says "online" and up: only once it hears the
+	// events it publishes (a track event published just after "online"
+	// was lost when the connection won the race with the subscriptions).
+	go o.connect(ctx, c, rep)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for _, s := range o.cfg.Sinks {
