@@ -201,24 +201,9 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 		t.WaitTimeout(5 * time.Second)
 		c.Disconnect(500)
 	}()
-	put := func(m *nats.Msg) { o.q.Put(bytes.Clone(m.Data)) }
-	for _, subj := range []string{bus.ThreatPrefix + ".>", bus.ZonePrefix + ".>"} {
-		unsub, err := ev.Subscribe(subj, put)
-		if err != nil {
-			return &alert.Error{Msg: "mqtt: subscribe " + subj, Err: err}
-		}
-		defer unsub()
-	}
-	unsub, err := ev.Subscribe(bus.TrackPrefix+".>", func(m *nats.Msg) {
-		// cuas.track.{protocol}.{key}: every drone's events move its
-		// tracker; an aircraft's only with a circle; every loss ends one.
-		proto, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, bus.TrackPrefix+"."), ".")
-		if o.trackers.wants(proto) || bytes.Contains(m.Data, alert.LostMarker) {
-			put(m)
-		}
-	})
+	unsub, err := o.listen(ev)
 	if err != nil {
-		return &alert.Error{Msg: "mqtt: subscribe tracks", Err: err}
+		return err
 	}
 	defer unsub()
 	// Connected, the output says "online" and up: only once it hears the
@@ -250,6 +235,38 @@ func (o *Output) Run(ctx context.Context, ev output.Events, rep lifecycle.Report
 	}
 	o.loop(ctx, c)
 	return nil
+}
+
+// listen subscribes to the events the output publishes from, queueing
+// them; unsubscribe ends every subscription.
+func (o *Output) listen(ev output.Events) (unsubscribe func(), err error) {
+	var unsubs []func()
+	unsubscribe = func() {
+		for _, u := range unsubs {
+			u()
+		}
+	}
+	put := func(m *nats.Msg) { o.q.Put(bytes.Clone(m.Data)) }
+	tracks := func(m *nats.Msg) {
+		// cuas.track.{protocol}.{key}: every drone's events move its
+		// tracker; an aircraft's only with a circle; every loss ends one.
+		proto, _, _ := strings.Cut(strings.TrimPrefix(m.Subject, bus.TrackPrefix+"."), ".")
+		if o.trackers.wants(proto) || bytes.Contains(m.Data, alert.LostMarker) {
+			put(m)
+		}
+	}
+	for _, s := range []struct {
+		subj string
+		fn   func(*nats.Msg)
+	}{{bus.ThreatPrefix + ".>", put}, {bus.ZonePrefix + ".>", put}, {bus.TrackPrefix + ".>", tracks}} {
+		u, err := ev.Subscribe(s.subj, s.fn)
+		if err != nil {
+			unsubscribe()
+			return nil, &alert.Error{Msg: "mqtt: subscribe " + s.subj, Err: err}
+		}
+		unsubs = append(unsubs, u)
+	}
+	return unsubscribe, nil
 }
 
 // connect makes the first connection, retrying with back-off and
