@@ -178,19 +178,12 @@ func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, dups, resets uint6
 // frameTime is the time of a frame with sensor timestamp ts (0: none) of
 // a message with meta, by the sensor's clock model.
 func (d *msgDecoder) frameTime(ts uint64, meta Meta) sensorclock.Time {
-	switch {
-	case ts != 0 && !d.nsTimes:
-		return d.cur.Map(meta.Clock, ts, meta.RecvUnixNano)
-	case ts == 0:
-		ts = uint64(meta.SensorNs)
-	}
-	switch {
-	case ts == 0:
-		return sensorclock.Time{UnixNano: meta.RecvUnixNano}
-	case meta.Clock == sensorclock.GPS:
-		return d.cur.MapUTC(int64(ts), meta.RecvUnixNano)
-	}
-	return d.cur.Map(sensorclock.Receiver, ts, meta.RecvUnixNano)
+	return d.cur.Frame(ts, d.stamp(meta))
+}
+
+// stamp is what meta and the message's framing say of its frames' times.
+func (d *msgDecoder) stamp(meta Meta) sensorclock.Stamp {
+	return sensorclock.Stamp{Kind: meta.Clock, Ns: d.nsTimes, SensorNs: meta.SensorNs, Arrival: meta.RecvUnixNano}
 }
 
 // messageTime maps the time a transmitter stamped its message with (the
@@ -229,10 +222,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 		d.dead = append(d.dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
 		return false
 	}
-	key := ts
-	if key == 0 {
-		key = uint64(meta.SensorNs)
-	}
+	key := d.stamp(*meta).Key(ts)
 	var sbsNs int64
 	if key == 0 && !d.nsTimes && isSBS(frame) {
 		sbsNs = d.sbsGenerated(frame)
