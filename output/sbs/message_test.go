@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,41 +13,14 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
-	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/internal/testcapture"
 	"github.com/cuasd/cuasd/sim"
 )
 
-// captureMsgs is the real Beast capture in raw messages of size records,
-// as --beast-listen stores them (bus framing beast).
+// captureMsgs is the real capture in raw messages of size records.
 func captureMsgs(tb testing.TB, size int) []*nats.Msg {
 	tb.Helper()
-	capture, err := os.ReadFile(testshared.Path(tb, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var msgs []*nats.Msg
-	var body []byte
-	k := 0
-	flush := func() {
-		m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Header: nats.Header{}, Data: body}
-		m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
-		m.Header.Set(bus.HeaderSensor, "rx1")
-		m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC).UnixNano(), 10))
-		msgs, body, k = append(msgs, m), nil, 0
-	}
-	for f, err := range adsb.BeastFrames(capture) {
-		if err != nil {
-			tb.Fatal(err)
-		}
-		body = bus.AppendBeast(body, f.Type, f.Timestamp, f.Signal, f.Bytes())
-		if k++; k == size {
-			flush()
-		}
-	}
-	if k > 0 {
-		flush()
-	}
-	return msgs
+	return testcapture.Msgs(tb, size)
 }
 
 // TestAppendTimeMatchesTimeFormat: the hand-written SBS date and time are
