@@ -117,3 +117,71 @@ func Advance(body []byte, d uint64) {
 		body = body[8+n:]
 	}
 }
+
+// Frame is one Beast record of a made-up raw message.
+type Frame struct {
+	Type byte
+	TS   uint64 // a 12 MHz counter
+	Data []byte
+}
+
+// ReplyAfterAMinute is the frames of the known-address tests (issue 30),
+// on a 12 MHz receiver clock: the checked squitter sq at 1 s, a corrupted
+// copy of it every 5 s (a receiver's clock that skipped 30 s more than
+// the arrivals did would count as restarted), the parity reply reply
+// from sq's address at 60 s (59 s after sq: the address is known), the
+// same again (an exact duplicate), a corrupted copy of sq at 61 s and the
+// reply at 63 s (62 s after sq: no longer known). Corrupted copies: 13.
+func ReplyAfterAMinute(sq, reply []byte) []Frame {
+	const mhz = 12_000_000
+	bad := append([]byte(nil), sq...)
+	bad[len(bad)-1] ^= 0xff // eight bits: beyond any error correction
+	typ := func(b []byte) byte {
+		if len(b) == 7 {
+			return bus.BeastModeSShort
+		}
+		return bus.BeastModeSLong
+	}
+	frames := []Frame{{typ(sq), 1 * mhz, sq}}
+	for s := uint64(5); s < 60; s += 5 {
+		frames = append(frames, Frame{typ(bad), s * mhz, bad})
+	}
+	return append(frames, Frame{typ(reply), 60 * mhz, reply}, Frame{typ(reply), 60 * mhz, reply},
+		Frame{typ(bad), 61 * mhz, bad}, Frame{typ(reply), 63 * mhz, reply})
+}
+
+// Arrivals of made-up frames: Burst all within milliseconds (a buffered
+// feeder, a reconnect), Paced each 5 ms after it was heard. heard is
+// the frame's time on the receiver's clock (ns since its counter's 0).
+var (
+	Burst = func(i int, _ int64) int64 { return Then.UnixNano() + int64(i)*10e6 }
+	Paced = func(_ int, heard int64) int64 { return Then.UnixNano() + heard + 5e6 }
+)
+
+// FrameMsgs puts each frame in a raw message of its own (Beast framing,
+// receiver rx1, signal 128) arriving at arrival(i, heard).
+func FrameMsgs(frames []Frame, arrival func(i int, heard int64) int64) []*nats.Msg {
+	var msgs []*nats.Msg
+	for i, f := range frames {
+		m := &nats.Msg{Subject: bus.RawPrefix + ".adsb.rx1", Data: bus.AppendBeast(nil, f.Type, f.TS, 128, f.Data), Header: nats.Header{}}
+		m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
+		m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(arrival(i, int64(f.TS)*1000/12), 10))
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+// Arrival is a raw message's Cuas-Recv-Ns.
+func Arrival(m *nats.Msg) int64 {
+	v, _ := strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64)
+	return v
+}
+
+// WithParity sets a Mode S frame's parity field (its last 3 bytes) to its
+// CRC XOR ap (an address, or an interrogator code), in place.
+func WithParity(f []byte, ap uint32) []byte {
+	n := len(f)
+	p := adsb.CRC24(f[:n-3]) ^ ap
+	f[n-3], f[n-2], f[n-1] = byte(p>>16), byte(p>>8), byte(p)
+	return f
+}

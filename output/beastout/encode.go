@@ -66,7 +66,7 @@ const knownTTL = 60e9
 // concurrent use.
 type Filter struct {
 	// All relays every frame, CRC-good or not (--beast-out-all).
-	All   bool
+	All bool
 	// known maps an address to the time of its last CRC-checked frame,
 	// by pointer: a checked frame updates it with one look-up.
 	known map[uint32]*sensorclock.Time

@@ -3,7 +3,6 @@ package beastout
 import (
 	"bytes"
 	"encoding/hex"
-	"strconv"
 	"testing"
 	"time"
 
@@ -22,14 +21,6 @@ func mustHex(t testing.TB, s string) []byte {
 		t.Fatal(err)
 	}
 	return b
-}
-
-// withParity sets a short frame's parity field to its CRC XOR ap (an
-// address, or an interrogator code).
-func withParity(f []byte, ap uint32) []byte {
-	p := adsb.CRC24(f[:4]) ^ ap
-	f[4], f[5], f[6] = byte(p>>16), byte(p>>8), byte(p)
-	return f
 }
 
 func TestAppendRecordEscapes(t *testing.T) {
@@ -56,9 +47,9 @@ func TestFilter(t *testing.T) {
 	df17 := mustHex(t, "8D406B902015A678D4D220AA4BDA") // CRC good
 	bad := bytes.Clone(df17)
 	bad[5] ^= 1
-	df11 := withParity([]byte{0x5d, 0x40, 0x6b, 0x90, 0, 0, 0}, 0) // all-call reply, IID 0
+	df11 := testcapture.WithParity([]byte{0x5d, 0x40, 0x6b, 0x90, 0, 0, 0}, 0) // all-call reply, IID 0
 	// A DF4 reply whose parity is address 406B90 (built with the CRC).
-	df4 := withParity([]byte{0x20, 0x00, 0x0F, 0x10, 0, 0, 0}, 0x406B90)
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0F, 0x10, 0, 0, 0}, 0x406B90)
 	var f Filter
 	if f.Pass('2', df4, arrival(1)) {
 		t.Error("DF4 from an address no checked frame announced passed")
@@ -119,7 +110,7 @@ func TestSignalByte(t *testing.T) {
 // of well-formed Beast records that parse back, never more frames than in.
 func FuzzAppendMsg(f *testing.F) {
 	f.Add("beast", bus.AppendBeast(nil, '3', 1, 2, mustHex(f, "8D406B902015A678D4D220AA4BDA")))
-	f.Add("lp", bus.AppendLP(nil, withParity([]byte{0x5d, 0x40, 0x6b, 0x90, 0, 0, 0}, 0)))
+	f.Add("lp", bus.AppendLP(nil, testcapture.WithParity([]byte{0x5d, 0x40, 0x6b, 0x90, 0, 0, 0}, 0)))
 	f.Add("hexlines", []byte("8D406B902015A678D4D220AA4BDA\n"))
 	f.Fuzz(func(t *testing.T, framing string, body []byte) {
 		e := Encoder{Filter: Filter{All: true}}
@@ -150,38 +141,15 @@ func FuzzAppendMsg(f *testing.F) {
 // receiver sent it, and counted.
 func TestRepliesJudgedOnTheReceiversClock(t *testing.T) {
 	df17 := mustHex(t, "8D406B902015A678D4D220AA4BDA")
-	df4 := withParity([]byte{0x20, 0x00, 0x0F, 0x10, 0, 0, 0}, 0x406B90)
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0F, 0x10, 0, 0, 0}, 0x406B90)
 	const mhz = 12_000_000
-	type frame struct {
-		typ  byte
-		ts   uint64
-		data []byte
-	}
-	frames := []frame{{'3', 1 * mhz, df17}}
-	// Frames every 5 s in between (a corrupted squitter, held back): a
-	// receiver's clock that skipped 30 s more than the arrivals did would
-	// count as restarted.
-	bad := bytes.Clone(df17)
-	bad[5] ^= 1
-	for s := uint64(5); s < 60; s += 5 {
-		frames = append(frames, frame{'3', s * mhz, bad})
-	}
-	frames = append(frames, frame{'2', 60 * mhz, df4}, frame{'2', 60 * mhz, df4}, frame{'3', 61 * mhz, bad}, frame{'2', 63 * mhz, df4})
-	want := AppendRecord(AppendRecord(AppendRecord(nil, '3', 1*mhz, 9, df17), '2', 60*mhz, 9, df4), '2', 60*mhz, 9, df4)
-	t0 := time.Date(2026, 11, 29, 5, 0, 0, 0, time.UTC).UnixNano()
-	for name, arrival := range map[string]func(i int, heard int64) int64{
-		"burst": func(i int, _ int64) int64 { return t0 + int64(i)*10e6 },
-		"paced": func(_ int, heard int64) int64 { return t0 + heard + 5e6 },
-	} {
+	want := AppendRecord(AppendRecord(AppendRecord(nil, '3', 1*mhz, 128, df17), '2', 60*mhz, 128, df4), '2', 60*mhz, 128, df4)
+	for name, arrival := range map[string]func(int, int64) int64{"burst": testcapture.Burst, "paced": testcapture.Paced} {
 		var e Encoder
 		var got []byte
-		for i, f := range frames {
-			m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Data: bus.AppendBeast(nil, f.typ, f.ts, 9, f.data), Header: nats.Header{}}
-			m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
-			recv := arrival(i, int64(f.ts)*1000/12)
-			m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(recv, 10))
+		for _, m := range testcapture.FrameMsgs(testcapture.ReplyAfterAMinute(df17, df4), arrival) {
 			var err error
-			if got, err = e.AppendMsg(got, m, recv); err != nil {
+			if got, err = e.AppendMsg(got, m, testcapture.Arrival(m)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -204,9 +172,8 @@ func TestReplayedCaptureRelaysAsLive(t *testing.T) {
 			var e Encoder
 			var out []byte
 			for _, m := range testcapture.MsgsAt(t, 64, clock, arrival) {
-				recv, _ := strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64)
 				var err error
-				if out, err = e.AppendMsg(out, m, recv); err != nil {
+				if out, err = e.AppendMsg(out, m, testcapture.Arrival(m)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -265,7 +232,7 @@ func TestAppendMsgAllocatesNothing(t *testing.T) {
 // publish them, and its body.
 func benchMsg(tb testing.TB) (*nats.Msg, []byte) {
 	df17 := mustHex(tb, "8D406B902015A678D4D220AA4BDA")
-	df11 := withParity([]byte{0x5d, 0x40, 0x6b, 0x90, 0, 0, 0}, 0)
+	df11 := testcapture.WithParity([]byte{0x5d, 0x40, 0x6b, 0x90, 0, 0, 0}, 0)
 	var body []byte
 	for i := 0; i < 256; i++ {
 		body = bus.AppendBeast(body, '3', 1+uint64(i)*12000, 0x1a, df17)

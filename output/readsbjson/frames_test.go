@@ -1,10 +1,8 @@
 package readsbjson
 
 import (
-	"bytes"
 	"encoding/hex"
 	"maps"
-	"strconv"
 	"testing"
 	"time"
 
@@ -23,39 +21,12 @@ import (
 // duplicate (same timestamp, same bytes) is counted, as readsb counts it.
 func TestFrameCountsOnTheReceiversClock(t *testing.T) {
 	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000")
-	df17 = parity(df17, 0)
-	bad := bytes.Clone(df17)
-	bad[6] ^= 0x10
-	df4 := parity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
-	const mhz = 12_000_000
-	type frame struct {
-		ts   uint64
-		data []byte
-	}
-	frames := []frame{{1 * mhz, df17}}
-	// Frames every 5 s in between (corrupted, not counted): a receiver's
-	// clock that skipped 30 s more than the arrivals did would count as
-	// restarted.
-	for s := uint64(5); s < 60; s += 5 {
-		frames = append(frames, frame{s * mhz, bad})
-	}
-	frames = append(frames, frame{60 * mhz, df4}, frame{60 * mhz, df4}, frame{61 * mhz, bad}, frame{63 * mhz, df4})
-	base := t0.UnixNano()
-	for name, arrival := range map[string]func(i int, heard int64) int64{
-		"burst": func(i int, _ int64) int64 { return base + int64(i)*10e6 },
-		"paced": func(_ int, heard int64) int64 { return base + heard + 5e6 },
-	} {
+	df17 = testcapture.WithParity(df17, 0)
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
+	for name, arrival := range map[string]func(int, int64) int64{"burst": testcapture.Burst, "paced": testcapture.Paced} {
 		var c frameCounter
-		for i, f := range frames {
-			typ := byte('3')
-			if len(f.data) == 7 {
-				typ = '2'
-			}
-			m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Data: bus.AppendBeast(nil, typ, f.ts, 128, f.data), Header: nats.Header{}}
-			m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
-			recv := arrival(i, int64(f.ts)*1000/12)
-			m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(recv, 10))
-			c.add(m, recv)
+		for _, m := range testcapture.FrameMsgs(testcapture.ReplyAfterAMinute(df17, df4), arrival) {
+			c.add(m, testcapture.Arrival(m))
 			c.sweep()
 		}
 		if n, _, _, _ := c.lookup("4CA1FA"); n != 3 || c.totalMessages() != 3 {
@@ -77,8 +48,7 @@ func TestReplayedCaptureCountsAsLive(t *testing.T) {
 		count := func(msgs []*nats.Msg) (map[uint32]uint64, uint64) {
 			var c frameCounter
 			for _, m := range msgs {
-				recv, _ := strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64)
-				c.add(m, recv)
+				c.add(m, testcapture.Arrival(m))
 				c.sweep()
 			}
 			by := map[uint32]uint64{}

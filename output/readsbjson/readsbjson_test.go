@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
-	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/internal/testcapture"
 )
@@ -246,11 +245,11 @@ func BenchmarkAppendAircraft(b *testing.B) {
 func TestFrameCounts(t *testing.T) {
 	w, _ := New(Config{Frames: true})
 	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000") // 4CA1FA, airborne position
-	df17 = parity(df17, 0)
+	df17 = testcapture.WithParity(df17, 0)
 	bad := bytes.Clone(df17)
 	bad[6] ^= 0x10
-	df11 := parity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
-	df4 := parity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
+	df11 := testcapture.WithParity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
 	body := bus.AppendBeast(nil, '1', 1, 255, []byte{1, 2}) // Mode A/C: no address, not counted
 	body = bus.AppendBeast(body, '2', 2, 255, df4)          // before any checked frame: not counted
 	body = bus.AppendBeast(body, '3', 3, 128, df17)
@@ -273,20 +272,12 @@ func TestFrameCounts(t *testing.T) {
 	}
 }
 
-// parity sets a frame's parity field (its last 3 bytes) to its CRC XOR ap.
-func parity(f []byte, ap uint32) []byte {
-	n := len(f)
-	p := adsb.CRC24(f[:n-3]) ^ ap
-	f[n-3], f[n-2], f[n-1] = byte(p>>16), byte(p>>8), byte(p)
-	return f
-}
-
 // frameBatch is one receiver batch of 512 frames (DF17 and DF11 of one
 // aircraft), and its body.
 func frameBatch() (*nats.Msg, []byte) {
 	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000")
-	df17 = parity(df17, 0)
-	df11 := parity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
+	df17 = testcapture.WithParity(df17, 0)
+	df11 := testcapture.WithParity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
 	var body []byte
 	for i := 0; i < 256; i++ {
 		body = bus.AppendBeast(body, '3', 1+uint64(i)*12000, 100, df17)

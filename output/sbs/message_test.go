@@ -2,6 +2,7 @@ package sbs
 
 import (
 	"bytes"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -317,6 +318,33 @@ func TestForgetsOnTheFramesClock(t *testing.T) {
 	for i := range w {
 		if g[i] != w[i] {
 			t.Fatalf("line %d logged years later:\n%s\nwant\n%s", i, g[i], w[i])
+		}
+	}
+}
+
+// TestRepliesJudgedOnTheReceiversClock: a parity reply is written only
+// within a minute of its address's checked squitter on the receiver's
+// clock (issue 30). In a burst the mapped times bunch up at the arrival:
+// a DF4 heard 62 s after the DF17 that announced its address, 20 ms
+// after it by arrival, is not written, one heard 59 s after is (once: its
+// exact duplicate is dropped); the same frames paced as heard write the
+// same lines.
+func TestRepliesJudgedOnTheReceiversClock(t *testing.T) {
+	df17, err := hex.DecodeString("8D406B902015A678D4D220AA4BDA") // identification: MSG,1
+	if err != nil {
+		t.Fatal(err)
+	}
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0F, 0x10, 0, 0, 0}, 0x406B90) // MSG,5
+	for name, arrival := range map[string]func(int, int64) int64{"burst": testcapture.Burst, "paced": testcapture.Paced} {
+		var e MessageEncoder
+		var out []byte
+		for _, m := range testcapture.FrameMsgs(testcapture.ReplyAfterAMinute(df17, df4), arrival) {
+			if out, err = e.AppendMsg(out, m, time.Unix(0, testcapture.Arrival(m))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n1, n5 := bytes.Count(out, []byte("MSG,1,")), bytes.Count(out, []byte("MSG,5,")); n1 != 1 || n5 != 1 {
+			t.Errorf("%s: %d MSG,1 and %d MSG,5 lines, want 1 and 1 (the reply 59 s after the squitter):\n%s", name, n1, n5, out)
 		}
 	}
 }
