@@ -66,10 +66,8 @@ const knownTTL = 60e9
 // concurrent use.
 type Filter struct {
 	// All relays every frame, CRC-good or not (--beast-out-all).
-	All bool
-	// known maps an address to the time of its last CRC-checked frame,
-	// by pointer: a checked frame updates it with one look-up.
-	known map[uint32]*sensorclock.Time
+	All   bool
+	known map[uint32]sensorclock.Time // address → its last CRC-checked frame
 }
 
 // Pass reports whether a frame of the given Beast type, heard at at, is
@@ -90,7 +88,7 @@ func (f *Filter) Address(data []byte, at sensorclock.Time) (uint32, bool) {
 		return 0, false
 	}
 	if f.known == nil {
-		f.known = make(map[uint32]*sensorclock.Time)
+		f.known = make(map[uint32]sensorclock.Time)
 	}
 	df := data[0] >> 3
 	syn := adsb.Syndrome(data)
@@ -111,30 +109,27 @@ func (f *Filter) Address(data []byte, at sensorclock.Time) (uint32, bool) {
 		f.heard(aa, at)
 		return aa, true
 	case 0, 4, 5, 16, 20, 21:
-		t := f.known[syn]
-		return syn, t != nil && sensorclock.Since(*t, at) <= knownTTL
+		t, ok := f.known[syn]
+		return syn, ok && sensorclock.Since(t, at) <= knownTTL
 	}
 	return 0, false
 }
 
-// heard remembers that address aa was heard in a checked frame at at,
-// unless a later frame said so already (another receiver's, or one the
-// demodulator put out of order).
+// heard remembers that address aa was heard in a checked frame at at.
+// The last such frame to arrive wins: one map store a frame, the work
+// this rule did before it judged on the receiver's clock. Keeping the
+// later of two times instead (a look-up first, every DF11/DF17) would
+// matter only where receivers whose clocks disagree by a minute hear the
+// same aircraft.
 func (f *Filter) heard(aa uint32, at sensorclock.Time) {
-	if t := f.known[aa]; t != nil {
-		*t = sensorclock.Newer(*t, at)
-		return
-	}
-	t := new(sensorclock.Time) // not &at: at would escape on every call
-	*t = at
-	f.known[aa] = t
+	f.known[aa] = at
 }
 
 // Expire forgets addresses not heard for a minute before now (the newest
 // frame's time), bounding the filter's memory.
 func (f *Filter) Expire(now sensorclock.Time) {
 	for a, t := range f.known {
-		if sensorclock.Since(*t, now) > knownTTL {
+		if sensorclock.Since(t, now) > knownTTL {
 			delete(f.known, a)
 		}
 	}
