@@ -91,7 +91,7 @@ func TestTransient(t *testing.T) {
 type logBuffer struct{ bytes.Buffer }
 
 func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(&b.Buffer, nil)) }
-func (b *logBuffer) retries() int       { return strings.Count(b.String(), "retrying") }
+func (b *logBuffer) retries() int         { return strings.Count(b.String(), "retrying") }
 
 // Setup.Do retries transient errors, logging each retry once with its
 // error, until create succeeds; a permanent error returns at once.
