@@ -59,6 +59,11 @@ func startOnIncompleteCluster(t *testing.T, recovering bool) {
 		missing = nodes[2:]
 	} else {
 		startNATSNode(t, dir, nodes[0])
+		// cuasd's first connection must find it (a cuasd that finds no
+		// server at all exits: that is not what this tests).
+		nc, _ := connect(t, clientURLs(nodes[:1]))
+		waitConnected(ctx, t, nc)
+		nc.Close()
 	}
 	cuasd := startProc(t, dir, "cuasd", cuasdBinary(t), "serve", "--nats-url", clientURLs(nodes),
 		"--replicas", "3", "--instance", "forming", "--nats-listen", "off", "--http-addr", "127.0.0.1:0",
