@@ -200,6 +200,7 @@ func (s *service) openLedger(ctx context.Context) error {
 	l, err := ledger.Open(ctx, s.bus.JS, ledger.Options{
 		Instance: s.cfg.Instance, DataDir: s.cfg.DataDir, SigningKeyFile: s.cfg.SigningKey,
 		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas, Registerer: s.reg,
+		Setup: s.bus.Setup().Do, // waits for a forming cluster like the bus's streams
 	})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
