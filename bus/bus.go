@@ -65,7 +65,11 @@ type Options struct {
 	// refuses for being over MaxMessageBytes (a client that ignored the
 	// limit it was told; nats.go clients refuse such a publish themselves).
 	OnOversize func()
-	Logger     *slog.Logger
+	// SetupTimeout bounds how long start-up retries one stream or bucket
+	// that a forming or recovering cluster cannot place yet (Setup;
+	// DefaultSetupTimeout when 0).
+	SetupTimeout time.Duration
+	Logger       *slog.Logger
 }
 
 // DefaultMaxConns is the embedded NATS listener's connection limit (issue
@@ -83,6 +87,7 @@ type Bus struct {
 	srv    *server.Server
 	log    *slog.Logger
 	limits Limits
+	setup  Setup
 	// jsCfg is the embedded JetStream's configuration at start, for
 	// RestartJetStream when the server has disabled JetStream.
 	jsCfg server.JetStreamConfig
@@ -94,7 +99,7 @@ func Start(ctx context.Context, o Options) (*Bus, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Bus{log: log}
+	b := &Bus{log: log, setup: Setup{Timeout: o.SetupTimeout, Log: log}}
 	copts := append([]nats.Option{
 		nats.Name(o.ConnectName),
 		// Replies to cuasd (acks, consumer deliveries, KV and API answers)
@@ -290,11 +295,20 @@ func (b *Bus) ClientURL() string {
 	return b.srv.ClientURL()
 }
 
-// EnsureStreams creates or updates the pipeline's streams with limits l.
+// Setup is how the bus creates streams and buckets at start-up: retrying
+// while the cluster forms (Options.SetupTimeout).
+func (b *Bus) Setup() Setup { return b.setup }
+
+// EnsureStreams creates or updates the pipeline's streams with limits l,
+// waiting through Setup for a cluster that cannot place them yet.
 func (b *Bus) EnsureStreams(ctx context.Context, l Limits) error {
 	b.limits = l
 	for _, cfg := range StreamConfigs(l) {
-		if _, err := b.JS.CreateOrUpdateStream(ctx, cfg); err != nil {
+		err := b.setup.Do(ctx, "stream "+cfg.Name, func(ctx context.Context) error {
+			_, err := b.JS.CreateOrUpdateStream(ctx, cfg)
+			return err
+		})
+		if err != nil {
 			return &Error{"stream " + cfg.Name, err}
 		}
 	}

@@ -16,15 +16,17 @@ import (
 // bucket, a durable consumer, an acknowledged publisher) and a
 // *JetStream, or a value it returns, implements it.
 type JetStream struct {
-	js jetstream.JetStream
+	js    jetstream.JetStream
+	setup Setup
 }
 
 // NewJetStream wraps a JetStream client (the bus's own, or a test
-// server's from internal/natstest).
+// server's from internal/natstest); its buckets are made with the default
+// Setup.
 func NewJetStream(js jetstream.JetStream) *JetStream { return &JetStream{js: js} }
 
 // JetStream is the bus's JetStream handle.
-func (b *Bus) JetStream() *JetStream { return &JetStream{js: b.JS} }
+func (b *Bus) JetStream() *JetStream { return &JetStream{js: b.JS, setup: b.setup} }
 
 // Conn is the NATS connection under the handle.
 func (j *JetStream) Conn() *nats.Conn { return j.js.Conn() }
@@ -80,9 +82,14 @@ type KVEntry struct {
 }
 
 // KeyValue creates the bucket, or updates its configuration, and binds
-// it.
+// it, waiting through the Setup for a cluster that cannot place it yet.
 func (j *JetStream) KeyValue(ctx context.Context, cfg KVConfig) (*KV, error) {
-	kv, err := j.js.CreateOrUpdateKeyValue(ctx, cfg.jetstream())
+	var kv jetstream.KeyValue
+	err := j.setup.Do(ctx, "bucket "+cfg.Bucket, func(ctx context.Context) error {
+		var err error
+		kv, err = j.js.CreateOrUpdateKeyValue(ctx, cfg.jetstream())
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -211,10 +218,13 @@ func (w *KVWatcher) forward() {
 // configuration: messages kept maxAge, at most 1 GiB, de-duplicated over
 // 10 minutes (several instances publish each alert message under one id).
 func (j *JetStream) EnsureAlertStream(ctx context.Context, maxAge time.Duration, replicas int) error {
-	_, err := j.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name: StreamAlerts, Subjects: []string{AlertPrefix + ".>"}, Storage: jetstream.FileStorage,
 		Retention: jetstream.LimitsPolicy, MaxAge: maxAge, MaxBytes: 1 << 30,
 		Duplicates: 10 * time.Minute, Replicas: max(replicas, 1),
+	}
+	return j.setup.Do(ctx, "stream "+StreamAlerts, func(ctx context.Context) error {
+		_, err := j.js.CreateOrUpdateStream(ctx, cfg)
+		return err
 	})
-	return err
 }

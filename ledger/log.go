@@ -71,6 +71,10 @@ type Options struct {
 	// Registerer receives cuasd_ledger_appends_total{outcome} (stored,
 	// failed), both series present from the start; nil: unregistered.
 	Registerer prometheus.Registerer
+	// Setup, when set, runs the creation of the stream: cuasd passes
+	// bus.Setup.Do, which retries while a JetStream cluster is still
+	// forming or recovering. Nil tries once.
+	Setup func(ctx context.Context, what string, create func(context.Context) error) error
 }
 
 // Log is the receipt ledger: an append-only RFC 6962 Merkle log of

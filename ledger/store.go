@@ -52,7 +52,7 @@ func Open(ctx context.Context, js jetstream.JetStream, opts Options) (*Log, erro
 	if err != nil {
 		return nil, err
 	}
-	st, err := openJetStreamStore(ctx, js, opts.Instance, opts.StoreTimeout, opts.Replicas)
+	st, err := openJetStreamStore(ctx, js, &opts)
 	if err != nil {
 		return nil, err
 	}
@@ -96,9 +96,9 @@ type jsStore struct {
 	acked atomic.Uint64
 }
 
-func openJetStreamStore(ctx context.Context, js jetstream.JetStream, instance string, timeout time.Duration, replicas int) (*jsStore, error) {
+func openJetStreamStore(ctx context.Context, js jetstream.JetStream, opts *Options) (*jsStore, error) {
 	const op = "open"
-	name, subject := StreamFor(instance)
+	name, subject := StreamFor(opts.Instance)
 	cfg := jetstream.StreamConfig{
 		Name:        name,
 		Description: "cuasd receipt ledger: DSSE-signed receipts in an RFC 6962 Merkle log, one message per group-committed batch",
@@ -109,12 +109,22 @@ func openJetStreamStore(ctx context.Context, js jetstream.JetStream, instance st
 		MaxAge:      0,
 		Discard:     jetstream.DiscardNew,
 		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
+		Replicas:    opts.Replicas,
 		DenyDelete:  true,
 		DenyPurge:   true,
 		AllowDirect: true,
 	}
-	st, err := js.CreateOrUpdateStream(ctx, cfg)
+	var st jetstream.Stream
+	create := func(ctx context.Context) (err error) {
+		st, err = js.CreateOrUpdateStream(ctx, cfg)
+		return err
+	}
+	var err error
+	if opts.Setup != nil {
+		err = opts.Setup(ctx, "stream "+name, create)
+	} else {
+		err = create(ctx)
+	}
 	if err != nil {
 		return nil, errf(KindStorage, op, "create stream "+name, err)
 	}
@@ -128,7 +138,7 @@ func openJetStreamStore(ctx context.Context, js jetstream.JetStream, instance st
 		return nil, errf(KindIntegrity, op, fmt.Sprintf("stream %s has gaps: first %d, last %d, %d messages, %d deleted",
 			name, s.FirstSeq, s.LastSeq, s.Msgs, s.NumDeleted), nil)
 	}
-	js2 := &jsStore{js: js, stream: st, name: name, subject: subject, last: s.LastSeq, timeout: timeout}
+	js2 := &jsStore{js: js, stream: st, name: name, subject: subject, last: s.LastSeq, timeout: opts.StoreTimeout}
 	js2.acked.Store(s.LastSeq)
 	return js2, nil
 }

@@ -20,7 +20,7 @@ func BenchmarkStoreAppendJetStream(b *testing.B) {
 	for _, size := range storeBenchSizes {
 		b.Run(strconv.Itoa(size), func(b *testing.B) {
 			js, _ := StartNATS(b, filepath.Join(b.TempDir(), "js"))
-			st, err := openJetStreamStore(context.Background(), js, "default", 10*time.Second, 1)
+			st, err := openJetStreamStore(context.Background(), js, &Options{Instance: "default", StoreTimeout: 10 * time.Second, Replicas: 1})
 			if err != nil {
 				b.Fatal(err)
 			}

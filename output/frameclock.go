@@ -80,7 +80,13 @@ func (c *FrameClock) Frame(ts uint64, frame []byte) (t sensorclock.Time, dup boo
 		return c.last, true
 	}
 	t = c.model.Frame(ts, c.stamp)
-	c.Latest = sensorclock.Newer(c.Latest, t)
+	c.Advance(t)
 	c.last = t
 	return t, false
+}
+
+// Advance moves Latest on to t, a frame time given elsewhere (fusion's
+// feed, which times the frames it decodes with the same mapping).
+func (c *FrameClock) Advance(t sensorclock.Time) {
+	c.Latest = sensorclock.Newer(c.Latest, t)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/lifecycle"
 )
@@ -96,17 +97,43 @@ type FixFeed interface {
 // ErrNoFixes is FeedFixes' answer where no fixes are offered.
 var ErrNoFixes = errors.New("output: no fix feed in this process")
 
+// ModeSFeed is what the Events of an output inside `cuasd serve` offer an
+// output that writes a line per Mode S message (per-message SBS): the
+// messages fusion's feed decodes, typed, with the times fusion judges
+// them by, so that the output neither hears every raw frame again on NATS
+// nor decodes it a second time (issue 30). Elsewhere such an output reads
+// the raw frames (cuas.raw.adsb.>) and decodes them itself.
+type ModeSFeed interface {
+	// FeedModeS calls fn with the Mode S messages of every raw message
+	// fusion decodes, on its feed's goroutine, until stop is called. fn
+	// must return at once and not keep b. ErrNoModeS: none offered.
+	FeedModeS(fn func(b *worker.ModeSBatch)) (stop func(), err error)
+}
+
+// ErrNoModeS is FeedModeS' answer where no decoded messages are offered.
+var ErrNoModeS = errors.New("output: no decoded Mode S feed in this process")
+
 // InProcess returns the Events of an output inside cuasd serve: NATS
-// through nc, the typed track events of feed (a TrackFeed) and, when
-// fixes is not nil, fusion's accepted fixes.
-func InProcess(nc *nats.Conn, feed TrackFeed, fixes FixFeed) Events {
-	return inProcess{natsEvents{nc}, feed, fixes}
+// through nc, the typed track events of feed (a TrackFeed) and, when not
+// nil, fusion's accepted fixes and the Mode S messages its feed decodes
+// (the tap of worker.FeedConfig.ModeS).
+func InProcess(nc *nats.Conn, feed TrackFeed, fixes FixFeed, modeS *worker.ModeSTap) Events {
+	return inProcess{natsEvents{nc}, feed, fixes, modeS}
 }
 
 type inProcess struct {
 	natsEvents
 	TrackFeed
 	fixes FixFeed
+	modeS *worker.ModeSTap
+}
+
+// FeedModeS implements ModeSFeed.
+func (e inProcess) FeedModeS(fn func(b *worker.ModeSBatch)) (func(), error) {
+	if e.modeS == nil {
+		return nil, ErrNoModeS
+	}
+	return e.modeS.Tap(fn), nil
 }
 
 // FeedFixes implements FixFeed.

@@ -192,7 +192,8 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 	if rules == nil {
 		rules = &alert.Config{} // MQTT status and Home Assistant only
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// The stream and bucket wait for a recovering cluster as the bus's do.
+	ctx, cancel := context.WithTimeout(context.Background(), max(30*time.Second, time.Duration(s.cfg.JSStartWait)))
 	defer cancel()
 	zones, err := s.zones.Geofences(ctx)
 	if err != nil {

@@ -92,7 +92,8 @@ type config struct {
 	JSMaxMemory  byteSize `yaml:"js-max-memory"`
 	JSMaxStore   byteSize `yaml:"js-max-store"`
 	JSSync       string   `yaml:"js-sync"`
-	DiskLowMark  byteSize `yaml:"disk-low-mark"` // issue 32
+	JSStartWait  duration `yaml:"js-start-timeout"` // bus.Setup: waits for a forming cluster
+	DiskLowMark  byteSize `yaml:"disk-low-mark"`    // issue 32
 	RawMaxAge    duration `yaml:"raw-max-age"`
 	RawMaxBytes  byteSize `yaml:"raw-max-bytes"`
 	ObsMaxAge    duration `yaml:"obs-max-age"`
@@ -194,6 +195,7 @@ func defaultConfig() config {
 		JSMaxMemory:       256 << 20,
 		JSMaxStore:        16 << 30,
 		JSSync:            "1s",
+		JSStartWait:       duration(bus.DefaultSetupTimeout),
 		DiskLowMark:       64 << 20,
 		RawMaxAge:         duration(24 * time.Hour),
 		RawMaxBytes:       4 << 30,
@@ -226,6 +228,7 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.Var(&c.JSMaxMemory, "js-max-memory", "embedded JetStream memory limit `SIZE` (e.g. 256MiB)")
 	fs.Var(&c.JSMaxStore, "js-max-store", "embedded JetStream file-store limit `SIZE` (e.g. 16GiB)")
 	fs.StringVar(&c.JSSync, "js-sync", c.JSSync, "embedded JetStream fsync `POLICY`: an interval (e.g. 1s) or always")
+	fs.Var(&c.JSStartWait, "js-start-timeout", "how long (`DURATION`) start-up retries a stream or bucket that a forming or recovering JetStream cluster cannot place yet")
 	fs.Var(&c.DiskLowMark, "disk-low-mark", "free-space low mark `SIZE` of the data directory and JetStream's store: below it /readyz is degraded and writes are refused (503) until twice as much is free")
 	fs.Var(&c.RawMaxAge, "raw-max-age", "how long (`DURATION`) raw frames are kept in CUAS_RAW")
 	fs.Var(&c.RawMaxBytes, "raw-max-bytes", "byte cap `SIZE` of CUAS_RAW")
@@ -418,6 +421,9 @@ func (c *config) validateCore(errs []error) []error {
 	}
 	if c.HistoryMaxAge < 0 {
 		errs = append(errs, fmt.Errorf("--history-max-age must not be negative (0 keeps history), got %s", c.HistoryMaxAge.String()))
+	}
+	if c.JSStartWait <= 0 {
+		errs = append(errs, fmt.Errorf("--js-start-timeout must be positive, got %s", c.JSStartWait.String()))
 	}
 	if c.JSSync != "always" {
 		if _, err := time.ParseDuration(c.JSSync); err != nil {

@@ -62,6 +62,7 @@ func busOptions(cfg config, log *slog.Logger) (bus.Options, error) {
 	o := bus.Options{
 		URL: cfg.NATSURL, DataDir: cfg.DataDir, Listen: cfg.NATSListen, MonitorAddr: cfg.NATSMonitor,
 		MaxMemory: int64(cfg.JSMaxMemory), MaxStore: int64(cfg.JSMaxStore), ConnectName: "cuasd", Logger: log,
+		SetupTimeout: time.Duration(cfg.JSStartWait),
 	}
 	if cfg.JSSync == "always" {
 		o.SyncAlways = true

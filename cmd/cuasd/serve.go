@@ -84,12 +84,15 @@ type service struct {
 	publisher *ingest.Publisher
 	// httpIn is HTTP ingest, an input whose Sink the request handlers
 	// publish through while the inputs run (issue 17).
-	httpIn    *ingest.HTTP
-	store     *fusion.Store
-	drones    *reference.DB
-	ledger    *ledger.Log
-	zones     *zones.Store
-	owners    *fusion.Owners
+	httpIn *ingest.HTTP
+	store  *fusion.Store
+	drones *reference.DB
+	ledger *ledger.Log
+	zones  *zones.Store
+	owners *fusion.Owners
+	// modeS hands the Mode S messages the fusion feed decodes to
+	// per-message SBS (issue 30).
+	modeS     worker.ModeSTap
 	gate      *board.Gate
 	integrity *integrity
 	http      *http.Server
@@ -197,6 +200,7 @@ func (s *service) openLedger(ctx context.Context) error {
 	l, err := ledger.Open(ctx, s.bus.JS, ledger.Options{
 		Instance: s.cfg.Instance, DataDir: s.cfg.DataDir, SigningKeyFile: s.cfg.SigningKey,
 		Unsigned: s.cfg.Unsigned, Logger: s.log, Replicas: s.cfg.Replicas, Registerer: s.reg,
+		Setup: s.bus.Setup().Do, // waits for a forming cluster like the bus's streams
 	})
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
@@ -278,6 +282,7 @@ func (s *service) fusionStages() []lifecycle.Component {
 					Limits: s.rawLimits(),
 				}
 				fc.Timed = offerTimed(s.mlat)
+				fc.ModeS = &s.modeS
 				feed = worker.NewFeed(s.bus.JetStream(), fc, s.reg)
 			}
 			return feed.Run(ctx)
@@ -395,9 +400,9 @@ func (s *service) runOutput(ctx context.Context, o output.Output) {
 	rep := s.status.Reporter(o.Name(), lifecycle.Output)
 	ev := output.Conn(s.bus.Conn)
 	if s.gate != nil {
-		// The typed track events too (CoT), and fusion's accepted fixes
-		// (history, issue 30).
-		ev = output.InProcess(s.bus.Conn, s.gate, output.StoreFixes(s.store))
+		// The typed track events too (CoT), fusion's accepted fixes
+		// (history) and the Mode S messages its feed decodes (SBS), issue 30.
+		ev = output.InProcess(s.bus.Conn, s.gate, output.StoreFixes(s.store), &s.modeS)
 	}
 	_ = lifecycle.Retry(rep, 30*time.Second, func(ctx context.Context, rep lifecycle.Reporter) error {
 		err := o.Run(ctx, ev, rep)

@@ -18,6 +18,8 @@ const (
 // worker decodes without allocating; it is not safe for concurrent use.
 type ADSB struct {
 	m adsb.Message
+	// decoded: m is a Mode S message the last Decode produced (lastModeS).
+	decoded bool
 	// Fix enables single-bit error correction of DF17/18 frames.
 	Fix bool
 }
@@ -51,6 +53,7 @@ func adsbReason(err error) string {
 // Decode implements FrameDecoder. A frame that fails its CRC is an error
 // (a dead letter), never a guessed observation.
 func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]decode.Observation, error) {
+	d.decoded = false
 	if isSBS(frame) {
 		return decodeSBS(frame, out) // --sbs-connect (issue 21)
 	}
@@ -64,6 +67,7 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	case adsb.CRCUnknown:
 		return out, nil // nothing we can trust
 	}
+	d.decoded = true
 	if m.DF == 11 {
 		return out, nil // all-call reply: an address, no state
 	}
@@ -74,6 +78,14 @@ func (d *ADSB) Decode(frame []byte, meta Meta, out []decode.Observation) ([]deco
 	observeStatus(o, m)
 	adsbInfo(m, o)
 	return out, nil
+}
+
+// lastModeS implements decodedModeS.
+func (d *ADSB) lastModeS() *adsb.Message {
+	if !d.decoded {
+		return nil
+	}
+	return &d.m
 }
 
 // observeIdentity copies who the aircraft is: the key (with readsb's '~'

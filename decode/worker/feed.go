@@ -75,6 +75,10 @@ type FeedConfig struct {
 	// place is refused with one look-up for all its frames. meta and
 	// frames are only valid during the call; Timed must not block.
 	Timed func(meta *Meta, frames []TimedFrame)
+	// ModeS, when not nil, is handed the Mode S messages of every raw
+	// message of ADS-B, decoded (ModeSTap): what per-message SBS writes
+	// its lines from inside cuasd serve (issue 30).
+	ModeS *ModeSTap
 	// Limits are the per-sensor rate and byte limits, spent at each
 	// message's storage time as a Worker spends them (Worker.WithLimits),
 	// so the feed and CUAS_OBS refuse the same frames; zero: none.
@@ -94,6 +98,9 @@ func NewFeed(js RawReader, cfg FeedConfig, reg prometheus.Registerer) *Feed {
 		dead: make(chan bus.PubAckFuture, 4096)}
 	for _, d := range cfg.Decoders {
 		md := &msgDecoder{dec: d, timed: cfg.Timed}
+		if d.Protocol() == decode.ADSB {
+			md.modeS = cfg.ModeS
+		}
 		if !cfg.Limits.Unlimited() {
 			md.limits = ratelimit.NewSet(cfg.Limits)
 		}
@@ -165,6 +172,10 @@ func (f *Feed) handle(m bus.Msg, startNs int64) {
 	}
 	md, ok := m.Meta()
 	meta := metaOf(m, md, ok)
+	d.seq = 0
+	if ok {
+		d.seq = md.Sequence
+	}
 	d.decodeMessage(m.Header().Get(bus.HeaderFraming), m.Data(), meta, f.m)
 	if len(d.obs) > 0 {
 		f.apply(d.obs)

@@ -40,6 +40,13 @@ type msgDecoder struct {
 	timed       func(meta *Meta, frames []TimedFrame)
 	timedFrames []TimedFrame
 	meta        Meta
+	// modeS receives the message's decoded Mode S messages
+	// (FeedConfig.ModeS), gathered in modeSBatch when gatherS; seq is
+	// the raw message's stream sequence (0: unknown).
+	modeS      *ModeSTap
+	modeSBatch ModeSBatch
+	gatherS    bool
+	seq        uint64
 	// limits, when not nil, are the per-sensor rate and byte limits,
 	// spent at the message's storage time (issue 32).
 	limits *ratelimit.Set
@@ -79,6 +86,8 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 		d.cur, d.nsTimes, d.meta = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT, meta
 		d.stamp = sensorclock.Stamp{Kind: meta.Clock, Ns: d.nsTimes, SensorNs: meta.SensorNs, Arrival: meta.RecvUnixNano}
 		d.timedFrames = d.timedFrames[:0]
+		d.gatherS = d.modeS.active()
+		d.modeSBatch.Frames = d.modeSBatch.Frames[:0]
 		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
 		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
@@ -91,9 +100,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 			}
 			return nil
 		})
-		if len(d.timedFrames) > 0 {
-			d.timed(&d.meta, d.timedFrames)
-		}
+		d.handOn()
 		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
 		if limited > 0 {
 			m.rateLimited.WithLabelValues(string(proto)).Add(float64(limited))
@@ -112,6 +119,18 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 	m.duration.WithLabelValues(p).Observe(time.Since(start).Seconds())
 	if meta.RecvUnixNano > 0 {
 		m.lastFrame.WithLabelValues(p).Set(float64(meta.RecvUnixNano) / 1e9)
+	}
+}
+
+// handOn hands the message's timestamped frames to FeedConfig.Timed and
+// its Mode S messages to FeedConfig.ModeS.
+func (d *msgDecoder) handOn() {
+	if len(d.timedFrames) > 0 {
+		d.timed(&d.meta, d.timedFrames)
+	}
+	if d.gatherS && len(d.modeSBatch.Frames) > 0 {
+		d.modeSBatch.Meta, d.modeSBatch.Seq = &d.meta, d.seq
+		d.modeS.hand(&d.modeSBatch)
 	}
 }
 
@@ -243,6 +262,9 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 		d.obs = d.obs[:n]
 		d.dead = append(d.dead, deadLetter{idx: k, frame: append([]byte(nil), frame...), reason: Reason(err), detail: err.Error()})
 		return false
+	}
+	if d.gatherS {
+		d.gatherModeS(at)
 	}
 	d.stampTimes(d.obs[n:], ts, at, *meta)
 	Stamp(d.obs[n:], d.dec.Protocol(), *meta)

@@ -41,17 +41,38 @@ const (
 
 // natsNode is one nats-server of the test cluster.
 type natsNode struct {
-	name       string
-	clientPort int
-	p          *proc
+	name        string
+	clientPort  int
+	monitorPort int
+	conf        string // its configuration file
+	p           *proc
 }
 
-// startNATSCluster writes a configuration for each of n nats-servers with
+// newNATSCluster writes a configuration for each of n nats-servers with
 // JetStream (file store in dir) and full-mesh cluster routes on loopback,
 // starts them, and returns once the JetStream meta group answers.
-func startNATSCluster(ctx context.Context, t *testing.T, dir string, n int) []*natsNode {
+func newNATSCluster(ctx context.Context, t *testing.T, dir string, n int) []*natsNode {
 	t.Helper()
-	bin := natsServerBinary(t)
+	nodes := natsClusterConfigs(t, dir, n)
+	startNATSCluster(ctx, t, dir, nodes)
+	return nodes
+}
+
+// startNATSCluster starts the nodes and returns once the JetStream meta
+// group answers.
+func startNATSCluster(ctx context.Context, t *testing.T, dir string, nodes []*natsNode) {
+	t.Helper()
+	for _, nd := range nodes {
+		startNATSNode(t, dir, nd)
+	}
+	waitNATSCluster(ctx, t, nodes)
+}
+
+// natsClusterConfigs writes the configuration of each of n nats-servers
+// of one cluster (JetStream, full-mesh routes on loopback) without
+// starting any.
+func natsClusterConfigs(t *testing.T, dir string, n int) []*natsNode {
+	t.Helper()
 	ports := freePorts(t, 3*n) // client, route and monitoring port of each
 	var routes []string
 	for i := range n {
@@ -78,15 +99,27 @@ cluster {
 		if err := os.WriteFile(cf, []byte(conf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		nodes = append(nodes, &natsNode{name: name, clientPort: ports[i],
-			p: startProc(t, dir, name, bin, "-c", cf)})
+		nodes = append(nodes, &natsNode{name: name, clientPort: ports[i], monitorPort: ports[2*n+i], conf: cf})
 	}
+	return nodes
+}
+
+// startNATSNode starts the nats-server of nd's configuration.
+func startNATSNode(t *testing.T, dir string, nd *natsNode) {
+	t.Helper()
+	nd.p = startProc(t, dir, nd.name, natsServerBinary(t), "-c", nd.conf)
+}
+
+// waitNATSCluster returns once every node is healthy and the JetStream
+// meta group answers.
+func waitNATSCluster(ctx context.Context, t *testing.T, nodes []*natsNode) {
+	t.Helper()
 	// /healthz answers 200 only once the node is routed and knows the
 	// JetStream meta leader; a JetStream API request before that can hang.
 	wctx, cancel := context.WithTimeout(ctx, 45*time.Second)
 	defer cancel()
-	for i, nd := range nodes {
-		if err := waitReady(wctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[2*n+i])); err != nil {
+	for _, nd := range nodes {
+		if err := waitReady(wctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", nd.monitorPort)); err != nil {
 			t.Fatalf("nats-server %s is not healthy: %v", nd.name, err)
 		}
 	}
@@ -97,7 +130,7 @@ cluster {
 		_, err := js.AccountInfo(actx)
 		acancel()
 		if err == nil {
-			return nodes
+			return
 		}
 		if wctx.Err() != nil {
 			t.Fatalf("the JetStream cluster did not form: %v", err)
@@ -170,7 +203,7 @@ func TestClusterFaults(t *testing.T) {
 	defer cancel()
 	began := time.Now()
 	dir := t.TempDir()
-	nodes := startNATSCluster(ctx, t, dir, 3)
+	nodes := newNATSCluster(ctx, t, dir, 3)
 	urls := clientURLs(nodes)
 	nc, js := connect(t, urls)
 	defer nc.Close()

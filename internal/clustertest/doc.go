@@ -23,6 +23,13 @@
 //     instance's tracks are right, and that each instance's ledger has no
 //     gaps and verifies. It runs only when CUAS_CLUSTER_TEST=1 (make
 //     test-cluster), because it takes about two minutes of a small machine.
+//   - TestStartOnFormingCluster: cuasd started with --replicas 3 on a
+//     three-node cluster that is not complete yet (a new one with one node
+//     up; a restarted one with a node late) retries its streams and
+//     buckets until the missing nodes join, then serves with each at three
+//     replicas; TestStartFailsAtOnceOnPermanentRefusal: a refusal no
+//     waiting cures (three replicas on a single server) still stops it at
+//     once. They run with `go test ./internal/clustertest/` (not -short).
 //
 // # What it must not touch
 //

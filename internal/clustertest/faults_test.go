@@ -638,7 +638,7 @@ func clusterFault(t *testing.T, broker string, summary *strings.Builder) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	nodes := startNATSCluster(ctx, t, dir, 3)
+	nodes := newNATSCluster(ctx, t, dir, 3)
 	urls := clientURLs(nodes)
 	r := &rig{t: t, dir: dir, summary: summary}
 	r.start(ctx, broker, "--data-dir", filepath.Join(dir, "data"), "--nats-url", urls, "--replicas", "3")
@@ -650,7 +650,7 @@ func clusterFault(t *testing.T, broker string, summary *strings.Builder) {
 	n := nodes[0]
 	n.p.stop(10 * time.Second)
 	time.Sleep(5 * time.Second)
-	n.p = startProc(t, dir, n.name, natsServerBinary(t), "-c", filepath.Join(dir, n.name+".conf"))
+	startNATSNode(t, dir, n)
 	r.recovered(ctx, "(b) external nats-server restarted", time.Now())
 	r.checkAlertsOnce(ctx)
 	r.p.stop(20 * time.Second)

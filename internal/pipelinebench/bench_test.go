@@ -66,12 +66,14 @@ func newRig(t *testing.T) *rig {
 	// The fusion feed decodes every raw frame in place into the store, as
 	// cuasd serve runs it (no observation stream in between).
 	mav, _ := worker.NewMAVLink(nil)
+	modeS := &worker.ModeSTap{} // per-message SBS's feed, as in cuasd serve (issue 30)
 	feed := worker.NewFeed(b.JetStream(), worker.FeedConfig{
 		Decoders: []worker.FrameDecoder{&worker.ADSB{}, worker.NewRemoteID(), mav},
 		Apply:    store.ApplyBatch, Replay: 10 * time.Minute, Metrics: worker.NewMetrics(reg), Log: nopLog(),
+		ModeS: modeS,
 	}, reg)
 	var wg sync.WaitGroup
-	startOutputs(ctx, t, b)                                // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
+	startOutputs(ctx, t, b, modeS)                         // CUAS_BENCH_OUTPUTS=1: Beast out (issue 21)
 	gate, waitEvents := startEvents(ctx, t, b, store, reg) // CUAS_BENCH_EVENTS=1, CUAS_BENCH_HISTORY=1 (issue 20)
 	cotSink := startCoT(ctx, t, b, gate, reg)              // CUAS_BENCH_COT=1 (issue 18)
 	wg.Add(1)

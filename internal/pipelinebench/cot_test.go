@@ -49,7 +49,7 @@ func startCoT(ctx context.Context, t *testing.T, b *bus.Bus, g *board.Gate, reg 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := output.InProcess(b.Conn, g, nil) // as cuasd serve runs it: the gate's typed events
+	ev := output.InProcess(b.Conn, g, nil, nil) // as cuasd serve runs it: the gate's typed events
 	if os.Getenv("CUAS_BENCH_COT_NATS") == "1" {
 		ev = output.Conn(b.Conn) // as in another process: JSON from NATS
 	}

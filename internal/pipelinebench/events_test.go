@@ -55,7 +55,7 @@ func startEvents(ctx context.Context, t *testing.T, b *bus.Bus, store *fusion.St
 	go func() {
 		defer close(done)
 		// As cuasd serve runs it: fed fusion's accepted fixes (issue 30).
-		ev := output.InProcess(b.Conn, g, output.StoreFixes(store))
+		ev := output.InProcess(b.Conn, g, output.StoreFixes(store), nil)
 		if os.Getenv("CUAS_BENCH_HISTORY_NATS") == "1" {
 			ev = output.Conn(b.Conn) // as in another process: JSON from NATS
 		}

@@ -23,7 +23,7 @@ func TestOutputCostPaced(t *testing.T) {
 	}
 	r := newBareRig(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	startOutputs(ctx, t, r.b)
+	startOutputs(ctx, t, r.b, nil) // no fusion feed: SBS decodes the raw frames itself
 	ticks := generate(2000, 200, 50000, pacedSeconds())
 	n := count(ticks)
 	start, cpu0 := time.Now(), cputime.Process()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/beastout"
 	"github.com/cuasd/cuasd/output/readsbjson"
@@ -32,19 +33,26 @@ func (nopReporter) Retrying(error) {}
 //
 // CUAS_BENCH_SBS=1 runs SBS BaseStation out as cuasd serve's --sbs-listen
 // does by default since issue 30, one line per decoded ADS-B message,
-// with one client reading it.
+// with one client reading it: from the Mode S messages the fusion feed
+// decodes (modeS), as inside cuasd serve; from the raw frames, decoded
+// again, when modeS is nil or CUAS_BENCH_SBS_NATS=1 (as in another
+// process).
 //
 // Each client runs in a process of its own (readAll), as Virtual Radar
 // Server or a feeder script does: the CPU the benchmarks measure is this
 // process's, cuasd's side of the socket only.
-func startOutputs(ctx context.Context, t *testing.T, b *bus.Bus) {
+func startOutputs(ctx context.Context, t *testing.T, b *bus.Bus, modeS *worker.ModeSTap) {
 	t.Helper()
 	if os.Getenv("CUAS_BENCH_SBS") == "1" {
 		o, err := sbs.Listen("127.0.0.1:0", false, nopLog())
 		if err != nil {
 			t.Fatal(err)
 		}
-		go func() { _ = o.Run(ctx, output.Conn(b.Conn), nopReporter{}) }()
+		ev := output.Conn(b.Conn)
+		if modeS != nil && os.Getenv("CUAS_BENCH_SBS_NATS") != "1" {
+			ev = output.InProcess(b.Conn, nil, nil, modeS)
+		}
+		go func() { _ = o.Run(ctx, ev, nopReporter{}) }()
 		readAll(ctx, t, "SBS", o.Addr(), o.Dropped)
 	}
 	if os.Getenv("CUAS_BENCH_OUTPUTS") != "1" {

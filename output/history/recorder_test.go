@@ -301,7 +301,7 @@ func TestRecordsFedTrackEvents(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	rep := upReporter{up: make(chan struct{}, 1)}
 	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx, output.InProcess(nc, f, nil), rep) }()
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, f, nil, nil), rep) }()
 	fn := <-f.fn
 	<-rep.up
 
@@ -368,7 +368,7 @@ func TestRecordsEveryFedFix(t *testing.T) {
 	defer cancel()
 	rep := upReporter{up: make(chan struct{}, 1)}
 	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff), rep) }()
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff, nil), rep) }()
 	onFix, onTrack := <-ff.fn, <-tf.fn
 	<-rep.up
 	onTrack(bus.TrackSubject("adsb", "4CA1FA"), &events.TrackEvent{Header: events.Header{V: events.Version, Type: events.TypeTrackUpdate, Time: t0},
@@ -429,7 +429,7 @@ func TestRecordsABurstOfFedFixes(t *testing.T) {
 	defer cancel()
 	rep := upReporter{up: make(chan struct{}, 1)}
 	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff), rep) }()
+	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff, nil), rep) }()
 	onFix := <-ff.fn
 	<-tf.fn
 	<-rep.up
@@ -480,7 +480,9 @@ func TestAttachedFixesBeforeRun(t *testing.T) {
 	defer cancel()
 	tf := &feed{fn: make(chan func(string, *events.TrackEvent), 1), stopped: make(chan struct{})}
 	done := make(chan error, 1)
-	go func() { done <- rec.Run(ctx, output.InProcess(nc, tf, ff), upReporter{up: make(chan struct{}, 1)}) }()
+	go func() {
+		done <- rec.Run(ctx, output.InProcess(nc, tf, ff, nil), upReporter{up: make(chan struct{}, 1)})
+	}()
 	<-tf.fn
 	waitPoints(t, rec, "adsb:4CA1FA", 50)
 	select {

@@ -144,8 +144,40 @@ func msgType(m *adsb.Message) int {
 
 // appendFrame appends the line of one frame heard at at.
 func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now time.Time) []byte {
-	m := &e.m
-	if adsb.DecodeWith(frame, m, adsb.Options{}) != nil || m.CRC == adsb.CRCBad || m.CRC == adsb.CRCUnknown {
+	if adsb.DecodeWith(frame, &e.m, adsb.Options{}) != nil {
+		return b
+	}
+	return e.appendMessage(b, &e.m, at, now)
+}
+
+// AppendDecoded appends the lines of the Mode S messages of one raw
+// message that fusion's feed decoded (output.ModeSFeed, inside cuasd
+// serve), logged at now: the lines AppendMsg writes for that raw message,
+// without decoding its frames again, with the times fusion gave them.
+func (e *MessageEncoder) AppendDecoded(b []byte, bt *worker.ModeSBatch, now time.Time) []byte {
+	if !e.silent {
+		e.now = e.clk.append(e.now[:0], now)
+	}
+	for i := range bt.Frames {
+		f := &bt.Frames[i]
+		e.clock.Advance(f.At)
+		b = e.appendMessage(b, &f.Msg, f.At, now)
+	}
+	e.sweep(e.clock.Latest)
+	return b
+}
+
+// TrackDecoded is Track for AppendDecoded: it keeps the aircraft state of
+// bt's messages without writing a line.
+func (e *MessageEncoder) TrackDecoded(bt *worker.ModeSBatch) {
+	e.silent = true
+	e.AppendDecoded(nil, bt, time.Time{})
+	e.silent = false
+}
+
+// appendMessage appends the line of one decoded message heard at at.
+func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock.Time, now time.Time) []byte {
+	if m.CRC == adsb.CRCBad || m.CRC == adsb.CRCUnknown {
 		return b
 	}
 	typ := msgType(m)

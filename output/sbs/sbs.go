@@ -12,6 +12,7 @@ package sbs
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/lifecycle"
 	"github.com/cuasd/cuasd/output"
@@ -418,6 +420,12 @@ func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter)
 // the track events.
 func (o *Out) subscribe(ev output.Events) (func(), error) {
 	if !o.Reduce {
+		if f, ok := ev.(output.ModeSFeed); ok {
+			stop, err := o.feedDecoded(f)
+			if !errors.Is(err, output.ErrNoModeS) {
+				return stop, err
+			}
+		}
 		enc := &MessageEncoder{}
 		// The lines are written into scratch, reused: each client's buffer
 		// copies them.
@@ -454,4 +462,53 @@ func (o *Out) subscribe(ev output.Events) (func(), error) {
 			o.bc.Send(b)
 		}
 	})
+}
+
+// feedDecoded writes the lines of the Mode S messages fusion's feed
+// decodes (inside cuasd serve): the raw frames are neither heard again on
+// NATS nor decoded a second time (issue 30). Messages stored before the
+// output started (the feed's replay of the stream at its start) only
+// build the aircraft state; a message handed again (the feed starting
+// over) is skipped.
+func (o *Out) feedDecoded(f output.ModeSFeed) (func(), error) {
+	enc := &MessageEncoder{}
+	var scratch []byte
+	var seen handed
+	start := time.Now().UnixNano()
+	return f.FeedModeS(func(bt *worker.ModeSBatch) {
+		if !o.simulated && bt.Meta.Simulated || !seen.first(bt) {
+			return
+		}
+		if o.bc.Clients() == 0 || bt.Meta.StoredUnixNano != 0 && bt.Meta.StoredUnixNano < start {
+			enc.TrackDecoded(bt)
+			return
+		}
+		scratch = enc.AppendDecoded(scratch[:0], bt, time.Now())
+		if len(scratch) > 0 {
+			o.bc.Send(scratch)
+		}
+	})
+}
+
+// handed is the newest raw message handed on: its storage time and
+// stream sequence.
+type handed struct {
+	stored int64
+	seq    uint64
+}
+
+// first reports whether bt is newer than every message handed before, and
+// remembers it. Storage times order the messages of a stream even when it
+// was recreated (its sequence starting over); the sequence orders those
+// stored in the same nanosecond. A message without either is new.
+func (h *handed) first(bt *worker.ModeSBatch) bool {
+	st, seq := bt.Meta.StoredUnixNano, bt.Seq
+	if st == 0 && seq == 0 {
+		return true
+	}
+	if st < h.stored || st == h.stored && seq <= h.seq {
+		return false
+	}
+	h.stored, h.seq = st, seq
+	return true
 }

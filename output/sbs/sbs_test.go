@@ -202,7 +202,8 @@ func TestSimulatedTracksStayInside(t *testing.T) {
 		o.IncludeSimulated(include)
 		o.Reduce = true // the track events' simulated flag (the raw path checks the header)
 		ctx, cancel := context.WithCancel(context.Background())
-		go func() { _ = o.Run(ctx, output.Conn(nc), nopRep{}) }()
+		done := make(chan struct{})
+		go func() { defer close(done); _ = o.Run(ctx, output.Conn(nc), nopRep{}) }()
 		conn, err := net.Dial("tcp", o.Addr())
 		if err != nil {
 			t.Fatal(err)
@@ -223,5 +224,6 @@ func TestSimulatedTracksStayInside(t *testing.T) {
 		}
 		conn.Close()
 		cancel()
+		<-done // stopped: nothing of it allocates during the next test
 	}
 }
