@@ -136,6 +136,16 @@ func Since(a, b Time) int64 {
 	return b.UnixNano - a.UnixNano
 }
 
+// Newer is the later of a and b by Since (b when they are the same time):
+// on the sensor's clock when both are on the same epoch. The zero Time is
+// older than any frame's.
+func Newer(a, b Time) Time {
+	if Since(a, b) >= 0 {
+		return b
+	}
+	return a
+}
+
 // Limits of the model.
 const (
 	// DriftWindow is how much sensor time the model watches before it lets
@@ -203,6 +213,52 @@ func (m *Model) Map(kind Kind, raw uint64, arrival int64) Time {
 		return m.mapNs(int64(raw), arrival)
 	}
 	return m.mapNs(m.unwrap12(raw), arrival)
+}
+
+// Stamp is what a raw message says of the times of its frames (its
+// Cuas-Clock, Cuas-Sensor-Ns and Cuas-Recv-Ns headers and its framing).
+type Stamp struct {
+	// Kind is what the sensor's timestamps are (Cuas-Clock).
+	Kind Kind
+	// Ns says the frames' own timestamps are nanoseconds on Kind's clock
+	// (framing lpt), not Beast's 48-bit format.
+	Ns bool
+	// SensorNs is the message's own sensor time (Cuas-Sensor-Ns; 0:
+	// none), the time of its frames that carry none of their own.
+	SensorNs int64
+	// Arrival is when the message reached cuasd (Cuas-Recv-Ns), Unix ns.
+	Arrival int64
+}
+
+// Key is the timestamp by which a frame whose own timestamp is ts (0:
+// none) is told apart from a re-sent one (Duplicate): ts, else the
+// message's sensor time.
+func (s Stamp) Key(ts uint64) uint64 {
+	if ts == 0 {
+		return uint64(s.SensorNs)
+	}
+	return ts
+}
+
+// Frame maps the time of a frame of a message stamped s whose own
+// timestamp is ts (0: none): ts on Kind's clock (a Beast timestamp unless
+// s.Ns); else the message's SensorNs (UTC when Kind is GPS, the sensor's
+// own nanoseconds otherwise); else the arrival. It is how the decoder
+// and the outputs that read raw frames time each frame alike.
+func (m *Model) Frame(ts uint64, s Stamp) Time {
+	switch {
+	case ts != 0 && !s.Ns:
+		return m.Map(s.Kind, ts, s.Arrival)
+	case ts == 0:
+		ts = uint64(s.SensorNs)
+	}
+	switch {
+	case ts == 0:
+		return Time{UnixNano: s.Arrival}
+	case s.Kind == GPS:
+		return m.MapUTC(int64(ts), s.Arrival)
+	}
+	return m.Map(Receiver, ts, s.Arrival)
 }
 
 // MapUTC maps a sensor's UTC claim (Unix ns, a GPS-disciplined

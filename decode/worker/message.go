@@ -32,6 +32,8 @@ type msgDecoder struct {
 	// nsTimes: the message's per-frame times are nanoseconds (framing
 	// lpt), not Beast timestamps.
 	nsTimes bool
+	// stamp is what the message says of its frames' times, read once.
+	stamp sensorclock.Stamp
 	// timed receives the message's frames with a Beast timestamp
 	// (FeedConfig.Timed), gathered in timedFrames, with meta, the
 	// message's (a field: a pointer to it costs no allocation).
@@ -82,6 +84,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 		d.dead = append(d.dead, deadLetter{idx: -1, frame: data, reason: reason, detail: detail})
 	} else {
 		d.cur, d.nsTimes, d.meta = d.clocks.Sensor(meta.Sensor), framing == bus.FramingLPT, meta
+		d.stamp = sensorclock.Stamp{Kind: meta.Clock, Ns: d.nsTimes, SensorNs: meta.SensorNs, Arrival: meta.RecvUnixNano}
 		d.timedFrames = d.timedFrames[:0]
 		d.gatherS = d.modeS.active()
 		d.modeSBatch.Frames = d.modeSBatch.Frames[:0]
@@ -195,21 +198,9 @@ func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, dups, resets uint6
 }
 
 // frameTime is the time of a frame with sensor timestamp ts (0: none) of
-// a message with meta, by the sensor's clock model.
-func (d *msgDecoder) frameTime(ts uint64, meta Meta) sensorclock.Time {
-	switch {
-	case ts != 0 && !d.nsTimes:
-		return d.cur.Map(meta.Clock, ts, meta.RecvUnixNano)
-	case ts == 0:
-		ts = uint64(meta.SensorNs)
-	}
-	switch {
-	case ts == 0:
-		return sensorclock.Time{UnixNano: meta.RecvUnixNano}
-	case meta.Clock == sensorclock.GPS:
-		return d.cur.MapUTC(int64(ts), meta.RecvUnixNano)
-	}
-	return d.cur.Map(sensorclock.Receiver, ts, meta.RecvUnixNano)
+// the message being decoded, by the sensor's clock model.
+func (d *msgDecoder) frameTime(ts uint64) sensorclock.Time {
+	return d.cur.Frame(ts, d.stamp)
 }
 
 // messageTime maps the time a transmitter stamped its message with (the
@@ -248,10 +239,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 		d.dead = append(d.dead, deadLetter{idx: k, reason: "not_hex", detail: "line is not hex"})
 		return false
 	}
-	key := ts
-	if key == 0 {
-		key = uint64(meta.SensorNs)
-	}
+	key := d.stamp.Key(ts)
 	var sbsNs int64
 	if key == 0 && !d.nsTimes && isSBS(frame) {
 		sbsNs = d.sbsGenerated(frame)
@@ -263,7 +251,7 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 	if d.timed != nil && ts != 0 {
 		d.gatherTimed(ts, frame)
 	}
-	at := d.frameTime(ts, *meta)
+	at := d.frameTime(ts)
 	if sbsNs > 0 {
 		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
 	}

@@ -75,25 +75,19 @@ func (o *Out) Dropped() uint64 {
 // Run implements output.Output: it relays cuas.raw.adsb.> until ctx ends.
 func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
 	enc := &Encoder{Filter: Filter{All: o.all}}
-	lastExpire := time.Now().UnixNano()
 	send := o.send
 	var scratch []byte // the clients' buffers copy it
 	unsub, err := ev.Subscribe(bus.RawPrefix+".adsb.>", func(m *nats.Msg) {
 		if !o.simulated && bus.Simulated(m.Header) {
 			return
 		}
-		now := time.Now().UnixNano()
 		var err error
-		scratch, err = enc.AppendMsg(scratch[:0], m, now)
+		scratch, err = enc.AppendMsg(scratch[:0], m, time.Now().UnixNano())
 		if err != nil {
 			o.log.Debug("beast out: malformed raw message", "subject", m.Subject, "err", err)
 		}
 		if len(scratch) > 0 {
 			send(scratch)
-		}
-		if now-lastExpire > 10e9 {
-			enc.Filter.Expire(now)
-			lastExpire = now
 		}
 	})
 	if err != nil {

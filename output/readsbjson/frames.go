@@ -8,6 +8,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
+	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/beastout"
 )
 
@@ -18,44 +20,55 @@ type frameStats struct {
 	messages uint64
 	power    [8]float64 // amplitude², 0..1
 	nPower   int
-	heard    int64 // Unix ns
+	heard    sensorclock.Time
 }
 
 // frameCounter counts the raw Mode S frames per address, as readsb's
 // "messages" and "rssi" do; the track events cannot, since a track counts
-// only the messages that changed it.
+// only the messages that changed it. Each frame is judged at its
+// receiver's time (output.FrameClock, as Beast out's relay rule and SBS
+// judge it) and counts are forgotten on the frames' clock: a burst or a
+// replay counts what live frames count. Exact duplicates (same receiver,
+// timestamp and bytes) are counted, as readsb and dump1090 count every
+// message they receive (8,922 on the shared capture, its 4,464 repeats
+// included: cmd/cuasd's TestReadsbOutputsAgainstDump1090 compares them).
 type frameCounter struct {
 	mu     sync.Mutex
+	clock  output.FrameClock
 	filter beastout.Filter
 	by     map[uint32]*frameStats
 	total  uint64
 }
 
-// add counts the frames of one raw message received at now (Unix ns).
+// add counts the frames of one raw message received at now (Unix ns; its
+// Cuas-Recv-Ns header says so when it has one).
 func (c *frameCounter) add(m *nats.Msg, now int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil {
 		c.by = map[uint32]*frameStats{}
 	}
+	c.clock.Begin(m, now)
 	framing := m.Header.Get(bus.HeaderFraming)
 	if framing == bus.FramingBeast {
-		_ = bus.EachBeast(m.Data, func(typ byte, _ uint64, sig byte, data []byte) error {
+		_ = bus.EachBeast(m.Data, func(typ byte, ts uint64, sig byte, data []byte) error {
 			if typ != bus.BeastModeAC {
-				c.frame(data, sig, true, now)
+				c.frame(data, ts, sig, true)
 			}
 			return nil
 		})
 		return
 	}
-	_, _ = bus.EachFrame(framing, m.Data, nil, func(_ int, data []byte) error {
-		c.frame(data, 0, false, now)
+	_, _ = bus.EachFrameTS(framing, m.Data, nil, func(_ int, ts uint64, data []byte) error {
+		c.frame(data, ts, 0, false)
 		return nil
 	})
 }
 
-func (c *frameCounter) frame(data []byte, sig byte, hasSig bool, now int64) {
-	addr, ok := c.filter.Address(data, now)
+// frame counts one frame whose own timestamp is ts (0: none).
+func (c *frameCounter) frame(data []byte, ts uint64, sig byte, hasSig bool) {
+	at, _ := c.clock.Frame(ts, data)
+	addr, ok := c.filter.Address(data, at)
 	if !ok {
 		return
 	}
@@ -65,7 +78,7 @@ func (c *frameCounter) frame(data []byte, sig byte, hasSig bool, now int64) {
 		c.by[addr] = s
 	}
 	s.messages++
-	s.heard = now
+	s.heard = sensorclock.Newer(s.heard, at)
 	c.total++
 	if hasSig {
 		a := float64(sig) / 255
@@ -101,12 +114,15 @@ func (c *frameCounter) lookup(icao string) (messages uint64, rssi float64, hasRS
 // forgetFrames is how long an address's counts outlive its last frame.
 const forgetFrames = 5 * 60e9
 
-// sweep forgets addresses not heard for forgetFrames before now (Unix ns).
-func (c *frameCounter) sweep(now int64) {
+// sweep forgets addresses not heard for forgetFrames before the newest
+// frame's time: on the frames' clock, not the wall's, so that a capture
+// replayed long after keeps its counts as it did live.
+func (c *frameCounter) sweep() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	now := c.clock.Latest
 	for a, s := range c.by {
-		if now-s.heard > forgetFrames {
+		if sensorclock.Since(s.heard, now) > forgetFrames {
 			delete(c.by, a)
 		}
 	}

@@ -215,7 +215,7 @@ func (w *Writer) Flush(now time.Time) error {
 		}
 	}
 	if w.frames != nil {
-		w.frames.sweep(now.UnixNano())
+		w.frames.sweep()
 		total := w.frames.totalMessages()
 		w.stats.addMessages(total - w.framesTotal)
 		w.framesTotal = total

@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cuasd/cuasd/bus"
-	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/events"
+	"github.com/cuasd/cuasd/internal/testcapture"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -245,11 +245,11 @@ func BenchmarkAppendAircraft(b *testing.B) {
 func TestFrameCounts(t *testing.T) {
 	w, _ := New(Config{Frames: true})
 	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000") // 4CA1FA, airborne position
-	df17 = parity(df17, 0)
+	df17 = testcapture.WithParity(df17, 0)
 	bad := bytes.Clone(df17)
 	bad[6] ^= 0x10
-	df11 := parity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
-	df4 := parity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
+	df11 := testcapture.WithParity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0f, 0x10, 0, 0, 0}, 0x4ca1fa)
 	body := bus.AppendBeast(nil, '1', 1, 255, []byte{1, 2}) // Mode A/C: no address, not counted
 	body = bus.AppendBeast(body, '2', 2, 255, df4)          // before any checked frame: not counted
 	body = bus.AppendBeast(body, '3', 3, 128, df17)
@@ -272,31 +272,37 @@ func TestFrameCounts(t *testing.T) {
 	}
 }
 
-// parity sets a frame's parity field (its last 3 bytes) to its CRC XOR ap.
-func parity(f []byte, ap uint32) []byte {
-	n := len(f)
-	p := adsb.CRC24(f[:n-3]) ^ ap
-	f[n-3], f[n-2], f[n-1] = byte(p>>16), byte(p>>8), byte(p)
-	return f
-}
-
-func BenchmarkFrameCount(b *testing.B) {
-	// One receiver batch of 512 frames (DF17 and DF11 of one aircraft).
+// frameBatch is one receiver batch of 512 frames (DF17 and DF11 of one
+// aircraft), and its body.
+func frameBatch() (*nats.Msg, []byte) {
 	df17, _ := hex.DecodeString("8D4CA1FA58C382D690C8AC000000")
-	df17 = parity(df17, 0)
-	df11 := parity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
+	df17 = testcapture.WithParity(df17, 0)
+	df11 := testcapture.WithParity([]byte{0x5d, 0x4c, 0xa1, 0xfa, 0, 0, 0}, 0)
 	var body []byte
 	for i := 0; i < 256; i++ {
-		body = bus.AppendBeast(body, '3', uint64(i), 100, df17)
-		body = bus.AppendBeast(body, '2', uint64(i), 100, df11)
+		body = bus.AppendBeast(body, '3', 1+uint64(i)*12000, 100, df17)
+		body = bus.AppendBeast(body, '2', 1+uint64(i)*12000+500, 100, df11)
 	}
-	m := &nats.Msg{Data: body, Header: nats.Header{bus.HeaderFraming: {bus.FramingBeast}}}
+	return &nats.Msg{Data: body, Header: nats.Header{bus.HeaderFraming: {bus.FramingBeast}}}, body
+}
+
+// BenchmarkFrameCount counts receiver batches of 512 frames, each the
+// next 3 s of the receiver's clock (the same frames again would be exact
+// duplicates, not counted).
+func BenchmarkFrameCount(b *testing.B) {
+	m, body := frameBatch()
 	var c frameCounter
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		testcapture.Advance(body, 256*12000)
+		b.StartTimer()
 		c.add(m, 1)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/512, "ns/frame")
+	if c.totalMessages() != uint64(b.N)*512 {
+		b.Fatalf("%d messages counted of %d frames", c.totalMessages(), b.N*512)
+	}
 }
 
 // TestSimulatedTracksMarkedOnlyWhenAsked: a simulated track (issue 34) is

@@ -2,7 +2,6 @@ package sbs
 
 import (
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -12,6 +11,7 @@ import (
 	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/decode/worker"
+	"github.com/cuasd/cuasd/output"
 )
 
 // MessageEncoder writes one SBS line per decoded Mode S message, as readsb
@@ -27,15 +27,14 @@ import (
 // only once the address was heard in a checked squitter, and no
 // non-ICAO addresses. It is not safe for concurrent use.
 type MessageEncoder struct {
-	clocks sensorclock.Clocks
-	m      adsb.Message
-	ac     map[uint32]*msgAircraft
-	swept  int64
-	// latest is the newest time of a frame heard (mapped ns): aircraft
-	// are forgotten on the frames' clock, not the wall's, so that a
-	// capture replayed with its own times keeps them as live data does.
-	latest int64
-	clk    clock
+	// clock times each frame by its receiver's clock; aircraft are
+	// forgotten on its Latest, the frames' clock, not the wall's, so that
+	// a capture replayed with its own times keeps them as live data does.
+	clock output.FrameClock
+	m     adsb.Message
+	ac    map[uint32]*msgAircraft
+	swept sensorclock.Time
+	clk   clock
 	// now is the time the lines of one raw message are written, as written.
 	now []byte
 	// silent keeps the aircraft state without writing lines (Track).
@@ -47,7 +46,7 @@ type MessageEncoder struct {
 // msgAircraft is what the encoder keeps of one aircraft: when it was last
 // heard in a checked squitter, and its CPR frames.
 type msgAircraft struct {
-	heard      int64 // mapped ns of the last DF11/17/18
+	heard      sensorclock.Time // of the last DF11/17/18
 	even, odd  cprHalf
 	fix        sensorclock.Time
 	fixLat     float64
@@ -77,29 +76,18 @@ const (
 // AppendMsg appends the lines of one raw message (cuas.raw.adsb.{sensor})
 // to b, logged at now.
 func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte, error) {
-	meta := rawMeta(m)
-	model := e.clocks.Sensor(meta.sensor)
+	e.clock.Begin(m, now.UnixNano())
 	if !e.silent {
 		e.now = e.clk.append(e.now[:0], now)
 	}
-	var ferr error
 	_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
-		if model.Duplicate(ts, frame) {
-			return nil
+		if at, dup := e.clock.Frame(ts, frame); !dup {
+			b = e.appendFrame(b, frame, at, now)
 		}
-		at := sensorclock.Time{UnixNano: meta.recv}
-		if ts != 0 {
-			at = model.Map(meta.clock, ts, meta.recv)
-		}
-		e.latest = max(e.latest, at.UnixNano)
-		b = e.appendFrame(b, frame, at, now)
 		return nil
 	})
-	if err != nil {
-		ferr = err
-	}
-	e.sweep(e.latest)
-	return b, ferr
+	e.sweep(e.clock.Latest)
+	return b, err
 }
 
 // Track keeps the aircraft state of m's frames (the addresses its
@@ -114,35 +102,15 @@ func (e *MessageEncoder) Track(m *nats.Msg, now time.Time) error {
 	return err
 }
 
-// rawHeaders is what a raw message's headers say of its frames' times.
-type rawHeaders struct {
-	sensor string
-	recv   int64
-	clock  sensorclock.Kind
-}
-
-func rawMeta(m *nats.Msg) rawHeaders {
-	h := rawHeaders{sensor: m.Header.Get(bus.HeaderSensor)}
-	h.recv, _ = strconv.ParseInt(m.Header.Get(bus.HeaderRecvTime), 10, 64)
-	if h.recv == 0 {
-		h.recv = time.Now().UnixNano()
-	}
-	h.clock, _ = sensorclock.ParseKind(m.Header.Get(bus.HeaderClock))
-	if h.sensor == "" {
-		_, h.sensor, _ = bus.SplitSubject(bus.RawPrefix, m.Subject)
-	}
-	return h
-}
-
 // sweep forgets aircraft not heard for two minutes before now (the
 // newest frame's time), once a minute of that clock.
-func (e *MessageEncoder) sweep(now int64) {
-	if now-e.swept < int64(time.Minute) {
+func (e *MessageEncoder) sweep(now sensorclock.Time) {
+	if sensorclock.Since(e.swept, now) < int64(time.Minute) {
 		return
 	}
 	e.swept = now
 	for a, s := range e.ac {
-		if now-s.heard > int64(2*time.Minute) {
+		if sensorclock.Since(s.heard, now) > int64(2*time.Minute) {
 			delete(e.ac, a)
 		}
 	}
@@ -192,10 +160,10 @@ func (e *MessageEncoder) AppendDecoded(b []byte, bt *worker.ModeSBatch, now time
 	}
 	for i := range bt.Frames {
 		f := &bt.Frames[i]
-		e.latest = max(e.latest, f.At.UnixNano)
+		e.clock.Advance(f.At)
 		b = e.appendMessage(b, &f.Msg, f.At, now)
 	}
-	e.sweep(e.latest)
+	e.sweep(e.clock.Latest)
 	return b
 }
 
@@ -221,7 +189,7 @@ func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock
 	}
 	a := e.ac[m.Address]
 	if m.CRC == adsb.CRCAddressParity {
-		if a == nil || at.UnixNano-a.heard > knownFor {
+		if a == nil || sensorclock.Since(a.heard, at) > knownFor {
 			return b // any corrupted reply yields some address
 		}
 	} else {
@@ -229,7 +197,7 @@ func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock
 			a = &msgAircraft{}
 			e.ac[m.Address] = a
 		}
-		a.heard = max(a.heard, at.UnixNano)
+		a.heard = sensorclock.Newer(a.heard, at)
 	}
 	var f fields
 	if typ == 3 || typ == 2 {

@@ -2,9 +2,9 @@ package sbs
 
 import (
 	"bytes"
+	"encoding/hex"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,41 +14,14 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
-	"github.com/cuasd/cuasd/internal/testshared"
+	"github.com/cuasd/cuasd/internal/testcapture"
 	"github.com/cuasd/cuasd/sim"
 )
 
-// captureMsgs is the real Beast capture in raw messages of size records,
-// as --beast-listen stores them (bus framing beast).
+// captureMsgs is the real capture in raw messages of size records.
 func captureMsgs(tb testing.TB, size int) []*nats.Msg {
 	tb.Helper()
-	capture, err := os.ReadFile(testshared.Path(tb, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var msgs []*nats.Msg
-	var body []byte
-	k := 0
-	flush := func() {
-		m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Header: nats.Header{}, Data: body}
-		m.Header.Set(bus.HeaderFraming, bus.FramingBeast)
-		m.Header.Set(bus.HeaderSensor, "rx1")
-		m.Header.Set(bus.HeaderRecvTime, strconv.FormatInt(time.Date(2018, 4, 3, 19, 5, 0, 0, time.UTC).UnixNano(), 10))
-		msgs, body, k = append(msgs, m), nil, 0
-	}
-	for f, err := range adsb.BeastFrames(capture) {
-		if err != nil {
-			tb.Fatal(err)
-		}
-		body = bus.AppendBeast(body, f.Type, f.Timestamp, f.Signal, f.Bytes())
-		if k++; k == size {
-			flush()
-		}
-	}
-	if k > 0 {
-		flush()
-	}
-	return msgs
+	return testcapture.Msgs(tb, size)
 }
 
 // TestAppendTimeMatchesTimeFormat: the hand-written SBS date and time are
@@ -345,6 +318,33 @@ func TestForgetsOnTheFramesClock(t *testing.T) {
 	for i := range w {
 		if g[i] != w[i] {
 			t.Fatalf("line %d logged years later:\n%s\nwant\n%s", i, g[i], w[i])
+		}
+	}
+}
+
+// TestRepliesJudgedOnTheReceiversClock: a parity reply is written only
+// within a minute of its address's checked squitter on the receiver's
+// clock (issue 30). In a burst the mapped times bunch up at the arrival:
+// a DF4 heard 62 s after the DF17 that announced its address, 20 ms
+// after it by arrival, is not written, one heard 59 s after is (once: its
+// exact duplicate is dropped); the same frames paced as heard write the
+// same lines.
+func TestRepliesJudgedOnTheReceiversClock(t *testing.T) {
+	df17, err := hex.DecodeString("8D406B902015A678D4D220AA4BDA") // identification: MSG,1
+	if err != nil {
+		t.Fatal(err)
+	}
+	df4 := testcapture.WithParity([]byte{0x20, 0x00, 0x0F, 0x10, 0, 0, 0}, 0x406B90) // MSG,5
+	for name, arrival := range map[string]func(int, int64) int64{"burst": testcapture.Burst, "paced": testcapture.Paced} {
+		var e MessageEncoder
+		var out []byte
+		for _, m := range testcapture.FrameMsgs(testcapture.ReplyAfterAMinute(df17, df4), arrival) {
+			if out, err = e.AppendMsg(out, m, time.Unix(0, testcapture.Arrival(m))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n1, n5 := bytes.Count(out, []byte("MSG,1,")), bytes.Count(out, []byte("MSG,5,")); n1 != 1 || n5 != 1 {
+			t.Errorf("%s: %d MSG,1 and %d MSG,5 lines, want 1 and 1 (the reply 59 s after the squitter):\n%s", name, n1, n5, out)
 		}
 	}
 }
