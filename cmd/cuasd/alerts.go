@@ -210,7 +210,8 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 	}
 	m := alert.NewMetrics(s.reg)
 	m.Declare(rules) // every rule and sink at 0 before the first alert (issue 24)
-	eng, store, err := alert.Open(ctx, s.bus.JetStream(), rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas})
+	eng, store, err := alert.Open(ctx, s.bus.JetStream(), rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas,
+		Setup: s.bus.Setup().Do})
 	if err != nil {
 		return nil, err
 	}

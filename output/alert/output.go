@@ -31,6 +31,11 @@ type Options struct {
 	// previous run waits for its track to be seen again before it is
 	// resolved (default 2 minutes: longer than the default track TTL).
 	ConfirmAfter time.Duration
+	// Setup, when set, runs the creation of each sink's durable consumer:
+	// cuasd passes bus.Setup.Do, which retries while a JetStream cluster
+	// is still forming, as it does for the stream and bucket (nil: one
+	// attempt).
+	Setup func(ctx context.Context, what string, create func(context.Context) error) error
 }
 
 // Rules is the rule engine as an output: it reads threat, track-lost and
@@ -82,8 +87,16 @@ func Open(ctx context.Context, js JetStream, cfg *Config, o Options) (*Rules, *S
 	if err := js.EnsureAlertStream(ctx, max(2*giveUp, 24*time.Hour), o.Replicas); err != nil {
 		return nil, nil, &Error{Msg: "create stream " + bus.StreamAlerts, Err: err}
 	}
+	setup := o.Setup
+	if setup == nil {
+		setup = func(ctx context.Context, _ string, create func(context.Context) error) error { return create(ctx) }
+	}
 	for _, s := range cfg.Sinks {
-		if _, err := js.EnsureConsumer(ctx, bus.StreamAlerts, consumerConfig(s)); err != nil {
+		err := setup(ctx, "consumer sink-"+s.Name, func(ctx context.Context) error {
+			_, err := js.EnsureConsumer(ctx, bus.StreamAlerts, consumerConfig(s))
+			return err
+		})
+		if err != nil {
 			return nil, nil, &Error{Sink: s.Name, Msg: "create consumer", Err: err}
 		}
 	}
