@@ -306,9 +306,14 @@ func (b *Gate) Sweep(ctx context.Context) {
 		if !tracks[i].HasPosition {
 			continue
 		}
-		e := b.evaluate(&tracks[i], swarmOf[i], geofences, idx, allow, now)
-		e.ReceiptIndex = b.track(ctx, &e, now)
-		entries = append(entries, e)
+		// Evaluated in its place in entries (cap len(tracks)): an Entry is
+		// kilobytes (the track, its result and zone), and one evaluated
+		// aside and handed to track by pointer was a heap copy of each,
+		// every sweep (half the sweep's allocations).
+		entries = entries[:len(entries)+1]
+		e := &entries[len(entries)-1]
+		b.evaluate(e, &tracks[i], swarmOf[i], geofences, idx, allow, now)
+		e.ReceiptIndex = b.track(ctx, e, now)
 	}
 	b.forgetExpired(entries)
 	sort.Slice(entries, func(i, j int) bool {
@@ -377,16 +382,16 @@ func (b *Gate) swarms(tracks []fusion.Track) []swarmMembership {
 }
 
 // evaluate scores one positioned track against the zones that can matter
-// to it and returns its board entry (most severe zone first: a breach,
+// to it and writes its board entry into e (most severe zone first: a breach,
 // then the higher Λ).
-func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, idx *zoneIndex, allow *gate.AllowIndex, now time.Time) Entry {
+func (b *Gate) evaluate(e *Entry, t *fusion.Track, sw swarmMembership, geofences []gate.Geofence, idx *zoneIndex, allow *gate.AllowIndex, now time.Time) {
 	samples := samplesOf(t)
 	in := b.input(t, samples, now)
 	if allow != nil && in.HasIdentity {
 		in.Allow, _ = allow.Match(in.Identity)
 	}
 	in.SwarmSize, in.HasSwarm = sw.size, true
-	e := Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
+	*e = Entry{Track: *t, SwarmID: sw.id, SwarmSize: sw.size, Allow: in.Allow, Side: in.Side, ReceiptIndex: -1}
 	var res gate.Result
 	for _, z := range idx.candidates(t.Lat, t.Lon) {
 		g := &geofences[z]
@@ -405,7 +410,6 @@ func (b *Gate) evaluate(t *fusion.Track, sw swarmMembership, geofences []gate.Ge
 		e.Result = gate.Result{Decision: gate.Monitor, HumanDecisionRequired: true}
 	}
 	e.Class = classOf(t, &e.Result, &b.cfg.Policy)
-	return e
 }
 
 // classOf is what the track is (gate.TrackClass): a track whose signal
