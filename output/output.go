@@ -6,8 +6,10 @@
 // Events interface, and never reaches into fusion's or the gate's memory.
 // The same output therefore runs inside `cuasd serve` (on an in-process
 // connection) or in another process against the same NATS. Inside cuasd
-// serve, Events also hands out the gate's track events typed (TrackFeed)
-// for an output whose cost is per fix; it falls back to NATS elsewhere.
+// serve, Events also hands out, for outputs whose cost is per fix or per
+// frame, the gate's track events typed (TrackFeed), fusion's accepted
+// fixes (FixFeed) and the Mode S messages fusion's feed decodes
+// (ModeSFeed); such an output falls back to NATS elsewhere.
 //
 // Sinks must never slow ingest: NATS delivers to a subscription without
 // blocking the publisher, and an output puts what it sends through a
