@@ -28,6 +28,10 @@ func NewJetStream(js jetstream.JetStream) *JetStream { return &JetStream{js: js}
 // JetStream is the bus's JetStream handle.
 func (b *Bus) JetStream() *JetStream { return &JetStream{js: b.JS, setup: b.setup} }
 
+// Setup is how the handle creates streams and buckets: the bus's, which
+// waits for a forming cluster (Options.SetupTimeout), or the default one.
+func (j *JetStream) Setup() Setup { return j.setup }
+
 // Conn is the NATS connection under the handle.
 func (j *JetStream) Conn() *nats.Conn { return j.js.Conn() }
 

@@ -210,8 +210,7 @@ func (s *service) alertOutputs() ([]output.Output, error) {
 	}
 	m := alert.NewMetrics(s.reg)
 	m.Declare(rules) // every rule and sink at 0 before the first alert (issue 24)
-	eng, store, err := alert.Open(ctx, s.bus.JetStream(), rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas,
-		Setup: s.bus.Setup().Do})
+	eng, store, err := alert.Open(ctx, s.bus.JetStream(), rules, alert.Options{ReceiptURL: s.receiptURL, Metrics: m, Logger: s.log, Replicas: s.cfg.Replicas})
 	if err != nil {
 		return nil, err
 	}

@@ -31,11 +31,6 @@ type Options struct {
 	// previous run waits for its track to be seen again before it is
 	// resolved (default 2 minutes: longer than the default track TTL).
 	ConfirmAfter time.Duration
-	// Setup, when set, runs the creation of each sink's durable consumer:
-	// cuasd passes bus.Setup.Do, which retries while a JetStream cluster
-	// is still forming, as it does for the stream and bucket (nil: one
-	// attempt).
-	Setup func(ctx context.Context, what string, create func(context.Context) error) error
 }
 
 // Rules is the rule engine as an output: it reads threat, track-lost and
@@ -60,6 +55,10 @@ type JetStream interface {
 	Buckets
 	EnsureAlertStream(ctx context.Context, maxAge time.Duration, replicas int) error
 	EnsureConsumer(ctx context.Context, stream string, cfg bus.ConsumerConfig) (*bus.Consumer, error)
+	// Setup is how the handle makes what it makes at start-up (the alert
+	// stream and bucket do through it): Open creates each sink's consumer
+	// through it too, so all of them wait for a forming cluster alike.
+	Setup() bus.Setup
 	// Publish waits until the message is stored.
 	Publish(ctx context.Context, msg *nats.Msg) (bus.PubAck, error)
 }
@@ -87,12 +86,8 @@ func Open(ctx context.Context, js JetStream, cfg *Config, o Options) (*Rules, *S
 	if err := js.EnsureAlertStream(ctx, max(2*giveUp, 24*time.Hour), o.Replicas); err != nil {
 		return nil, nil, &Error{Msg: "create stream " + bus.StreamAlerts, Err: err}
 	}
-	setup := o.Setup
-	if setup == nil {
-		setup = func(ctx context.Context, _ string, create func(context.Context) error) error { return create(ctx) }
-	}
 	for _, s := range cfg.Sinks {
-		err := setup(ctx, "consumer sink-"+s.Name, func(ctx context.Context) error {
+		err := js.Setup().Do(ctx, "consumer sink-"+s.Name, func(ctx context.Context) error {
 			_, err := js.EnsureConsumer(ctx, bus.StreamAlerts, consumerConfig(s))
 			return err
 		})
