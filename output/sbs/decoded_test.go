@@ -15,9 +15,9 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
-	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/internal/natstest"
+	"github.com/cuasd/cuasd/internal/testcapture"
 	"github.com/cuasd/cuasd/output"
 )
 
@@ -119,9 +119,7 @@ func TestDecodedFeedWritesTheRawLines(t *testing.T) {
 
 // markerMsg is a raw message of one all-call reply (DF11) from addr.
 func markerMsg(addr uint32) *nats.Msg {
-	f := []byte{11<<3 | 5, byte(addr >> 16), byte(addr >> 8), byte(addr), 0, 0, 0}
-	p := adsb.CRC24(f[:4])
-	f[4], f[5], f[6] = byte(p>>16), byte(p>>8), byte(p)
+	f := testcapture.WithParity([]byte{11<<3 | 5, byte(addr >> 16), byte(addr >> 8), byte(addr), 0, 0, 0}, 0) // II 0
 	m := &nats.Msg{Subject: "cuas.raw.adsb.rx1", Header: nats.Header{}}
 	m.Data = bus.AppendBeast(nil, bus.BeastModeSShort, 0, 0, f)
 	m.Header.Set(bus.HeaderFraming, bus.FramingBeast)

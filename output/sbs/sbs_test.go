@@ -102,9 +102,7 @@ func testListen(t *testing.T, reduce bool) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	for o.bc.Clients() < 1 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitClients(t, o)
 	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	rd := bufio.NewReader(conn)
 	if reduce {
@@ -208,9 +206,7 @@ func TestSimulatedTracksStayInside(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for o.bc.Clients() < 1 {
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitClients(t, o)
 		for _, ev := range []*events.TrackEvent{sim, real} {
 			data, _ := json.Marshal(ev)
 			if err := nc.Publish(bus.TrackSubject("adsb", ev.Track.ICAO), data); err != nil {
