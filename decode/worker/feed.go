@@ -98,8 +98,8 @@ func NewFeed(js RawReader, cfg FeedConfig, reg prometheus.Registerer) *Feed {
 		dead: make(chan bus.PubAckFuture, 4096)}
 	for _, d := range cfg.Decoders {
 		md := &msgDecoder{dec: d, timed: cfg.Timed}
-		if d.Protocol() == decode.ADSB {
-			md.modeS = cfg.ModeS
+		if dm, ok := d.(decodedModeS); ok && cfg.ModeS != nil {
+			md.modeS, md.decodedS = cfg.ModeS, dm
 		}
 		if !cfg.Limits.Unlimited() {
 			md.limits = ratelimit.NewSet(cfg.Limits)

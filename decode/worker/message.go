@@ -41,9 +41,11 @@ type msgDecoder struct {
 	timedFrames []TimedFrame
 	meta        Meta
 	// modeS receives the message's decoded Mode S messages
-	// (FeedConfig.ModeS), gathered in modeSBatch when gatherS; seq is
-	// the raw message's stream sequence (0: unknown).
+	// (FeedConfig.ModeS), which decodedS (dec, the ADS-B decoder) gives,
+	// gathered in modeSBatch when gatherS; seq is the raw message's
+	// stream sequence (0: unknown).
 	modeS      *ModeSTap
+	decodedS   decodedModeS
 	modeSBatch ModeSBatch
 	gatherS    bool
 	seq        uint64

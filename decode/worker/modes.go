@@ -97,11 +97,7 @@ type decodedModeS interface {
 // gatherModeS keeps the Mode S message the frame just decoded was, for
 // the tap.
 func (d *msgDecoder) gatherModeS(at sensorclock.Time) {
-	dm, ok := d.dec.(decodedModeS)
-	if !ok {
-		return
-	}
-	if m := dm.lastModeS(); m != nil {
+	if m := d.decodedS.lastModeS(); m != nil {
 		d.modeSBatch.Frames = append(d.modeSBatch.Frames, ModeSFrame{At: at, Msg: *m})
 	}
 }
