@@ -72,13 +72,27 @@ const (
 	// chunks; compactPoints compacts sooner when that many are held.
 	compactEvery  = 30 * time.Second
 	compactPoints = 1 << 18
+	// writerCacheKiB is the page cache of the writer's connection. A
+	// compaction appends chunk rows at the end of the table and its index
+	// entries to a few index pages, so it needs little cache beyond the
+	// pages it dirties; the 32 MiB of a query's connection were filled with
+	// pages written once (each a fresh 16-KiB allocation of the pure-Go
+	// libc, faulted in, and handed back to the kernel one madvise each when
+	// the database closed: 2,000 of them, a third of the recorder's CPU
+	// in BenchmarkRecorderFedFixes with its close). 3 MiB stays below the
+	// 4 MiB of freed memory that allocator keeps committed per size.
+	writerCacheKiB = 3072
 )
 
 // Store is the history database. It is safe for concurrent use: queries
 // run while the recorder inserts (SQLite in WAL mode; mu orders the
 // points held in memory with the chunks).
 type Store struct {
-	db   *sql.DB
+	db *sql.DB
+	// w is the writer's connection, its own for the store's life: every
+	// write transaction (compaction, merge, retention) runs on it, with a
+	// page cache of writerCacheKiB (see there).
+	w    *sql.Conn
 	path string
 	log  *pendingLog
 	// pend is the pending record being made, marks what an Insert held,
@@ -148,17 +162,22 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, wrap("open", err)
 	}
-	db.SetMaxOpenConns(8) // queries hold one while they stream; the writer needs one at compaction
+	db.SetMaxOpenConns(9) // queries hold one while they stream (8), the writer its own
 	if _, err := db.Exec(schema); err != nil {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	s := &Store{db: db, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
-	s.grp.tracks = s.tracks
 	ctx := context.Background()
+	w, err := writerConn(ctx, db)
+	if err != nil {
+		_ = db.Close()
+		return nil, wrap("open "+path, err)
+	}
+	s := &Store{db: db, w: w, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
+	s.grp.tracks = s.tracks
 	var page int
 	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, wrap("open "+path, err)
 	}
 	s.chunkBytes = chunkBytes(page)
@@ -166,23 +185,40 @@ func Open(path string) (*Store, error) {
 	// and ends at most maxChunkSpan later.
 	var t0 sql.NullInt64
 	if err := db.QueryRowContext(ctx, `SELECT max(t0) FROM chunks`).Scan(&t0); err != nil {
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, wrap("open "+path, err)
 	}
 	if t0.Valid {
 		s.newest = t0.Int64 + int64(maxChunkSpan)
 	}
 	if err := s.loadPending(ctx); err != nil {
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.log.close()
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, err
 	}
 	return s, nil
 }
+
+// writerConn is a connection of db for the writer, with its page cache
+// (writerCacheKiB).
+func writerConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	w, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size(%d)", -writerCacheKiB)); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// closeDB closes the writer's connection and the database.
+func (s *Store) closeDB() error { return errors.Join(s.w.Close(), s.db.Close()) }
 
 // create creates the database at path with pages of pageSize bytes,
 // unless it exists. The page size of a database is fixed when its first
@@ -206,7 +242,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	err := s.compact(context.Background())
 	s.mu.Unlock()
-	return errors.Join(err, s.log.close(), wrap("close", s.db.Close()))
+	return errors.Join(err, s.log.close(), wrap("close", s.closeDB()))
 }
 
 // loadPending opens the pending log, reads back the points a killed
@@ -628,7 +664,7 @@ func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error)
 // merge merges runs of points older than their tracks' newest chunks into
 // the chunks, in one transaction, and returns how many were new.
 func (s *Store) merge(ctx context.Context, old [][]Point) (int, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, wrap("insert", err)
 	}
@@ -791,7 +827,7 @@ func (s *Store) compact(ctx context.Context) error {
 	if s.heldN == 0 {
 		return s.resetLog() // it may hold repeats read back at Open
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("compact", err)
 	}

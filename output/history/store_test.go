@@ -514,3 +514,50 @@ func TestInsertRefusesPointsItCannotStore(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterHasItsOwnConnection: with every query connection of the pool
+// held by a read snapshot (queries streaming to slow clients), the
+// writer still compacts and prunes on its own connection, whose page
+// cache is writerCacheKiB.
+func TestWriterHasItsOwnConnection(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	insert(t, st, track("adsb:AAAAAA", "adsb", t0, time.Second, 50, 51, 0))
+	var held []interface{ Rollback() error }
+	defer func() {
+		for _, tx := range held {
+			_ = tx.Rollback()
+		}
+	}()
+	for range st.db.Stats().MaxOpenConnections - 1 {
+		tx, err := st.readSnapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, tx)
+	}
+	// Without a connection of its own the writer would wait for one
+	// until the deadline.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := st.Compact(wctx); err != nil {
+		t.Fatalf("compact with every query connection held: %v", err)
+	}
+	if _, err := st.Prune(wctx, t0.Add(time.Hour), time.Hour-30*time.Second, 0); err != nil {
+		t.Fatalf("prune with every query connection held: %v", err)
+	}
+	var kib int
+	if err := st.w.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
+		t.Fatal(err)
+	}
+	if kib != -writerCacheKiB {
+		t.Errorf("the writer's page cache is %d (KiB when negative), want -%d", kib, writerCacheKiB)
+	}
+	for _, tx := range held {
+		_ = tx.Rollback()
+	}
+	held = nil
+	if got := collectTrack(t, st, TrackQuery{ID: "adsb:AAAAAA", From: t0, To: t0.Add(time.Hour)}); len(got) != 20 {
+		t.Errorf("%d points after pruning the first 30 s, want 20", len(got))
+	}
+}
