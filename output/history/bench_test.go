@@ -221,7 +221,6 @@ func benchRecorderFedFixes(b *testing.B, tracks, perFlush int) {
 	// 2,209 tracks (and 100 ms over 200).
 	step := int64(87*time.Millisecond) / int64(tracks)
 	ctx := context.Background()
-	var batch []Point
 	// As fusion hands them: unrounded (CPR's positions, feet × 0.3048,
 	// computed velocities).
 	f := output.Fix{Protocol: "adsb", Sensor: "rx1", HasAlt: true, AltKind: "barometric", HasVel: true}
@@ -235,8 +234,7 @@ func benchRecorderFedFixes(b *testing.B, tracks, perFlush int) {
 		f.SpeedMps, f.HeadingDeg, f.VRateMps = 120+math.Sqrt(n), 90+1/(n+3), -0.3048*64/60
 		r.onFix(&f)
 		if i%perFlush == perFlush-1 {
-			var err error
-			if batch, err = r.commitFixes(ctx, st, batch); err != nil {
+			if err := r.commitFixes(ctx, st); err != nil {
 				b.Fatal(err)
 			}
 		}

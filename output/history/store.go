@@ -100,6 +100,10 @@ type Store struct {
 	pend  []byte
 	marks []holdMark
 	grp   grouper
+	// fedTracks and fedRest are insertFed's (s.mu held): each fed point's
+	// track (nil: the point takes the general path) and those points.
+	fedTracks []*trackState
+	fedRest   []Point
 	// logGen counts the pending log's emptyings (and failed writes): a
 	// track whose logGen is another has no index in the log (s.mu held).
 	// logNext is the next index.
@@ -332,9 +336,12 @@ type trackState struct {
 	// (0 otherwise).
 	end      int64
 	endKnown bool
-	// gen and k: in the grouper's call gen, the track's group is k.
-	gen uint64
-	k   int32
+	// gen and k: in the grouper's call gen, the track's group is k (in
+	// insertFed's, k ≥ 0: its points are held; fedLast is the time of the
+	// last one).
+	gen     uint64
+	k       int32
+	fedLast int64
 	// logIdx is the track's index in the pending log when logGen is the
 	// store's.
 	logGen, logIdx uint64
@@ -655,10 +662,16 @@ func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error)
 		}
 		n += k
 	}
+	return n, s.compactWhenDue(ctx)
+}
+
+// compactWhenDue compacts when compactEvery has passed since the last
+// compaction or compactPoints are held (s.mu held).
+func (s *Store) compactWhenDue(ctx context.Context) error {
 	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
-		return n, s.compact(ctx)
+		return s.compact(ctx)
 	}
-	return n, nil
+	return nil
 }
 
 // merge merges runs of points older than their tracks' newest chunks into
