@@ -134,69 +134,62 @@ func (s *Store) insertFed(ctx context.Context, fps []fedPoint) (int, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rest, err := s.sortFed(ctx, fps)
-	if err != nil {
-		return 0, err
-	}
 	holding, heldN, next := len(s.holding), s.heldN, s.logNext
-	n := 0
-	for i := range fps {
-		if t := s.fedTracks[i]; t != nil {
-			s.holdFed(t, &fps[i])
-			n++
-		}
+	n, err := s.holdFedPoints(ctx, fps)
+	if err == nil {
+		err = s.logHeld(holding, heldN, next)
+	} else {
+		s.unhold(s.marks, holding, heldN, next)
+		clear(s.marks)
+		s.marks = s.marks[:0]
 	}
-	err = s.logHeld(holding, heldN, next)
-	clear(s.fedTracks)
+	rest := s.fedRest
+	defer func() { clear(rest); s.fedRest = rest[:0] }()
 	if err != nil {
 		return 0, err
 	}
 	if len(rest) > 0 {
 		k, err := s.insert(ctx, s.grp.runs(rest), true)
-		clear(rest)
-		s.fedRest = rest[:0]
 		return n + k, err
 	}
 	return n, s.compactWhenDue(ctx)
 }
 
-// sortFed finds each fed point's track (s.fedTracks[i], nil for a point
-// that takes the general path) and marks the tracks whose points it holds
-// (s.marks); it returns the others, as Points (s.mu held). A track's
-// points are held when its first in the batch is newer than its chunks
-// and its held points: the rest of them are newer still when their times
-// increase, and one that is not goes the general path.
-func (s *Store) sortFed(ctx context.Context, fps []fedPoint) ([]Point, error) {
+// holdFedPoints holds the fed points that are newer than their tracks'
+// chunks and held points, marking their tracks (s.marks), and returns
+// their number; the others it gathers in s.fedRest, as Points (s.mu
+// held). A track's points are held when its first in the batch is newer
+// than its chunks and its held points: the rest of them are newer still
+// when their times increase, and one that is not goes the general path.
+func (s *Store) holdFedPoints(ctx context.Context, fps []fedPoint) (int, error) {
 	s.grp.gen++
 	gen := s.grp.gen
-	s.fedTracks = s.fedTracks[:0]
 	rest := s.fedRest[:0]
-	marks := s.marks[:0]
+	defer func() { s.fedRest = rest }()
+	n := 0
 	for i := range fps {
 		p := &fps[i]
 		t := trackOf(s.tracks, p.id)
 		if t.gen != gen {
 			end, err := s.chunkEnd(ctx, t, p.t)
 			if err != nil {
-				clear(marks)
-				return nil, err
+				return 0, err
 			}
 			t.gen, t.k = gen, -1
 			if p.t > end && (len(t.held) == 0 || p.t > lastChunk(t.held).t1) {
 				t.k, t.fedLast = 0, p.t-1
-				marks = append(marks, markOf(t))
+				s.marks = append(s.marks, markOf(t))
 			}
 		}
 		if t.k < 0 || p.t <= t.fedLast {
-			t = nil
 			rest = append(rest, p.point())
-		} else {
-			t.fedLast = p.t
+			continue
 		}
-		s.fedTracks = append(s.fedTracks, t)
+		t.fedLast = p.t
+		s.holdFed(t, p)
+		n++
 	}
-	s.marks, s.fedRest = marks, rest
-	return rest, nil
+	return n, nil
 }
 
 // holdFed adds p, newer than its track's held points, to the track's

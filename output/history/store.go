@@ -100,10 +100,9 @@ type Store struct {
 	pend  []byte
 	marks []holdMark
 	grp   grouper
-	// fedTracks and fedRest are insertFed's (s.mu held): each fed point's
-	// track (nil: the point takes the general path) and those points.
-	fedTracks []*trackState
-	fedRest   []Point
+	// fedRest are the fed points of an insertFed that take the general
+	// path (s.mu held).
+	fedRest []Point
 	// logGen counts the pending log's emptyings (and failed writes): a
 	// track whose logGen is another has no index in the log (s.mu held).
 	// logNext is the next index.
