@@ -162,3 +162,45 @@ func TestFedLogWriteFails(t *testing.T) {
 	st = reopen(t, st, path)
 	checkStoreHolds(t, st, m)
 }
+
+// FuzzFedPacksAsPoint: a fed point that is storable packs into the bytes
+// (and chunk state) its Point packs into, after a first point or not.
+func FuzzFedPacksAsPoint(f *testing.F) {
+	f.Add(51.4775, -0.4614, 10363.2, 231.57, 91.3, -6.5, 0.25, byte(0xff))
+	f.Add(-1e-7, 179.9999996, -0.04, 0.0, 359.96, 1e-9, 0.0, byte(0x03))
+	f.Add(90.0, -180.0, 1e12, -1e9, 1e-300, -0.005, -1.5, byte(0x11))
+	f.Fuzz(func(t *testing.T, lat, lon, alt, speed, heading, vrate, lambda float64, which byte) {
+		p := fedPoint{id: "adsb:A", t: t0.UnixNano(), protocol: "adsb", sensor: "rx1"}
+		p.setUnit(0, lat)
+		p.setUnit(1, lon)
+		if which&1 != 0 {
+			p.hasAlt, p.altKind = true, "barometric"
+			p.setUnit(2, alt)
+		}
+		if which&2 != 0 {
+			p.hasVel = true
+			p.setUnit(3, speed)
+			p.setUnit(4, heading)
+			p.setUnit(5, vrate)
+		}
+		if which&4 != 0 {
+			p.hasLambda, p.lambda, p.decision = true, lambda, "monitor"
+		}
+		if !p.storable() {
+			return
+		}
+		var fed, pts chunk
+		if which&8 != 0 { // after a first point, with other values
+			first := fedPoint{id: "adsb:A", t: p.t - 1, protocol: "adsb", sensor: "rx2", hasAlt: true, hasLambda: which&16 != 0, lambda: lambda}
+			fed.addFed(&first)
+			q := first.point()
+			pts.add(&q)
+		}
+		fed.addFed(&p)
+		q := p.point()
+		pts.add(&q)
+		if string(fed.data) != string(pts.data) || !sameChunkState(&fed, &pts) {
+			t.Fatalf("%+v: fed packs %x, its Point %x", p, fed.data, pts.data)
+		}
+	})
+}
