@@ -2,9 +2,9 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
 )
@@ -144,20 +144,9 @@ func TestFedLogWriteFails(t *testing.T) {
 			m.add(fedPoints(b))
 			continue
 		}
-		before := heldImage(st)
-		good := st.log.f
-		ro, err := os.Open(path + ".pending")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.log.f = ro
-		n, err := st.insertFed(ctx, b)
-		st.log.f = good
-		_ = ro.Close()
-		if err == nil {
-			t.Fatalf("batch %d: insertFed of %d points returned %d and no error with the log unwritable", i, len(b), n)
-		}
-		checkSameChunks(t, heldImage(st), before, true)
+		insertLogUnwritable(t, st, path, fmt.Sprintf("batch %d: insertFed of %d points", i, len(b)), func() (int, error) {
+			return st.insertFed(ctx, b)
+		})
 	}
 	st = reopen(t, st, path)
 	checkStoreHolds(t, st, m)
