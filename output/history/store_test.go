@@ -284,6 +284,17 @@ func TestSurvivesSIGKILL(t *testing.T) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
+		// And fed fixes, packed straight into their chunks (insertFed).
+		fps := make([]fedPoint, 500)
+		for i := range fps {
+			fps[i] = fedPoint{id: "adsb:F", t: t0.UnixNano() + int64(i)*int64(time.Second), protocol: "adsb"}
+			fps[i].setUnit(0, 2+float64(i)*1e-4)
+			fps[i].setUnit(1, 2)
+		}
+		if _, err := st.insertFed(context.Background(), fps); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
 		fmt.Println("committed")
 		select {} // wait for the kill
 	}
@@ -308,9 +319,11 @@ func TestSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	n, err := st.Count(context.Background(), "adsb:K", t0, t0.Add(time.Hour))
-	if err != nil || n != 500 {
-		t.Fatalf("after SIGKILL %d points (%v), want 500", n, err)
+	for _, id := range []string{"adsb:K", "adsb:F"} {
+		n, err := st.Count(context.Background(), id, t0, t0.Add(time.Hour))
+		if err != nil || n != 500 {
+			t.Fatalf("after SIGKILL %d points of %s (%v), want 500", n, id, err)
+		}
 	}
 }
 
