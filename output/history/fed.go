@@ -29,6 +29,9 @@ type fedPoint struct {
 	// point goes the way of a Point (Insert refusing what it cannot
 	// store; today's fusion never hands such a value).
 	bad uint8
+	// h is the recorder's handle to the track's state in the store (nil:
+	// none).
+	h *trackHandle
 }
 
 // unitScale are the compact units of fedPoint.u.
@@ -169,7 +172,7 @@ func (s *Store) holdFedPoints(ctx context.Context, fps []fedPoint) (int, error) 
 	n := 0
 	for i := range fps {
 		p := &fps[i]
-		t := trackOf(s.tracks, p.id)
+		t := s.trackFor(p)
 		if t.gen != gen {
 			end, err := s.chunkEnd(ctx, t, p.t)
 			if err != nil {
@@ -190,6 +193,20 @@ func (s *Store) holdFedPoints(ctx context.Context, fps []fedPoint) (int, error) 
 		n++
 	}
 	return n, nil
+}
+
+// trackFor is the state of p's track: its handle's when that is valid,
+// else found in s.tracks (added when new) and the handle set to it.
+func (s *Store) trackFor(p *fedPoint) *trackState {
+	h := p.h
+	if h != nil && h.st == s && h.epoch == s.epoch {
+		return h.t
+	}
+	t := trackOf(s.tracks, p.id)
+	if h != nil {
+		*h = trackHandle{st: s, t: t, epoch: s.epoch}
+	}
+	return t
 }
 
 // holdFed adds p, newer than its track's held points, to the track's

@@ -193,3 +193,47 @@ func FuzzFedPacksAsPoint(f *testing.F) {
 		}
 	})
 }
+
+// TestFedTrackHandle: a fed point's track handle (the recorder's) spares
+// the store's look-up only while it is valid: once retention has
+// forgotten the track, or in another store, the point's track is looked
+// up again — held in a state the store does not know, its points would
+// be missing from queries until the next compaction.
+func TestFedTrackHandle(t *testing.T) {
+	ctx := context.Background()
+	var h trackHandle
+	fed := func(st *Store, from, n int) {
+		t.Helper()
+		fps := make([]fedPoint, n)
+		for i := range fps {
+			fps[i] = fedPoint{id: "adsb:H", t: t0.Add(time.Duration(from+i) * time.Second).UnixNano(), protocol: "adsb", h: &h}
+			fps[i].setUnit(0, 51)
+			fps[i].setUnit(1, float64(from+i)*1e-4)
+		}
+		if k, err := st.insertFed(ctx, fps); err != nil || k != n {
+			t.Fatalf("insertFed stored %d of %d (%v)", k, n, err)
+		}
+	}
+	held := func(st *Store, want int) {
+		t.Helper()
+		if got := collectTrack(t, st, TrackQuery{ID: "adsb:H", From: t0, To: t0.Add(time.Hour)}); len(got) != want {
+			t.Fatalf("%d points, want %d", len(got), want)
+		}
+	}
+	a, _ := openTemp(t)
+	fed(a, 0, 10)
+	if h.st != a || h.t == nil {
+		t.Fatalf("handle %+v after the first points, want one of the store", h)
+	}
+	// Retention deletes the first 10 (compacted) and forgets the track,
+	// which holds nothing.
+	if _, err := a.Prune(ctx, t0.Add(time.Hour), time.Hour-10*time.Second, 0); err != nil {
+		t.Fatal(err)
+	}
+	fed(a, 20, 5)
+	held(a, 5)
+	b, _ := openTemp(t)
+	fed(b, 0, 3)
+	held(b, 3)
+	held(a, 5)
+}

@@ -87,6 +87,9 @@ type recTrack struct {
 	decided  bool
 	last     int64
 	hasFixes bool
+	// h is the track's state in the store, for the store (its fed
+	// points carry it: fedPoint.h).
+	h trackHandle
 }
 
 // trackLocked is the state of track id, added when new (r.mu held).
@@ -266,7 +269,7 @@ func (r *Recorder) fedPoint(p *fedPoint, f *output.Fix) {
 	// (~0.1 m), 0.1 m, as fusion's views round — which the codec packs in
 	// 8–13 bytes a point, where raw floats took ~60: four times the
 	// bytes through the pending log, the held chunks and SQLite.
-	*p = fedPoint{id: f.TrackID, t: ns, protocol: f.Protocol, sensor: f.Sensor}
+	*p = fedPoint{id: f.TrackID, t: ns, protocol: f.Protocol, sensor: f.Sensor, h: &t.h}
 	p.setUnit(0, f.Lat)
 	p.setUnit(1, f.Lon)
 	if f.HasAlt {

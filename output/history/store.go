@@ -103,6 +103,8 @@ type Store struct {
 	// fedRest are the fed points of an insertFed that take the general
 	// path (s.mu held).
 	fedRest []Point
+	// epoch counts the prunings of tracks (trackHandle; s.mu held).
+	epoch uint64
 	// logGen counts the pending log's emptyings (and failed writes): a
 	// track whose logGen is another has no index in the log (s.mu held).
 	// logNext is the next index.
@@ -346,6 +348,17 @@ type trackState struct {
 	logGen, logIdx uint64
 }
 
+// trackHandle is where a fed track's state was found in a store: the
+// recorder keeps one with each track and hands it with the track's fed
+// points, which spares the store's map look-up per point while the store
+// is the one it was found in and has forgotten no track since (epoch).
+// Only the store reads and writes it (s.mu held).
+type trackHandle struct {
+	st    *Store
+	t     *trackState
+	epoch uint64
+}
+
 // forgetEnd forgets the track's chunk end (the chunks may have changed).
 func (t *trackState) forgetEnd() { t.end, t.endKnown = 0, false }
 
@@ -510,6 +523,7 @@ func trackOf(m map[string]*trackState, id string) *trackState {
 // hold no points (s.mu held, no insert under way): what was kept of a
 // track is then bounded as the map of chunk ends it replaces was.
 func (s *Store) pruneTracks() {
+	s.epoch++ // the handles to the tracks deleted are stale
 	for id, t := range s.tracks {
 		if len(t.held) == 0 {
 			delete(s.tracks, id)
