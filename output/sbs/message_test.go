@@ -14,7 +14,9 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/internal/testcapture"
+	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/sim"
 )
 
@@ -346,5 +348,75 @@ func TestRepliesJudgedOnTheReceiversClock(t *testing.T) {
 		if n1, n5 := bytes.Count(out, []byte("MSG,1,")), bytes.Count(out, []byte("MSG,5,")); n1 != 1 || n5 != 1 {
 			t.Errorf("%s: %d MSG,1 and %d MSG,5 lines, want 1 and 1 (the reply 59 s after the squitter):\n%s", name, n1, n5, out)
 		}
+	}
+}
+
+// simBatches is simMsgs decoded as fusion's feed hands them to
+// per-message SBS (worker.ModeSTap): each raw message's Mode S messages,
+// timed by the same clock mapping, in one batch.
+func simBatches(tb testing.TB, seconds int) []*worker.ModeSBatch {
+	tb.Helper()
+	var clk output.FrameClock
+	var out []*worker.ModeSBatch
+	for _, m := range simMsgs(tb, seconds) {
+		bt := &worker.ModeSBatch{Meta: &worker.Meta{}}
+		clk.Begin(m, 0)
+		_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
+			at, dup := clk.Frame(ts, frame)
+			var f worker.ModeSFrame
+			if !dup && adsb.DecodeWith(frame, &f.Msg, adsb.Options{}) == nil {
+				f.At = at
+				bt.Frames = append(bt.Frames, f)
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, bt)
+	}
+	return out
+}
+
+// BenchmarkAppendDecodedSim is per-message SBS as cuasd serve runs it at
+// the pipeline benchmark's rate (issue 30): AppendDecoded over the Mode S
+// messages fusion's feed decoded from the simulated traffic (2,000
+// aircraft interleaved, ~500 messages a batch), reported per message
+// (ns/msg, the pipeline's CPU per frame) and per line. "cold" evicts the
+// caches between batches (16 MB written, outside the timer), as the
+// pipeline's other work does between two of them.
+func BenchmarkAppendDecodedSim(b *testing.B) {
+	bts := simBatches(b, 20)
+	for _, cold := range []bool{false, true} {
+		name := "warm"
+		var evict []byte
+		if cold {
+			name, evict = "cold", make([]byte, 16<<20)
+		}
+		b.Run(name, func(b *testing.B) {
+			var e MessageEncoder
+			var buf []byte
+			msgs, lines := 0, 0
+			start := time.Unix(1_700_000_000, 0)
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if cold {
+					b.StopTimer()
+					for j := 0; j < len(evict); j += 64 {
+						evict[j]++
+					}
+					b.StartTimer()
+				}
+				bt := bts[i%len(bts)]
+				buf = e.AppendDecoded(buf[:0], bt, start.Add(time.Duration(i)*10*time.Millisecond))
+				msgs += len(bt.Frames)
+				lines += bytes.Count(buf, []byte("\r\n"))
+			}
+			if lines == 0 {
+				b.Fatal("no lines")
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+		})
 	}
 }
