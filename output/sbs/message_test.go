@@ -51,6 +51,12 @@ func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 		if got := string(c.append(nil, tm)); got != want {
 			t.Fatalf("%v after another day: %s, want %s", tm, got, want)
 		}
+		// By its Unix nanoseconds (a message's time), where they hold it.
+		if ns := tm.UnixNano(); time.Unix(0, ns).Equal(tm) {
+			if got := string(c.appendNs(nil, ns)); got != want {
+				t.Fatalf("%v by nanoseconds: %s, want %s", tm, got, want)
+			}
+		}
 		// The same time again: the kept text.
 		if got := string(c.append(nil, tm)); got != want {
 			t.Fatalf("%v again: %s, want %s", tm, got, want)
@@ -419,4 +425,34 @@ func BenchmarkAppendDecodedSim(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
 		})
 	}
+}
+
+// TestAppendIntMatchesStrconv: decimal integers as strconv writes them,
+// around every power of ten, at the ends of int64 and at random.
+func TestAppendIntMatchesStrconv(t *testing.T) {
+	vs := []int64{0, math.MinInt64, math.MaxInt64, math.MinInt64 + 1}
+	for p := int64(1); p <= 1e18; p *= 10 {
+		vs = append(vs, p-1, p, p+1, -p+1, -p, -p-1)
+	}
+	r := rand.New(rand.NewPCG(30, 6))
+	for range 100_000 {
+		vs = append(vs, r.Int64N(200_000)-100_000, int64(r.Uint64()), r.Int64N(4e9)-2e9)
+	}
+	for _, v := range vs {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	}
+}
+
+// FuzzAppendInt holds appendInt to strconv for any int64.
+func FuzzAppendInt(f *testing.F) {
+	for _, v := range []int64{0, -1, 999_999_999, -1e9, math.MinInt64} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v int64) {
+		if got, want := string(appendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	})
 }
