@@ -37,6 +37,9 @@ type MessageEncoder struct {
 	clk   clock
 	// now is the time the lines of one raw message are written, as written.
 	now []byte
+	// ln is the line being written: its logged time and clock set once a
+	// raw message (logAt), its aircraft and time for each message.
+	ln line
 	// silent keeps the aircraft state without writing lines (Track).
 	silent bool
 	// sq holds a line's squawk digits (fields.squawk, not allocated).
@@ -97,9 +100,7 @@ const (
 // to b, logged at now.
 func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte, error) {
 	e.clock.Begin(m, now.UnixNano())
-	if !e.silent {
-		e.now = e.clk.append(e.now[:0], now)
-	}
+	e.logAt(now)
 	_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
 		if at, dup := e.clock.Frame(ts, frame); !dup {
 			b = e.appendFrame(b, frame, at)
@@ -171,9 +172,7 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time) []byt
 // serve), logged at now: the lines AppendMsg writes for that raw message,
 // without decoding its frames again, with the times fusion gave them.
 func (e *MessageEncoder) AppendDecoded(b []byte, bt *worker.ModeSBatch, now time.Time) []byte {
-	if !e.silent {
-		e.now = e.clk.append(e.now[:0], now)
-	}
+	e.logAt(now)
 	for i := range bt.Frames {
 		f := &bt.Frames[i]
 		e.clock.Advance(f.At)
@@ -181,6 +180,15 @@ func (e *MessageEncoder) AppendDecoded(b []byte, bt *worker.ModeSBatch, now time
 	}
 	e.sweep(e.clock.Latest)
 	return b
+}
+
+// logAt sets the time the lines of one raw message are logged at, when
+// they are written.
+func (e *MessageEncoder) logAt(now time.Time) {
+	if !e.silent {
+		e.now = e.clk.append(e.now[:0], now)
+		e.ln = line{byNs: true, nowText: e.now, clk: &e.clk}
+	}
 }
 
 // TrackDecoded is Track for AppendDecoded: it keeps the aircraft state of
@@ -222,8 +230,8 @@ func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock
 		return b
 	}
 	lineFields(m, &f, &e.sq)
-	l := line{addr: m.Address, genNs: at.UnixNano, byNs: true, nowText: e.now, clk: &e.clk}
-	return l.appendMsg(b, typ, &f)
+	e.ln.addr, e.ln.genNs = m.Address, at.UnixNano
+	return e.ln.appendMsg(b, typ, &f)
 }
 
 // lineFields sets f to the fields a message carries (all but the
