@@ -218,26 +218,28 @@ func simMsgs(tb testing.TB, seconds int) []*nats.Msg {
 // aircraft state's memory more than its arithmetic.
 func BenchmarkAppendMsgSim(b *testing.B) {
 	msgs := simMsgs(b, 20)
-	for _, cold := range []bool{false, true} {
-		name := "warm"
-		var evict []byte
-		if cold {
-			name, evict = "cold", make([]byte, 16<<20)
-		}
-		b.Run(name, func(b *testing.B) {
-			benchLines(b, msgs, func(i int) time.Time {
-				return time.Unix(1_700_000_000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
-			}, func(int, *MessageEncoder) {
-				if cold {
-					b.StopTimer()
-					for j := 0; j < len(evict); j += 64 {
-						evict[j]++
-					}
-					b.StartTimer()
-				}
-			})
+	warmAndCold(b, func(b *testing.B, between func()) {
+		benchLines(b, msgs, func(i int) time.Time {
+			return time.Unix(1_700_000_000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
+		}, func(int, *MessageEncoder) { between() })
+	})
+}
+
+// warmAndCold runs bench as "warm" and as "cold", where between, called
+// by bench between two raw messages, evicts the caches (16 MB written,
+// outside the timer).
+func warmAndCold(b *testing.B, bench func(b *testing.B, between func())) {
+	b.Run("warm", func(b *testing.B) { bench(b, func() {}) })
+	evict := make([]byte, 16<<20)
+	b.Run("cold", func(b *testing.B) {
+		bench(b, func() {
+			b.StopTimer()
+			for j := 0; j < len(evict); j += 64 {
+				evict[j]++
+			}
+			b.StartTimer()
 		})
-	}
+	})
 }
 
 // TestAppendMsgAllocatesNothing: once it knows the aircraft, the encoder
@@ -393,38 +395,25 @@ func simBatches(tb testing.TB, seconds int) []*worker.ModeSBatch {
 // pipeline's other work does between two of them.
 func BenchmarkAppendDecodedSim(b *testing.B) {
 	bts := simBatches(b, 20)
-	for _, cold := range []bool{false, true} {
-		name := "warm"
-		var evict []byte
-		if cold {
-			name, evict = "cold", make([]byte, 16<<20)
+	warmAndCold(b, func(b *testing.B, between func()) {
+		var e MessageEncoder
+		var buf []byte
+		msgs, lines := 0, 0
+		start := time.Unix(1_700_000_000, 0)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			between()
+			bt := bts[i%len(bts)]
+			buf = e.AppendDecoded(buf[:0], bt, start.Add(time.Duration(i)*10*time.Millisecond))
+			msgs += len(bt.Frames)
+			lines += bytes.Count(buf, []byte("\r\n"))
 		}
-		b.Run(name, func(b *testing.B) {
-			var e MessageEncoder
-			var buf []byte
-			msgs, lines := 0, 0
-			start := time.Unix(1_700_000_000, 0)
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if cold {
-					b.StopTimer()
-					for j := 0; j < len(evict); j += 64 {
-						evict[j]++
-					}
-					b.StartTimer()
-				}
-				bt := bts[i%len(bts)]
-				buf = e.AppendDecoded(buf[:0], bt, start.Add(time.Duration(i)*10*time.Millisecond))
-				msgs += len(bt.Frames)
-				lines += bytes.Count(buf, []byte("\r\n"))
-			}
-			if lines == 0 {
-				b.Fatal("no lines")
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
-		})
-	}
+		if lines == 0 {
+			b.Fatal("no lines")
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+	})
 }
 
 // TestAppendIntMatchesStrconv: decimal integers as strconv writes them,
