@@ -75,10 +75,8 @@ func isSpaceTail(s string) bool {
 // outputs use ("4CA1FA"). It does not allocate beyond b.
 func AppendAddress(b []byte, a uint32) []byte {
 	const digits = "0123456789ABCDEF"
-	for s := 20; s >= 0; s -= 4 {
-		b = append(b, digits[a>>s&0xf])
-	}
-	return b
+	// One append, one capacity check: SBS writes it on every line.
+	return append(b, digits[a>>20&0xf], digits[a>>16&0xf], digits[a>>12&0xf], digits[a>>8&0xf], digits[a>>4&0xf], digits[a&0xf])
 }
 
 // AddressString is AppendAddress as a string.

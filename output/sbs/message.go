@@ -32,11 +32,14 @@ type MessageEncoder struct {
 	// a capture replayed with its own times keeps them as live data does.
 	clock output.FrameClock
 	m     adsb.Message
-	ac    map[uint32]*msgAircraft
+	ac    aircraftTable
 	swept sensorclock.Time
 	clk   clock
 	// now is the time the lines of one raw message are written, as written.
 	now []byte
+	// ln is the line being written: its logged time and clock set once a
+	// raw message (logAt), its aircraft and time for each message.
+	ln line
 	// silent keeps the aircraft state without writing lines (Track).
 	silent bool
 	// sq holds a line's squawk digits (fields.squawk, not allocated).
@@ -44,21 +47,41 @@ type MessageEncoder struct {
 }
 
 // msgAircraft is what the encoder keeps of one aircraft: when it was last
-// heard in a checked squitter, and its CPR frames.
+// heard in a checked squitter, and its CPR frames. It is 128 bytes, two
+// cache lines (TestMsgAircraftIsTwoCacheLines): one is read for every
+// message of the aircraft, both for a position.
 type msgAircraft struct {
-	heard      sensorclock.Time // of the last DF11/17/18
-	even, odd  cprHalf
-	fix        sensorclock.Time
-	fixLat     float64
-	fixLon     float64
-	hasFixEver bool
+	heard     when // of the last DF11/17/18
+	even, odd cprHalf
+	fix       when // ok: a position was ever decoded
+	fixLat    float64
+	fixLon    float64
 }
 
+// when is a sensorclock.Time as the encoder keeps it: what
+// sensorclock.Since reads (not its Source), with two flags of what it
+// times in what would otherwise be its padding.
+type when struct {
+	unixNano, sensorNs int64
+	clock              uint32
+	ok, surface        bool
+}
+
+// keep is t as kept, with flags ok and surface.
+func keep(t sensorclock.Time, ok, surface bool) when {
+	return when{unixNano: t.UnixNano, sensorNs: t.SensorNs, clock: t.Clock, ok: ok, surface: surface}
+}
+
+// since is sensorclock.Since(w, t).
+func (w *when) since(t sensorclock.Time) int64 {
+	return sensorclock.Since(sensorclock.Time{UnixNano: w.unixNano, SensorNs: w.sensorNs, Clock: w.clock}, t)
+}
+
+// cprHalf is an even or odd CPR position and when it was heard (t.ok: one
+// was; t.surface: a surface position).
 type cprHalf struct {
-	c       adsb.CPR
-	t       sensorclock.Time
-	surface bool
-	ok      bool
+	t        when
+	lat, lon uint32
 }
 
 // Limits of the message encoder's aircraft state, readsb's.
@@ -77,12 +100,10 @@ const (
 // to b, logged at now.
 func (e *MessageEncoder) AppendMsg(b []byte, m *nats.Msg, now time.Time) ([]byte, error) {
 	e.clock.Begin(m, now.UnixNano())
-	if !e.silent {
-		e.now = e.clk.append(e.now[:0], now)
-	}
+	e.logAt(now)
 	_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
 		if at, dup := e.clock.Frame(ts, frame); !dup {
-			b = e.appendFrame(b, frame, at, now)
+			b = e.appendFrame(b, frame, at)
 		}
 		return nil
 	})
@@ -109,11 +130,7 @@ func (e *MessageEncoder) sweep(now sensorclock.Time) {
 		return
 	}
 	e.swept = now
-	for a, s := range e.ac {
-		if sensorclock.Since(s.heard, now) > int64(2*time.Minute) {
-			delete(e.ac, a)
-		}
-	}
+	e.ac.forget(func(a *msgAircraft) bool { return a.heard.since(now) > int64(2*time.Minute) })
 }
 
 // msgType is the SBS transmission type of a message, 0 for none.
@@ -143,11 +160,11 @@ func msgType(m *adsb.Message) int {
 }
 
 // appendFrame appends the line of one frame heard at at.
-func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now time.Time) []byte {
+func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time) []byte {
 	if adsb.DecodeWith(frame, &e.m, adsb.Options{}) != nil {
 		return b
 	}
-	return e.appendMessage(b, &e.m, at, now)
+	return e.appendMessage(b, &e.m, at)
 }
 
 // AppendDecoded appends the lines of the Mode S messages of one raw
@@ -155,16 +172,23 @@ func (e *MessageEncoder) appendFrame(b, frame []byte, at sensorclock.Time, now t
 // serve), logged at now: the lines AppendMsg writes for that raw message,
 // without decoding its frames again, with the times fusion gave them.
 func (e *MessageEncoder) AppendDecoded(b []byte, bt *worker.ModeSBatch, now time.Time) []byte {
-	if !e.silent {
-		e.now = e.clk.append(e.now[:0], now)
-	}
+	e.logAt(now)
 	for i := range bt.Frames {
 		f := &bt.Frames[i]
 		e.clock.Advance(f.At)
-		b = e.appendMessage(b, &f.Msg, f.At, now)
+		b = e.appendMessage(b, &f.Msg, f.At)
 	}
 	e.sweep(e.clock.Latest)
 	return b
+}
+
+// logAt sets the time the lines of one raw message are logged at, when
+// they are written.
+func (e *MessageEncoder) logAt(now time.Time) {
+	if !e.silent {
+		e.now = e.clk.append(e.now[:0], now)
+		e.ln = line{byNs: true, nowText: e.now, clk: &e.clk}
+	}
 }
 
 // TrackDecoded is Track for AppendDecoded: it keeps the aircraft state of
@@ -175,8 +199,9 @@ func (e *MessageEncoder) TrackDecoded(bt *worker.ModeSBatch) {
 	e.silent = false
 }
 
-// appendMessage appends the line of one decoded message heard at at.
-func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock.Time, now time.Time) []byte {
+// appendMessage appends the line of one decoded message heard at at,
+// logged at e.now.
+func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock.Time) []byte {
 	if m.CRC == adsb.CRCBad || m.CRC == adsb.CRCUnknown {
 		return b
 	}
@@ -184,20 +209,18 @@ func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock
 	if typ == 0 || !m.AddressType.IsICAO() {
 		return b
 	}
-	if e.ac == nil {
-		e.ac = map[uint32]*msgAircraft{}
-	}
-	a := e.ac[m.Address]
+	a := e.ac.find(m.Address)
 	if m.CRC == adsb.CRCAddressParity {
-		if a == nil || sensorclock.Since(a.heard, at) > knownFor {
+		if a == nil || a.heard.since(at) > knownFor {
 			return b // any corrupted reply yields some address
 		}
 	} else {
 		if a == nil {
-			a = &msgAircraft{}
-			e.ac[m.Address] = a
+			a = e.ac.insert(m.Address)
 		}
-		a.heard = sensorclock.Newer(a.heard, at)
+		if a.heard.since(at) >= 0 { // sensorclock.Newer
+			a.heard = keep(at, true, false)
+		}
 	}
 	var f fields
 	if typ == 3 || typ == 2 {
@@ -207,8 +230,8 @@ func (e *MessageEncoder) appendMessage(b []byte, m *adsb.Message, at sensorclock
 		return b
 	}
 	lineFields(m, &f, &e.sq)
-	l := line{addr: m.Address, gen: time.Unix(0, at.UnixNano), now: now, nowText: e.now, clk: &e.clk}
-	return l.appendMsg(b, typ, &f)
+	e.ln.addr, e.ln.genNs = m.Address, at.UnixNano
+	return e.ln.appendMsg(b, typ, &f)
 }
 
 // lineFields sets f to the fields a message carries (all but the
@@ -256,7 +279,7 @@ func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon f
 		return 0, 0, false
 	}
 	surface := m.Kind == adsb.KindSurfacePosition
-	h := cprHalf{c: m.CPR, t: at, surface: surface, ok: true}
+	h := cprHalf{t: keep(at, true, surface), lat: m.CPR.Lat, lon: m.CPR.Lon}
 	var other *cprHalf
 	if m.CPR.Odd {
 		a.odd, other = h, &a.even
@@ -264,17 +287,17 @@ func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon f
 		a.even, other = h, &a.odd
 	}
 	var err error = errNoPosition
-	if other.ok && other.surface == surface && abs(sensorclock.Since(other.t, at)) <= pairWindow {
-		even, odd := a.even.c, a.odd.c
-		even.Odd, odd.Odd = false, true
+	if other.t.ok && other.t.surface == surface && abs(other.t.since(at)) <= pairWindow {
+		even := adsb.CPR{Lat: a.even.lat, Lon: a.even.lon}
+		odd := adsb.CPR{Lat: a.odd.lat, Lon: a.odd.lon, Odd: true}
 		switch {
 		case !surface:
 			lat, lon, err = adsb.CPRGlobalAirborne(even, odd, m.CPR.Odd)
-		case a.hasFixEver:
+		case a.fix.ok:
 			lat, lon, err = adsb.CPRGlobalSurface(even, odd, m.CPR.Odd, a.fixLat, a.fixLon)
 		}
 	}
-	if err != nil && a.hasFixEver && sensorclock.Since(a.fix, at) <= refFor {
+	if err != nil && a.fix.ok && a.fix.since(at) <= refFor {
 		if surface {
 			lat, lon, err = adsb.CPRLocalSurface(m.CPR, a.fixLat, a.fixLon)
 		} else {
@@ -284,7 +307,7 @@ func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon f
 	if err != nil {
 		return 0, 0, false
 	}
-	a.fix, a.fixLat, a.fixLon, a.hasFixEver = at, lat, lon, true
+	a.fix, a.fixLat, a.fixLon = keep(at, true, false), lat, lon
 	return lat, lon, true
 }
 

@@ -14,7 +14,9 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/internal/testcapture"
+	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/sim"
 )
 
@@ -48,6 +50,12 @@ func TestAppendTimeMatchesTimeFormat(t *testing.T) {
 		}
 		if got := string(c.append(nil, tm)); got != want {
 			t.Fatalf("%v after another day: %s, want %s", tm, got, want)
+		}
+		// By its Unix nanoseconds (a message's time), where they hold it.
+		if ns := tm.UnixNano(); time.Unix(0, ns).Equal(tm) {
+			if got := string(c.appendNs(nil, ns)); got != want {
+				t.Fatalf("%v by nanoseconds: %s, want %s", tm, got, want)
+			}
 		}
 		// The same time again: the kept text.
 		if got := string(c.append(nil, tm)); got != want {
@@ -210,26 +218,28 @@ func simMsgs(tb testing.TB, seconds int) []*nats.Msg {
 // aircraft state's memory more than its arithmetic.
 func BenchmarkAppendMsgSim(b *testing.B) {
 	msgs := simMsgs(b, 20)
-	for _, cold := range []bool{false, true} {
-		name := "warm"
-		var evict []byte
-		if cold {
-			name, evict = "cold", make([]byte, 16<<20)
-		}
-		b.Run(name, func(b *testing.B) {
-			benchLines(b, msgs, func(i int) time.Time {
-				return time.Unix(1_700_000_000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
-			}, func(int, *MessageEncoder) {
-				if cold {
-					b.StopTimer()
-					for j := 0; j < len(evict); j += 64 {
-						evict[j]++
-					}
-					b.StartTimer()
-				}
-			})
+	warmAndCold(b, func(b *testing.B, between func()) {
+		benchLines(b, msgs, func(i int) time.Time {
+			return time.Unix(1_700_000_000, 0).Add(time.Duration(i) * 10 * time.Millisecond)
+		}, func(int, *MessageEncoder) { between() })
+	})
+}
+
+// warmAndCold runs bench as "warm" and as "cold", where between, called
+// by bench between two raw messages, evicts the caches (16 MB written,
+// outside the timer).
+func warmAndCold(b *testing.B, bench func(b *testing.B, between func())) {
+	b.Run("warm", func(b *testing.B) { bench(b, func() {}) })
+	evict := make([]byte, 16<<20)
+	b.Run("cold", func(b *testing.B) {
+		bench(b, func() {
+			b.StopTimer()
+			for j := 0; j < len(evict); j += 64 {
+				evict[j]++
+			}
+			b.StartTimer()
 		})
-	}
+	})
 }
 
 // TestAppendMsgAllocatesNothing: once it knows the aircraft, the encoder
@@ -347,4 +357,91 @@ func TestRepliesJudgedOnTheReceiversClock(t *testing.T) {
 			t.Errorf("%s: %d MSG,1 and %d MSG,5 lines, want 1 and 1 (the reply 59 s after the squitter):\n%s", name, n1, n5, out)
 		}
 	}
+}
+
+// simBatches is simMsgs decoded as fusion's feed hands them to
+// per-message SBS (worker.ModeSTap): each raw message's Mode S messages,
+// timed by the same clock mapping, in one batch.
+func simBatches(tb testing.TB, seconds int) []*worker.ModeSBatch {
+	tb.Helper()
+	var clk output.FrameClock
+	var out []*worker.ModeSBatch
+	for _, m := range simMsgs(tb, seconds) {
+		bt := &worker.ModeSBatch{Meta: &worker.Meta{}}
+		clk.Begin(m, 0)
+		_, err := bus.EachFrameTS(m.Header.Get(bus.HeaderFraming), m.Data, nil, func(_ int, ts uint64, frame []byte) error {
+			at, dup := clk.Frame(ts, frame)
+			var f worker.ModeSFrame
+			if !dup && adsb.DecodeWith(frame, &f.Msg, adsb.Options{}) == nil {
+				f.At = at
+				bt.Frames = append(bt.Frames, f)
+			}
+			return nil
+		})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, bt)
+	}
+	return out
+}
+
+// BenchmarkAppendDecodedSim is per-message SBS as cuasd serve runs it at
+// the pipeline benchmark's rate (issue 30): AppendDecoded over the Mode S
+// messages fusion's feed decoded from the simulated traffic (2,000
+// aircraft interleaved, ~500 messages a batch), reported per message
+// (ns/msg, the pipeline's CPU per frame) and per line. "cold" evicts the
+// caches between batches (16 MB written, outside the timer), as the
+// pipeline's other work does between two of them.
+func BenchmarkAppendDecodedSim(b *testing.B) {
+	bts := simBatches(b, 20)
+	warmAndCold(b, func(b *testing.B, between func()) {
+		var e MessageEncoder
+		var buf []byte
+		msgs, lines := 0, 0
+		start := time.Unix(1_700_000_000, 0)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			between()
+			bt := bts[i%len(bts)]
+			buf = e.AppendDecoded(buf[:0], bt, start.Add(time.Duration(i)*10*time.Millisecond))
+			msgs += len(bt.Frames)
+			lines += bytes.Count(buf, []byte("\r\n"))
+		}
+		if lines == 0 {
+			b.Fatal("no lines")
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(msgs), "ns/msg")
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(lines), "ns/line")
+	})
+}
+
+// TestAppendIntMatchesStrconv: decimal integers as strconv writes them,
+// around every power of ten, at the ends of int64 and at random.
+func TestAppendIntMatchesStrconv(t *testing.T) {
+	vs := []int64{0, math.MinInt64, math.MaxInt64, math.MinInt64 + 1}
+	for p := int64(1); p <= 1e18; p *= 10 {
+		vs = append(vs, p-1, p, p+1, -p+1, -p, -p-1)
+	}
+	r := rand.New(rand.NewPCG(30, 6))
+	for range 100_000 {
+		vs = append(vs, r.Int64N(200_000)-100_000, int64(r.Uint64()), r.Int64N(4e9)-2e9)
+	}
+	for _, v := range vs {
+		if got, want := string(appendInt([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	}
+}
+
+// FuzzAppendInt holds appendInt to strconv for any int64.
+func FuzzAppendInt(f *testing.F) {
+	for _, v := range []int64{0, -1, 999_999_999, -1e9, math.MinInt64} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v int64) {
+		if got, want := string(appendInt(nil, v)), strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("%d: %s, want %s", v, got, want)
+		}
+	})
 }
