@@ -69,6 +69,19 @@ func (s *Store) holdLogged(runs []run) error {
 			s.hold(r.t, r.pts)
 		}
 	}
+	s.marks = marks
+	return s.logHeld(holding, heldN, next)
+}
+
+// logHeld appends to the pending log what was held since s.marks; when
+// the write fails, the held chunks are as they were at the marks, the
+// store's counts holding, heldN and next, and the error is returned
+// (s.mu held).
+func (s *Store) logHeld(holding, heldN int, next uint64) error {
+	marks := s.marks
+	if len(marks) == 0 {
+		return nil
+	}
 	s.pend = s.appendSegments(s.pend[:0], marks)
 	err := s.log.append(s.pend)
 	if err != nil {

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -302,23 +303,34 @@ func TestPendingLogWriteFails(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		before := heldImage(st)
-		good := st.log.f
-		ro, err := os.Open(path + ".pending")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.log.f = ro
-		n, err := st.Insert(context.Background(), b)
-		st.log.f = good
-		_ = ro.Close()
-		if err == nil {
-			t.Fatalf("batch %d: Insert of %d points returned %d and no error with the log unwritable", i, len(b), n)
-		}
-		checkSameChunks(t, heldImage(st), before, true)
+		insertLogUnwritable(t, st, path, fmt.Sprintf("batch %d: Insert of %d points", i, len(b)), func() (int, error) {
+			return st.Insert(context.Background(), b)
+		})
 	}
 	st = reopen(t, st, path)
 	checkStoreHolds(t, st, m)
+}
+
+// insertLogUnwritable runs insert with st's pending log (at path) open
+// read-only, so that its write fails, and fails unless insert returns an
+// error and leaves the held chunks as they were (bytes, ranges, packing
+// state).
+func insertLogUnwritable(t *testing.T, st *Store, path, what string, insert func() (int, error)) {
+	t.Helper()
+	before := heldImage(st)
+	good := st.log.f
+	ro, err := os.Open(path + ".pending")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.log.f = ro
+	n, err := insert()
+	st.log.f = good
+	_ = ro.Close()
+	if err == nil {
+		t.Fatalf("%s returned %d and no error with the log unwritable", what, n)
+	}
+	checkSameChunks(t, heldImage(st), before, true)
 }
 
 // TestPendingLogTornRecord: a record of the second format cut anywhere

@@ -97,33 +97,20 @@ func fixed(v, scale float64) (int64, bool) {
 // append packs p after the point st describes, with its strings when
 // withStrings.
 func (st *packState) append(b []byte, p *Point, withStrings bool) []byte {
-	t := p.Time.UnixNano()
-	b = binary.AppendUvarint(b, uint64(t-st.t))
-	st.t = t
-	latU, lonU, altD, compact := compactPosition(p)
+	b = st.appendTime(b, p.Time.UnixNano())
+	var u [6]int64 // lat, lon, alt, speed, heading, vrate in compact units
+	var compact bool
+	u[0], u[1], u[2], compact = compactPosition(p)
 	vels := [...]*float64{p.SpeedMps, p.HeadingDeg, p.VRateMps}
-	var velU [3]int64
 	for j, v := range vels {
 		if v != nil && compact {
-			velU[j], compact = fixed(*v, velScale[j])
+			u[3+j], compact = fixed(*v, velScale[j])
 		}
 	}
 	flags := st.flags(p, compact, withStrings)
 	b = append(b, flags)
 	if compact {
-		b = binary.AppendVarint(b, latU-st.latU)
-		b = binary.AppendVarint(b, lonU-st.lonU)
-		st.latU, st.lonU = latU, lonU
-		if p.AltM != nil {
-			b = binary.AppendVarint(b, altD-st.altD)
-			st.altD = altD
-		}
-		for j, v := range vels {
-			if v != nil {
-				b = binary.AppendVarint(b, velU[j]-st.vel[j])
-				st.vel[j] = velU[j]
-			}
-		}
+		b = st.appendCompact(b, flags, &u)
 	} else {
 		b = appendFloatBits(b, p.Lat)
 		b = appendFloatBits(b, p.Lon)
@@ -136,12 +123,49 @@ func (st *packState) append(b []byte, p *Point, withStrings bool) []byte {
 			}
 		}
 	}
-	if flags&flagLambdaValue != 0 {
-		b = appendFloatBits(b, *p.Lambda)
-		st.lambda, st.lambdaKnown = *p.Lambda, true
+	var lambda float64
+	if p.Lambda != nil {
+		lambda = *p.Lambda
 	}
-	if withStrings {
-		for _, s := range [...]string{p.AltKind, p.Protocol, p.Sensor, p.Decision} {
+	return st.appendTail(b, flags, lambda, p.AltKind, p.Protocol, p.Sensor, p.Decision)
+}
+
+// appendTime packs a point's time, t (Unix ns), after the previous one.
+func (st *packState) appendTime(b []byte, t int64) []byte {
+	b = binary.AppendUvarint(b, uint64(t-st.t))
+	st.t = t
+	return b
+}
+
+// appendCompact packs a compact point's position and velocity, u (lat,
+// lon, alt, speed, heading, vrate in their compact units; those flags
+// mark known).
+func (st *packState) appendCompact(b []byte, flags byte, u *[6]int64) []byte {
+	b = binary.AppendVarint(b, u[0]-st.latU)
+	b = binary.AppendVarint(b, u[1]-st.lonU)
+	st.latU, st.lonU = u[0], u[1]
+	if flags&flagAlt != 0 {
+		b = binary.AppendVarint(b, u[2]-st.altD)
+		st.altD = u[2]
+	}
+	for j := range st.vel {
+		if flags&(flagSpeed<<j) != 0 {
+			b = binary.AppendVarint(b, u[3+j]-st.vel[j])
+			st.vel[j] = u[3+j]
+		}
+	}
+	return b
+}
+
+// appendTail packs Λ's value when flags say it follows, and the strings
+// when they say those do.
+func (st *packState) appendTail(b []byte, flags byte, lambda float64, altKind, protocol, sensor, decision string) []byte {
+	if flags&flagLambdaValue != 0 {
+		b = appendFloatBits(b, lambda)
+		st.lambda, st.lambdaKnown = lambda, true
+	}
+	if flags&flagStrings != 0 {
+		for _, s := range [...]string{altKind, protocol, sensor, decision} {
 			b = appendString(b, s)
 		}
 	}
@@ -169,11 +193,24 @@ func (st *packState) flags(p *Point, compact, withStrings bool) byte {
 		}
 	}
 	if p.Lambda != nil {
-		flags |= flagLambda
-		if !st.lambdaKnown || math.Float64bits(st.lambda) != math.Float64bits(*p.Lambda) {
-			flags |= flagLambdaValue
-		}
+		flags |= st.lambdaFlags(*p.Lambda)
 	}
+	return flags | stringsCompact(withStrings, compact)
+}
+
+// lambdaFlags are the flags of a known Λ of value v: its value follows
+// unless it is the last one written.
+func (st *packState) lambdaFlags(v float64) byte {
+	if !st.lambdaKnown || math.Float64bits(st.lambda) != math.Float64bits(v) {
+		return flagLambda | flagLambdaValue
+	}
+	return flagLambda
+}
+
+// stringsCompact are the flags saying the strings follow and the point
+// is compact.
+func stringsCompact(withStrings, compact bool) byte {
+	flags := byte(0)
 	if withStrings {
 		flags |= flagStrings
 	}
@@ -208,27 +245,49 @@ type chunk struct {
 // and maxBytes of packed points), p is newer than c's points and within
 // maxChunkSpan of its first, and of its protocol.
 func (c *chunk) fits(p *Point, maxBytes int) bool {
-	t := p.Time.UnixNano()
-	return c.n < maxChunkPoints && len(c.data) < maxBytes && t > c.t1 && t-c.t0 <= int64(maxChunkSpan) && p.Protocol == c.protocol
+	return c.fitsAt(p.Time.UnixNano(), p.Protocol, maxBytes)
+}
+
+// fitsAt reports whether a point at t (Unix ns) of protocol may be added
+// to c (fits).
+func (c *chunk) fitsAt(t int64, protocol string, maxBytes int) bool {
+	return c.n < maxChunkPoints && len(c.data) < maxBytes && t > c.t1 && t-c.t0 <= int64(maxChunkSpan) && protocol == c.protocol
 }
 
 // add appends p, which fits (or starts an empty chunk).
 func (c *chunk) add(p *Point) {
-	t := p.Time.UnixNano()
-	if c.n == 0 {
-		c.track, c.t0, c.t1, c.protocol = p.TrackID, t, t, p.Protocol
-		c.minLat, c.maxLat, c.minLon, c.maxLon = p.Lat, p.Lat, p.Lon, p.Lon
-		c.data, c.st = append(c.data[:0], packV3), packState{t: t}
-	}
-	withStrings := c.n == 0 || !sameStrings(p, &c.last)
+	withStrings := c.begin(p.TrackID, p.Time.UnixNano(), p.Protocol, p.Lat, p.Lon) || !sameStrings(p, &c.last)
 	c.data = c.st.append(c.data, p, withStrings)
+	c.added(p.Time.UnixNano(), p.Lat, p.Lon)
+	if withStrings {
+		c.noteStrings(p.AltKind, p.Protocol, p.Sensor, p.Decision)
+	}
+}
+
+// begin starts an empty chunk with a point of track id at t (Unix ns) of
+// protocol at (lat, lon), and reports whether it was empty.
+func (c *chunk) begin(id string, t int64, protocol string, lat, lon float64) bool {
+	if c.n > 0 {
+		return false
+	}
+	c.track, c.t0, c.t1, c.protocol = id, t, t, protocol
+	c.minLat, c.maxLat, c.minLon, c.maxLon = lat, lat, lon, lon
+	c.data, c.st = append(c.data[:0], packV3), packState{t: t}
+	return true
+}
+
+// added notes a point packed into c at t (Unix ns) at (lat, lon).
+func (c *chunk) added(t int64, lat, lon float64) {
 	c.t1 = t
 	c.n++
-	c.minLat, c.maxLat = min(c.minLat, p.Lat), max(c.maxLat, p.Lat)
-	c.minLon, c.maxLon = min(c.minLon, p.Lon), max(c.maxLon, p.Lon)
-	if withStrings { // the same four strings otherwise: not written again
-		c.last.AltKind, c.last.Protocol, c.last.Sensor, c.last.Decision = p.AltKind, p.Protocol, p.Sensor, p.Decision
-	}
+	c.minLat, c.maxLat = min(c.minLat, lat), max(c.maxLat, lat)
+	c.minLon, c.maxLon = min(c.minLon, lon), max(c.maxLon, lon)
+}
+
+// noteStrings notes the strings of a point packed with them: the points
+// after it with the same four do not write them again.
+func (c *chunk) noteStrings(altKind, protocol, sensor, decision string) {
+	c.last.AltKind, c.last.Protocol, c.last.Sensor, c.last.Decision = altKind, protocol, sensor, decision
 }
 
 // chunksOf packs pts (one track, time order, no two at one time) into

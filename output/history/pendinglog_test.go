@@ -10,7 +10,7 @@ import (
 // kill leaves st as a killed process would: nothing compacted, files
 // closed.
 func kill(st *Store) {
-	_ = st.db.Close()
+	_ = st.closeDB()
 	_ = st.log.close()
 }
 

@@ -2,7 +2,6 @@ package history
 
 import (
 	"math"
-	"slices"
 	"testing"
 	"time"
 
@@ -96,20 +95,17 @@ func TestFedFixesAtTheAPIsPrecision(t *testing.T) {
 	}
 }
 
-// takeFixes appends all the queued fixes to batch as points (fixPoints),
+// takeFixes appends all the queued fixes to batch as points (fedPoints),
 // uncommitted: the points the writer would commit, for the tests to read.
 func (r *Recorder) takeFixes(batch []Point) []Point {
 	blocks := r.fixes.take()
-	n := 0
+	var fps []fedPoint
 	for _, b := range blocks {
-		n += len(b)
+		fps = r.fedPoints(fps, b)
 	}
-	vals := slab(slices.Grow(r.vals[:0], 5*n))
-	batch = slices.Grow(batch, n)
-	for _, b := range blocks {
-		batch = r.fixPoints(batch, b, &vals)
-	}
-	r.vals = vals
 	r.fixes.giveBack(blocks)
+	for i := range fps {
+		batch = append(batch, fps[i].point())
+	}
 	return batch
 }

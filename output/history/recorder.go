@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -70,7 +69,7 @@ type Recorder struct {
 	// attached: AttachFixes subscribed before Run, which then does not.
 	attached   atomic.Bool
 	fixDropped prometheus.Counter
-	vals       slab // the fed points' measurements (the writer's)
+	fedBatch   []fedPoint // a block's fixes as the store packs them (the writer's)
 
 	points *prometheus.CounterVec
 }
@@ -88,6 +87,9 @@ type recTrack struct {
 	decided  bool
 	last     int64
 	hasFixes bool
+	// h is the track's state in the store, for the store (its fed
+	// points carry it: fedPoint.h).
+	h trackHandle
 }
 
 // trackLocked is the state of track id, added when new (r.mu held).
@@ -225,38 +227,37 @@ func (r *Recorder) onFix(f *output.Fix) {
 
 // commitFixes commits the queued fixes a block (2,048) at a time: a
 // burst's fixes are never one batch as large.
-func (r *Recorder) commitFixes(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
+func (r *Recorder) commitFixes(ctx context.Context, st *Store) error {
 	blocks := r.fixes.take()
 	defer r.fixes.giveBack(blocks)
+	defer clear(r.fedBatch) // the fixes' strings are fusion's to let go
 	for _, b := range blocks {
-		// The points' measurements live in r.vals, reused: each block is
-		// committed before the next is read, and the store keeps nothing
-		// a point points to (it packs them).
-		vals := slab(slices.Grow(r.vals[:0], 5*len(b)))
-		batch = r.fixPoints(batch[:0], b, &vals)
-		r.vals = vals
-		if err := r.commit(ctx, st, batch); err != nil {
-			return batch[:0], err
+		r.fedBatch = r.fedPoints(r.fedBatch[:0], b)
+		n, err := st.insertFed(ctx, r.fedBatch)
+		if err := r.count(len(b), n, err); err != nil {
+			return err
 		}
 	}
-	return batch[:0], nil
+	return nil
 }
 
-// fixPoints appends fixes to batch as points, each with its track's
-// recorded decision, their measurements in vals; a fix whose time is not
-// after its track's previous one (a burst's fixes share their arrival)
-// moves 1 ns on, as the store keys points by track and time.
-func (r *Recorder) fixPoints(batch []Point, fixes []output.Fix, vals *slab) []Point {
+// fedPoints appends fixes to batch as the store packs them, each with its
+// track's recorded decision; a fix whose time is not after its track's
+// previous one (a burst's fixes share their arrival) moves 1 ns on, as
+// the store keys points by track and time.
+func (r *Recorder) fedPoints(batch []fedPoint, fixes []output.Fix) []fedPoint {
+	batch = slices.Grow(batch, len(fixes))[:len(batch)+len(fixes)]
+	pts := batch[len(batch)-len(fixes):]
 	r.mu.Lock()
 	for i := range fixes {
-		batch = append(batch, r.fixPoint(&fixes[i], vals))
+		r.fedPoint(&pts[i], &fixes[i])
 	}
 	r.mu.Unlock()
 	return batch
 }
 
-// fixPoint is the point of a fed fix (r.mu held).
-func (r *Recorder) fixPoint(f *output.Fix, vals *slab) Point {
+// fedPoint sets p to fed fix f (r.mu held).
+func (r *Recorder) fedPoint(p *fedPoint, f *output.Fix) {
 	t := r.trackLocked(f.TrackID)
 	ns := f.UnixNano
 	if t.hasFixes && ns <= t.last {
@@ -268,24 +269,23 @@ func (r *Recorder) fixPoint(f *output.Fix, vals *slab) Point {
 	// (~0.1 m), 0.1 m, as fusion's views round — which the codec packs in
 	// 8–13 bytes a point, where raw floats took ~60: four times the
 	// bytes through the pending log, the held chunks and SQLite.
-	p := Point{TrackID: f.TrackID, Protocol: f.Protocol, Sensor: f.Sensor, Time: time.Unix(0, ns).UTC(),
-		Lat: round(f.Lat, 1e6), Lon: round(f.Lon, 1e6)}
+	*p = fedPoint{id: f.TrackID, t: ns, protocol: f.Protocol, sensor: f.Sensor, h: &t.h}
+	p.setUnit(0, f.Lat)
+	p.setUnit(1, f.Lon)
 	if f.HasAlt {
-		alt := round(f.AltM, 10)
-		p.AltM, p.AltKind = vals.copy(&alt), f.AltKind
+		p.hasAlt, p.altKind = true, f.AltKind
+		p.setUnit(2, f.AltM)
 	}
 	if f.HasVel {
-		v := [3]float64{round(f.SpeedMps, 100), round(f.HeadingDeg, 10), round(f.VRateMps, 100)}
-		p.SpeedMps, p.HeadingDeg, p.VRateMps = vals.copy(&v[0]), vals.copy(&v[1]), vals.copy(&v[2])
+		p.hasVel = true
+		p.setUnit(3, f.SpeedMps)
+		p.setUnit(4, f.HeadingDeg)
+		p.setUnit(5, f.VRateMps)
 	}
 	if t.decided {
-		p.Decision, p.Lambda = t.as.decision, vals.copy(&t.as.lambda)
+		p.decision, p.hasLambda, p.lambda = t.as.decision, true, t.as.lambda
 	}
-	return p
 }
-
-// round rounds v to 1/scale, as fusion.Round rounds a view's values.
-func round(v, scale float64) float64 { return math.Round(v*scale) / scale }
 
 // onTrack records a track event from NATS. It runs on the subscription's
 // goroutine.
@@ -437,9 +437,8 @@ func (r *Recorder) write(ctx context.Context, st *Store, rep lifecycle.Reporter)
 // (and the whole of an event's points together); it returns the emptied
 // batch for reuse.
 func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point, error) {
-	batch, err := r.commitFixes(ctx, st, batch)
-	if err != nil {
-		return batch, err
+	if err := r.commitFixes(ctx, st); err != nil {
+		return batch[:0], err
 	}
 	for n := r.q.Len(); n > 0; n-- {
 		batch = append(batch, <-r.q.C()...)
@@ -457,8 +456,7 @@ func (r *Recorder) flush(ctx context.Context, st *Store, batch []Point) ([]Point
 func (r *Recorder) drain(st *Store, batch []Point) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	batch, err := r.commitFixes(ctx, st, batch)
-	if err != nil {
+	if err := r.commitFixes(ctx, st); err != nil {
 		return err
 	}
 	for r.q.Len() > 0 {
@@ -472,12 +470,18 @@ func (r *Recorder) commit(ctx context.Context, st *Store, batch []Point) error {
 		return nil
 	}
 	n, err := st.Insert(ctx, batch)
+	return r.count(len(batch), n, err)
+}
+
+// count counts a commit of points of which n were new, or that failed
+// with err (which it returns).
+func (r *Recorder) count(points, n int, err error) error {
 	if err != nil {
-		r.points.WithLabelValues("failed").Add(float64(len(batch)))
+		r.points.WithLabelValues("failed").Add(float64(points))
 		return err
 	}
 	r.points.WithLabelValues("stored").Add(float64(n))
-	r.points.WithLabelValues("duplicate").Add(float64(len(batch) - n))
+	r.points.WithLabelValues("duplicate").Add(float64(points - n))
 	return nil
 }
 

@@ -87,7 +87,7 @@ func (s *Store) Prune(ctx context.Context, now time.Time, maxAge time.Duration, 
 // that end before it, and the older points of those that straddle it
 // (written again without them). s.mu is held; nothing is held in memory.
 func (s *Store) deleteBefore(ctx context.Context, cut int64) (int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, wrap("prune", err)
 	}

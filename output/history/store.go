@@ -72,13 +72,27 @@ const (
 	// chunks; compactPoints compacts sooner when that many are held.
 	compactEvery  = 30 * time.Second
 	compactPoints = 1 << 18
+	// writerCacheKiB is the page cache of the writer's connection. A
+	// compaction appends chunk rows at the end of the table and its index
+	// entries to a few index pages, so it needs little cache beyond the
+	// pages it dirties; the 32 MiB of a query's connection were filled with
+	// pages written once (each a fresh 16-KiB allocation of the pure-Go
+	// libc, faulted in, and handed back to the kernel one madvise each when
+	// the database closed: 2,000 of them, a third of the recorder's CPU
+	// in BenchmarkRecorderFedFixes with its close). 3 MiB stays below the
+	// 4 MiB of freed memory that allocator keeps committed per size.
+	writerCacheKiB = 3072
 )
 
 // Store is the history database. It is safe for concurrent use: queries
 // run while the recorder inserts (SQLite in WAL mode; mu orders the
 // points held in memory with the chunks).
 type Store struct {
-	db   *sql.DB
+	db *sql.DB
+	// w is the writer's connection, its own for the store's life: every
+	// write transaction (compaction, merge, retention) runs on it, with a
+	// page cache of writerCacheKiB (see there).
+	w    *sql.Conn
 	path string
 	log  *pendingLog
 	// pend is the pending record being made, marks what an Insert held,
@@ -86,6 +100,11 @@ type Store struct {
 	pend  []byte
 	marks []holdMark
 	grp   grouper
+	// fedRest are the fed points of an insertFed that take the general
+	// path (s.mu held).
+	fedRest []Point
+	// epoch counts the prunings of tracks (trackHandle; s.mu held).
+	epoch uint64
 	// logGen counts the pending log's emptyings (and failed writes): a
 	// track whose logGen is another has no index in the log (s.mu held).
 	// logNext is the next index.
@@ -148,17 +167,22 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, wrap("open", err)
 	}
-	db.SetMaxOpenConns(8) // queries hold one while they stream; the writer needs one at compaction
+	db.SetMaxOpenConns(9) // queries hold one while they stream (8), the writer its own
 	if _, err := db.Exec(schema); err != nil {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	s := &Store{db: db, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
-	s.grp.tracks = s.tracks
 	ctx := context.Background()
+	w, err := writerConn(ctx, db)
+	if err != nil {
+		_ = db.Close()
+		return nil, wrap("open "+path, err)
+	}
+	s := &Store{db: db, w: w, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
+	s.grp.tracks = s.tracks
 	var page int
 	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, wrap("open "+path, err)
 	}
 	s.chunkBytes = chunkBytes(page)
@@ -166,23 +190,40 @@ func Open(path string) (*Store, error) {
 	// and ends at most maxChunkSpan later.
 	var t0 sql.NullInt64
 	if err := db.QueryRowContext(ctx, `SELECT max(t0) FROM chunks`).Scan(&t0); err != nil {
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, wrap("open "+path, err)
 	}
 	if t0.Valid {
 		s.newest = t0.Int64 + int64(maxChunkSpan)
 	}
 	if err := s.loadPending(ctx); err != nil {
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, err
 	}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.log.close()
-		_ = db.Close()
+		_ = s.closeDB()
 		return nil, err
 	}
 	return s, nil
 }
+
+// writerConn is a connection of db for the writer, with its page cache
+// (writerCacheKiB).
+func writerConn(ctx context.Context, db *sql.DB) (*sql.Conn, error) {
+	w, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size(%d)", -writerCacheKiB)); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// closeDB closes the writer's connection and the database.
+func (s *Store) closeDB() error { return errors.Join(s.w.Close(), s.db.Close()) }
 
 // create creates the database at path with pages of pageSize bytes,
 // unless it exists. The page size of a database is fixed when its first
@@ -206,7 +247,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	err := s.compact(context.Background())
 	s.mu.Unlock()
-	return errors.Join(err, s.log.close(), wrap("close", s.db.Close()))
+	return errors.Join(err, s.log.close(), wrap("close", s.closeDB()))
 }
 
 // loadPending opens the pending log, reads back the points a killed
@@ -296,12 +337,26 @@ type trackState struct {
 	// (0 otherwise).
 	end      int64
 	endKnown bool
-	// gen and k: in the grouper's call gen, the track's group is k.
-	gen uint64
-	k   int32
+	// gen and k: in the grouper's call gen, the track's group is k (in
+	// insertFed's, k ≥ 0: its points are held; fedLast is the time of the
+	// last one).
+	gen     uint64
+	k       int32
+	fedLast int64
 	// logIdx is the track's index in the pending log when logGen is the
 	// store's.
 	logGen, logIdx uint64
+}
+
+// trackHandle is where a fed track's state was found in a store: the
+// recorder keeps one with each track and hands it with the track's fed
+// points, which spares the store's map look-up per point while the store
+// is the one it was found in and has forgotten no track since (epoch).
+// Only the store reads and writes it (s.mu held).
+type trackHandle struct {
+	st    *Store
+	t     *trackState
+	epoch uint64
 }
 
 // forgetEnd forgets the track's chunk end (the chunks may have changed).
@@ -468,6 +523,7 @@ func trackOf(m map[string]*trackState, id string) *trackState {
 // hold no points (s.mu held, no insert under way): what was kept of a
 // track is then bounded as the map of chunk ends it replaces was.
 func (s *Store) pruneTracks() {
+	s.epoch++ // the handles to the tracks deleted are stale
 	for id, t := range s.tracks {
 		if len(t.held) == 0 {
 			delete(s.tracks, id)
@@ -619,16 +675,22 @@ func (s *Store) insert(ctx context.Context, runs []run, logIt bool) (int, error)
 		}
 		n += k
 	}
+	return n, s.compactWhenDue(ctx)
+}
+
+// compactWhenDue compacts when compactEvery has passed since the last
+// compaction or compactPoints are held (s.mu held).
+func (s *Store) compactWhenDue(ctx context.Context) error {
 	if s.heldN >= compactPoints || time.Since(s.heldAt) >= compactEvery {
-		return n, s.compact(ctx)
+		return s.compact(ctx)
 	}
-	return n, nil
+	return nil
 }
 
 // merge merges runs of points older than their tracks' newest chunks into
 // the chunks, in one transaction, and returns how many were new.
 func (s *Store) merge(ctx context.Context, old [][]Point) (int, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, wrap("insert", err)
 	}
@@ -791,7 +853,7 @@ func (s *Store) compact(ctx context.Context) error {
 	if s.heldN == 0 {
 		return s.resetLog() // it may hold repeats read back at Open
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return wrap("compact", err)
 	}

@@ -284,6 +284,17 @@ func TestSurvivesSIGKILL(t *testing.T) {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
+		// And fed fixes, packed straight into their chunks (insertFed).
+		fps := make([]fedPoint, 500)
+		for i := range fps {
+			fps[i] = fedPoint{id: "adsb:F", t: t0.UnixNano() + int64(i)*int64(time.Second), protocol: "adsb"}
+			fps[i].setUnit(0, 2+float64(i)*1e-4)
+			fps[i].setUnit(1, 2)
+		}
+		if _, err := st.insertFed(context.Background(), fps); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
 		fmt.Println("committed")
 		select {} // wait for the kill
 	}
@@ -308,9 +319,11 @@ func TestSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	n, err := st.Count(context.Background(), "adsb:K", t0, t0.Add(time.Hour))
-	if err != nil || n != 500 {
-		t.Fatalf("after SIGKILL %d points (%v), want 500", n, err)
+	for _, id := range []string{"adsb:K", "adsb:F"} {
+		n, err := st.Count(context.Background(), id, t0, t0.Add(time.Hour))
+		if err != nil || n != 500 {
+			t.Fatalf("after SIGKILL %d points of %s (%v), want 500", n, id, err)
+		}
 	}
 }
 
@@ -512,5 +525,52 @@ func TestInsertRefusesPointsItCannotStore(t *testing.T) {
 				t.Fatalf("the next batch's track has %d points, want 5", len(got))
 			}
 		})
+	}
+}
+
+// TestWriterHasItsOwnConnection: with every query connection of the pool
+// held by a read snapshot (queries streaming to slow clients), the
+// writer still compacts and prunes on its own connection, whose page
+// cache is writerCacheKiB.
+func TestWriterHasItsOwnConnection(t *testing.T) {
+	st, _ := openTemp(t)
+	ctx := context.Background()
+	insert(t, st, track("adsb:AAAAAA", "adsb", t0, time.Second, 50, 51, 0))
+	var held []interface{ Rollback() error }
+	defer func() {
+		for _, tx := range held {
+			_ = tx.Rollback()
+		}
+	}()
+	for range st.db.Stats().MaxOpenConnections - 1 {
+		tx, err := st.readSnapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, tx)
+	}
+	// Without a connection of its own the writer would wait for one
+	// until the deadline.
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := st.Compact(wctx); err != nil {
+		t.Fatalf("compact with every query connection held: %v", err)
+	}
+	if _, err := st.Prune(wctx, t0.Add(time.Hour), time.Hour-30*time.Second, 0); err != nil {
+		t.Fatalf("prune with every query connection held: %v", err)
+	}
+	var kib int
+	if err := st.w.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
+		t.Fatal(err)
+	}
+	if kib != -writerCacheKiB {
+		t.Errorf("the writer's page cache is %d (KiB when negative), want -%d", kib, writerCacheKiB)
+	}
+	for _, tx := range held {
+		_ = tx.Rollback()
+	}
+	held = nil
+	if got := collectTrack(t, st, TrackQuery{ID: "adsb:AAAAAA", From: t0, To: t0.Add(time.Hour)}); len(got) != 20 {
+		t.Errorf("%d points after pruning the first 30 s, want 20", len(got))
 	}
 }
