@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/fusion"
+	"github.com/cuasd/cuasd/gate/board"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/internal/cputime"
 	"github.com/cuasd/cuasd/sim"
@@ -37,6 +39,13 @@ type rig struct {
 	pub   *ingest.Publisher
 	stop  func()
 	cot   *cotBench // CUAS_BENCH_COT=1 (issue 18)
+	// gate and modeS are what in-process outputs attach to (the gate's
+	// track events, the fusion feed's decoded Mode S messages);
+	// TestOutputsToggled attaches them itself.
+	gate  *board.Gate
+	modeS *worker.ModeSTap
+	// offered counts the frames offerPaced has published.
+	offered atomic.Int64
 }
 
 // startBus starts an embedded JetStream (file storage, sync interval 1 s)
@@ -78,7 +87,7 @@ func newRig(t *testing.T) *rig {
 	cotSink := startCoT(ctx, t, b, gate, reg)              // CUAS_BENCH_COT=1 (issue 18)
 	wg.Add(1)
 	go func() { defer wg.Done(); _ = feed.Run(ctx) }()
-	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), cot: cotSink, stop: func() {
+	return &rig{b: b, reg: reg, store: store, pub: ingest.NewPublisher(b.JetStream(), reg), cot: cotSink, gate: gate, modeS: modeS, stop: func() {
 		cancel()
 		wg.Wait()
 		waitEvents()
@@ -211,14 +220,19 @@ func (r *rig) offerPaced(ctx context.Context, t *testing.T, ticks [][]map[string
 	defer tk.Stop()
 	for _, sec := range ticks {
 		for _, tick := range sec {
-			<-tk.C
+			select {
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
 			for proto, frames := range tick {
+				r.offered.Add(int64(len(frames)))
 				var body []byte
 				for _, f := range frames {
 					body = bus.AppendLP(body, f)
 				}
 				go func(proto string, body []byte, k int) {
-					if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil {
+					if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil && ctx.Err() == nil {
 						t.Errorf("publish: %v", err)
 					}
 				}(proto, body, len(frames))
@@ -284,7 +298,7 @@ func TestPipelineThroughputAndLatency(t *testing.T) {
 					go func(proto string, body []byte, k int) {
 						defer wg.Done()
 						defer func() { <-sem }()
-						if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil {
+						if _, err := r.pub.PublishBatch(ctx, "bench", proto, "bench", body, k, 0, ""); err != nil && ctx.Err() == nil {
 							t.Errorf("publish: %v", err)
 						}
 					}(proto, body, len(frames))
