@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -435,6 +436,9 @@ type Out struct {
 	Reduce bool
 	// simulated writes simulated tracks too (--demo-outputs; issue 34).
 	simulated bool
+	// queueDropped counts the raw messages' batches of decoded messages
+	// dropped because the writer fell maxQueued messages behind.
+	queueDropped atomic.Uint64
 }
 
 // IncludeSimulated makes the output write simulated tracks too (cuasd's
@@ -457,12 +461,14 @@ func (o *Out) Name() string { return "sbs-listen " + o.bc.Addr().String() }
 // Addr is the listening address.
 func (o *Out) Addr() string { return o.bc.Addr().String() }
 
-// Dropped is the number of chunks dropped for slow clients.
-func (o *Out) Dropped() uint64 { return o.bc.Dropped() }
+// Dropped is the number of chunks dropped for slow clients, and of raw
+// messages whose decoded messages were dropped because the writer fell
+// maxQueued messages behind (decodedQueue).
+func (o *Out) Dropped() uint64 { return o.bc.Dropped() + o.queueDropped.Load() }
 
 // Run implements output.Output.
 func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter) error {
-	unsub, err := o.subscribe(ev)
+	unsub, err := o.subscribe(ctx, ev)
 	if err != nil {
 		return &Error{Op: "subscribe", Err: err}
 	}
@@ -473,10 +479,10 @@ func (o *Out) Run(ctx context.Context, ev output.Events, rep lifecycle.Reporter)
 
 // subscribe hears the raw frames (one line per message) or, with Reduce,
 // the track events.
-func (o *Out) subscribe(ev output.Events) (func(), error) {
+func (o *Out) subscribe(ctx context.Context, ev output.Events) (func(), error) {
 	if !o.Reduce {
 		if f, ok := ev.(output.ModeSFeed); ok {
-			stop, err := o.feedDecoded(f)
+			stop, err := o.feedDecoded(ctx, f)
 			if !errors.Is(err, output.ErrNoModeS) {
 				return stop, err
 			}
@@ -521,28 +527,74 @@ func (o *Out) subscribe(ev output.Events) (func(), error) {
 
 // feedDecoded writes the lines of the Mode S messages fusion's feed
 // decodes (inside cuasd serve): the raw frames are neither heard again on
-// NATS nor decoded a second time (issue 30). Messages stored before the
-// output started (the feed's replay of the stream at its start) only
-// build the aircraft state; a message handed again (the feed starting
-// over) is skipped.
-func (o *Out) feedDecoded(f output.ModeSFeed) (func(), error) {
-	enc := &MessageEncoder{}
-	var scratch []byte
-	var seen handed
+// NATS nor decoded a second time (issue 30). The feed's goroutine only
+// queues them (decodedQueue); writeDecoded writes them in bulk. Messages
+// stored before the output started (the feed's replay of the stream at
+// its start) only build the aircraft state; a message handed again (the
+// feed starting over) is skipped.
+func (o *Out) feedDecoded(ctx context.Context, f output.ModeSFeed) (func(), error) {
+	q := newDecodedQueue(maxQueued)
 	start := time.Now().UnixNano()
-	return f.FeedModeS(func(bt *worker.ModeSBatch) {
-		if !o.simulated && bt.Meta.Simulated || !seen.first(bt) {
+	stopTap, err := f.FeedModeS(func(bt *worker.ModeSBatch) {
+		if !o.simulated && bt.Meta.Simulated {
 			return
 		}
-		if o.bc.Clients() == 0 || bt.Meta.StoredUnixNano != 0 && bt.Meta.StoredUnixNano < start {
-			enc.TrackDecoded(bt)
-			return
+		if !q.put(bt, time.Now().UnixNano()) {
+			o.queueDropped.Add(1)
 		}
-		scratch = enc.AppendDecoded(scratch[:0], bt, time.Now())
+	})
+	if err != nil {
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); o.writeDecoded(wctx, q, start) }()
+	return func() { stopTap(); cancel(); <-done }, nil
+}
+
+// decodedHold is how long the writer lets the queue fill once something
+// waits: a wake-up costs more than writing a few messages (see
+// output.FlushInterval), and the lines wait for the client's flush anyway.
+const decodedHold = output.FlushInterval / 2
+
+// writeDecoded writes the queued messages' lines until ctx ends, every
+// decodedHold while messages arrive, one Send for all of them.
+func (o *Out) writeDecoded(ctx context.Context, q *decodedQueue, start int64) {
+	enc := &MessageEncoder{}
+	var seen handed
+	var w decodedWork
+	var scratch []byte
+	t := time.NewTimer(decodedHold)
+	t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.ready:
+		}
+		t.Reset(decodedHold)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		q.take(&w)
+		scratch = scratch[:0]
+		w.each(func(bt *worker.ModeSBatch, now int64) {
+			if !seen.first(bt) {
+				return
+			}
+			if o.bc.Clients() == 0 || bt.Meta.StoredUnixNano != 0 && bt.Meta.StoredUnixNano < start {
+				enc.TrackDecoded(bt)
+				return
+			}
+			scratch = enc.AppendDecoded(scratch, bt, time.Unix(0, now))
+		})
 		if len(scratch) > 0 {
 			o.bc.Send(scratch)
 		}
-	})
+	}
 }
 
 // handed is the newest raw message handed on: its storage time and
