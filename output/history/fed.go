@@ -212,15 +212,7 @@ func (s *Store) trackFor(p *fedPoint) *trackState {
 // holdFed adds p, newer than its track's held points, to the track's
 // filling chunk (hold for one fed point).
 func (s *Store) holdFed(t *trackState, p *fedPoint) {
-	cs := t.held
-	if len(cs) == 0 {
-		s.holding = append(s.holding, t)
-	}
-	if len(cs) == 0 || !cs[len(cs)-1].fitsAt(p.t, p.protocol, s.chunkBytes) {
-		cs = append(cs, s.newChunk())
-		t.held = cs
-	}
-	cs[len(cs)-1].addFed(p)
+	s.fillingChunk(t, p.t, p.protocol).addFed(p)
 	s.heldN++
 }
 

@@ -487,12 +487,8 @@ func (s *Store) hold(t *trackState, pts []Point) {
 	if len(pts) == 0 {
 		return
 	}
-	cs := t.held
-	if len(cs) == 0 {
-		s.holding = append(s.holding, t)
-	}
 	s.heldN += len(pts)
-	if len(cs) > 0 && pts[0].Time.UnixNano() <= cs[len(cs)-1].t1 {
+	if cs := t.held; len(cs) > 0 && pts[0].Time.UnixNano() <= cs[len(cs)-1].t1 {
 		all := heldPoints(cs)
 		for _, p := range pts {
 			all = insertSorted(all, p)
@@ -501,12 +497,24 @@ func (s *Store) hold(t *trackState, pts []Point) {
 		return
 	}
 	for i := range pts {
-		if len(cs) == 0 || !cs[len(cs)-1].fits(&pts[i], s.chunkBytes) {
-			cs = append(cs, s.newChunk())
-		}
-		cs[len(cs)-1].add(&pts[i])
+		s.fillingChunk(t, pts[i].Time.UnixNano(), pts[i].Protocol).add(&pts[i])
 	}
-	t.held = cs
+}
+
+// fillingChunk is the held chunk of t that a point at at (Unix ns) of
+// protocol, newer than t's held points, goes into: the last, or a new one
+// when t holds none or the point does not fit the last. A track that
+// held nothing joins s.holding (s.mu held).
+func (s *Store) fillingChunk(t *trackState, at int64, protocol string) *chunk {
+	cs := t.held
+	if len(cs) == 0 {
+		s.holding = append(s.holding, t)
+	}
+	if len(cs) == 0 || !cs[len(cs)-1].fitsAt(at, protocol, s.chunkBytes) {
+		cs = append(cs, s.newChunk())
+		t.held = cs
+	}
+	return cs[len(cs)-1]
 }
 
 // trackOf is the state of track id in m, added when new.
