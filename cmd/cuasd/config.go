@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -332,12 +333,39 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	if err := givenOnce(args, receiverFlagNames...); err != nil {
+		return c, err
+	}
 	c.ConfigFile = file
 	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
 	if err := stdinFileFlags(fs, file); err != nil {   // - for any FILE flag (issue 24)
 		return c, err
 	}
 	return c, c.validate()
+}
+
+// receiverFlagNames are the receiver flags that take one address: each
+// is one listener or one connection, so a second would replace the first.
+var receiverFlagNames = []string{"beast-listen", "avr-listen", "beast-connect", "avr-connect", "sbs-connect"}
+
+// givenOnce refuses a flag of names given twice on the command line. The
+// flag package keeps the last value, so an operator giving each receiver
+// its own --beast-listen port silently lost all but the last one.
+func givenOnce(args []string, names ...string) error {
+	count := map[string]int{}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && slices.Contains(names, name) {
+			if count[name]++; count[name] == 2 {
+				return fmt.Errorf("--%s is given twice: it takes one address (one listener, or one receiver to connect to); "+
+					"receivers pushing to one --beast-listen are told apart by their address (docs/MLAT.md)", name)
+			}
+		}
+	}
+	return nil
 }
 
 // configFileArg is the value of the last --config in args, else def.
