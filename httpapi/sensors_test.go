@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +36,27 @@ func TestSensorEndpoints(t *testing.T) {
 	}
 	if rec := do(t, newTestServer(t, Deps{}), http.MethodGet, testBase+"/v1/sensors", nil); rec.Code != 200 {
 		t.Errorf("no registry: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestSensorEndpointsRefuseUnknownParameters: the sensor endpoints take
+// no query parameters, and say so (a 400 problem naming the parameter)
+// as every other endpoint does, rather than answering 200 as if a filter
+// such as ?kind=modes had been applied.
+func TestSensorEndpointsRefuseUnknownParameters(t *testing.T) {
+	reg := sensors.NewRegistry(time.Minute)
+	reg.Configure("kit-1", "wardragon", &sensors.Position{Lat: 51.47, Lon: -0.45}, 0)
+	h := newTestServer(t, Deps{Sensors: reg})
+	for _, path := range []string{"/v1/sensors?kind=modes", "/v1/sensors/kit-1?verbose=1"} {
+		rec := do(t, h, http.MethodGet, testBase+path, nil)
+		var p struct {
+			Status int    `json:"status"`
+			Detail string `json:"detail"`
+		}
+		_ = json.Unmarshal(rec.Body.Bytes(), &p)
+		if rec.Code != http.StatusBadRequest || rec.Header().Get("Content-Type") != "application/problem+json" ||
+			!strings.Contains(p.Detail, "unknown query parameter") {
+			t.Errorf("%s: %d %s %s, want a 400 problem naming the unknown parameter", path, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+		}
 	}
 }

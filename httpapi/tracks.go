@@ -40,7 +40,11 @@ func newQuery(r *http.Request, allowed ...string) *queryChecker {
 				break
 			}
 		}
-		if !ok {
+		switch {
+		case ok:
+		case len(allowed) == 0:
+			q.errs = append(q.errs, FieldError{Field: name, Message: "unknown query parameter; this endpoint takes none"})
+		default:
 			q.errs = append(q.errs, FieldError{Field: name, Message: "unknown query parameter; allowed: " + strings.Join(allowed, ", ")})
 		}
 	}
