@@ -175,6 +175,9 @@ func refuseMessage(meta Meta) (reason, detail string) {
 	if meta.PositionErr != "" {
 		return "sensor_position", meta.PositionErr
 	}
+	if meta.SensorTimeErr {
+		return "sensor_time", bus.HeaderSensorTime + " is not a positive whole number of Unix nanoseconds"
+	}
 	return "", ""
 }
 

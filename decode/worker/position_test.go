@@ -164,3 +164,47 @@ func (tf *timedFeed) seen() []timedCall {
 	defer tf.mu.Unlock()
 	return append([]timedCall(nil), tf.calls...)
 }
+
+// TestSensorTimeHeaderRefused: a raw message whose Cuas-Sensor-Ns is not
+// a positive whole number of nanoseconds is a dead letter with reason
+// sensor_time, counted, as an unknown Cuas-Clock is: it used to be
+// decoded with its arrival time as if the sensor had stated none.
+func TestSensorTimeHeaderRefused(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	ctx := t.Context()
+	tf := startTimedFeed(t, s)
+	c, m := tf.c, tf.m
+	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
+	bad := []string{"soon", "-1", "1.7e18", "0x1234"}
+	for i, v := range append(bad, "1795949147916521381") {
+		msg := &nats.Msg{Subject: bus.RawSubject("adsb", "rx-"+string(rune('a'+i))), Data: frame, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderSensorTime, v)
+		if _, err := s.JS.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the good message decoded", func() bool { return c.len() >= 1 })
+	dead, err := s.JS.Stream(ctx, bus.StreamDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead letters", func() bool {
+		info, err := dead.Info(ctx)
+		return err == nil && info.State.Msgs == uint64(len(bad))
+	})
+	for seq := uint64(1); seq <= uint64(len(bad)); seq++ {
+		dl, err := dead.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := dl.Header.Get(bus.HeaderReason); !strings.HasPrefix(r, "sensor_time: ") || !strings.Contains(r, bus.HeaderSensorTime) {
+			t.Errorf("dead letter reason %q, want sensor_time naming %s", r, bus.HeaderSensorTime)
+		}
+	}
+	if n := testutil.ToFloat64(m.rejected.WithLabelValues("adsb", "sensor_time")); n != float64(len(bad)) {
+		t.Errorf("cuasd_frames_rejected_total{reason=sensor_time} = %v, want %d", n, len(bad))
+	}
+	if n := c.len(); n != 1 {
+		t.Errorf("%d observations decoded, want only the good message's", n)
+	}
+}

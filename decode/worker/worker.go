@@ -42,8 +42,11 @@ type Meta struct {
 	Clock    sensorclock.Kind
 	ClockErr bool
 	// SensorNs is the Cuas-Sensor-Ns header (0: none): the sensor's own
-	// time of the message's frames.
-	SensorNs int64
+	// time of the message's frames; SensorTimeErr is set when a header
+	// given is not a positive whole number (the message is then a dead
+	// letter, not decoded with its arrival time as if none were given).
+	SensorNs      int64
+	SensorTimeErr bool
 	// Position is the Cuas-Sensor-Position header, the receiver's own
 	// statement of its antenna's position (issue 31), when HasPosition;
 	// PositionErr says why a header that was present is refused (the
@@ -73,7 +76,7 @@ type ReasonLister interface{ Reasons() []string }
 // workerReasons are the reasons the worker itself gives: an unframeable
 // message, a line that is not hex, Reason's default, and a refused
 // Cuas-Sensor-Position (issue 31).
-var workerReasons = []string{"framing", "not_hex", "invalid", "sensor_position"}
+var workerReasons = []string{"framing", "not_hex", "invalid", "sensor_position", "sensor_time"}
 
 // Reason returns the metrics label of a decode error.
 func Reason(err error) string {
@@ -410,8 +413,9 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 		k, err := sensorclock.ParseKind(c)
 		meta.Clock, meta.ClockErr = k, err != nil
 	}
-	if v, err := strconv.ParseInt(h.Get(bus.HeaderSensorTime), 10, 64); err == nil && v > 0 {
-		meta.SensorNs = v
+	if v := h.Get(bus.HeaderSensorTime); v != "" {
+		ns, err := strconv.ParseInt(v, 10, 64)
+		meta.SensorNs, meta.SensorTimeErr = max(ns, 0), err != nil || ns <= 0
 	}
 	if p, ok, err := bus.StatedPosition(h.Values(bus.HeaderSensorPosition)); err != nil {
 		meta.PositionErr = err.Error() // a dead letter, never decoded with a guess
