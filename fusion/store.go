@@ -345,17 +345,7 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 		return false
 	}
 	t.hasPos, t.lat, t.lon, t.posMethod = true, lat, lon, method
-	if t.cpr != nil {
-		t.cpr.cand = sensorclock.Time{}
-	}
-	if at.Clock != 0 {
-		if t.cpr == nil {
-			t.cpr = &cprState{} // once per track with a sensor clock
-		}
-		t.cpr.posT = at
-	} else if t.cpr != nil {
-		t.cpr.posT = sensorclock.Time{}
-	}
+	t.notePosTime(at)
 	p := Point{T: recv, Lat: lat, Lon: lon}
 	if t.hasAlt {
 		p.Alt, p.HasAlt = float32(t.alt), true
@@ -383,6 +373,19 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 	// Allow 1 km of slack for the position quantisation of the protocols
 	// and receiver clock jitter.
 	return d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps)
+}
+
+// notePosTime remembers the time of the position just accepted, by
+// which the next one's jump is judged, and forgets a reacquire candidate.
+func (t *track) notePosTime(at sensorclock.Time) {
+	if at.Clock != 0 {
+		if t.cpr == nil {
+			t.cpr = &cprState{} // once per track with a sensor clock
+		}
+		t.cpr.posT, t.cpr.cand = at, sensorclock.Time{}
+	} else if t.cpr != nil {
+		t.cpr.posT, t.cpr.cand = sensorclock.Time{}, sensorclock.Time{}
+	}
 }
 
 // reacquire reports whether a position refused as a jump from the
