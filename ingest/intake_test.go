@@ -348,6 +348,22 @@ func sumDropped(p *Publisher, reason string) float64 {
 	return n
 }
 
+// answer sends msg to the intake and returns its answer, waiting for
+// the intake to subscribe.
+func answer(t *testing.T, nc *nats.Conn, msg *nats.Msg) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		m, err := nc.RequestMsg(msg, 5*time.Second)
+		if err == nil {
+			return string(m.Data)
+		}
+		if !errors.Is(err, nats.ErrNoResponders) || i > 100 {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestIntakeCarriesSensorPosition (issue 31): a single frame stating its
 // receiver's position (Cuas-Sensor-Position) is stored in a raw batch
 // carrying that position, in its canonical form, apart from the frames
@@ -367,16 +383,7 @@ func TestIntakeCarriesSensorPosition(t *testing.T) {
 			msg.Header.Set(bus.HeaderSensorTime, strconv.FormatInt(sensorNs, 10))
 			msg.Header.Set(bus.HeaderClock, "gps")
 		}
-		for i := 0; ; i++ {
-			m, err := nc.RequestMsg(msg, 5*time.Second)
-			if err == nil {
-				return string(m.Data)
-			}
-			if !errors.Is(err, nats.ErrNoResponders) || i > 100 {
-				t.Fatal(err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		return answer(t, nc, msg)
 	}
 	now := time.Now().UnixNano()
 	for _, c := range []struct {
@@ -434,16 +441,7 @@ func TestIntakeRefusesBadSensorTime(t *testing.T) {
 		if clock != "" {
 			msg.Header.Set(bus.HeaderClock, clock)
 		}
-		for i := 0; ; i++ {
-			m, err := nc.RequestMsg(msg, 5*time.Second)
-			if err == nil {
-				return string(m.Data)
-			}
-			if !errors.Is(err, nats.ErrNoResponders) || i > 100 {
-				t.Fatal(err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		return answer(t, nc, msg)
 	}
 	now := strconv.FormatInt(time.Now().UnixNano(), 10)
 	for _, c := range []struct{ ns, clock string }{{"abc", "gps"}, {"-5", ""}, {"1.7e18", "gps"}, {now, "GPS"}, {now, "utc"}} {

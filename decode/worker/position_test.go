@@ -57,20 +57,8 @@ func TestSensorPositionHeader(t *testing.T) {
 	publish("rx-good", " 47.3769, 8.5417, 520 ")
 	publish("rx-none")
 	waitFor(t, "the good messages decoded", func() bool { return c.len() == 2 })
-	dead, err := s.JS.Stream(ctx, bus.StreamDead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the dead letters", func() bool {
-		info, err := dead.Info(ctx)
-		return err == nil && info.State.Msgs == uint64(len(bad))
-	})
-	for seq := uint64(1); seq <= uint64(len(bad)); seq++ {
-		dl, err := dead.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sensor, reason := dl.Header.Get(bus.HeaderSensor), dl.Header.Get(bus.HeaderReason)
+	for _, dl := range deadLetters(t, s, len(bad)) {
+		sensor, reason := dl.Get(bus.HeaderSensor), dl.Get(bus.HeaderReason)
 		if !strings.HasPrefix(reason, "sensor_position: ") || !strings.Contains(reason, wantReason[sensor]) {
 			t.Errorf("%s: dead letter reason %q, want sensor_position and %q", sensor, reason, wantReason[sensor])
 		}
@@ -165,6 +153,29 @@ func (tf *timedFeed) seen() []timedCall {
 	return append([]timedCall(nil), tf.calls...)
 }
 
+// deadLetters waits for n dead letters and returns their headers.
+func deadLetters(t *testing.T, s *natstest.Server, n int) []nats.Header {
+	t.Helper()
+	ctx := t.Context()
+	dead, err := s.JS.Stream(ctx, bus.StreamDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead letters", func() bool {
+		info, err := dead.Info(ctx)
+		return err == nil && info.State.Msgs == uint64(n)
+	})
+	var out []nats.Header
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		dl, err := dead.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, dl.Header)
+	}
+	return out
+}
+
 // TestSensorTimeHeaderRefused: a raw message whose Cuas-Sensor-Ns is not
 // a positive whole number of nanoseconds is a dead letter with reason
 // sensor_time, counted, as an unknown Cuas-Clock is: it used to be
@@ -184,20 +195,8 @@ func TestSensorTimeHeaderRefused(t *testing.T) {
 		}
 	}
 	waitFor(t, "the good message decoded", func() bool { return c.len() >= 1 })
-	dead, err := s.JS.Stream(ctx, bus.StreamDead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the dead letters", func() bool {
-		info, err := dead.Info(ctx)
-		return err == nil && info.State.Msgs == uint64(len(bad))
-	})
-	for seq := uint64(1); seq <= uint64(len(bad)); seq++ {
-		dl, err := dead.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r := dl.Header.Get(bus.HeaderReason); !strings.HasPrefix(r, "sensor_time: ") || !strings.Contains(r, bus.HeaderSensorTime) {
+	for _, dl := range deadLetters(t, s, len(bad)) {
+		if r := dl.Get(bus.HeaderReason); !strings.HasPrefix(r, "sensor_time: ") || !strings.Contains(r, bus.HeaderSensorTime) {
 			t.Errorf("dead letter reason %q, want sensor_time naming %s", r, bus.HeaderSensorTime)
 		}
 	}
