@@ -2,7 +2,6 @@ package history
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -16,31 +15,27 @@ import (
 	"time"
 )
 
-// ageTracks writes, for each of ids, chunks one point each every 3
-// minutes (apart enough that each is a chunk of its own) for the hours
-// before end, in key order through writeChunks, as the compactions of a
+// ageTracks writes, for each of ids, perTrack chunks of one point each,
+// 3 minutes apart (each a chunk of its own) up to end, in key order
+// through writeChunks in one transaction, as the compactions of a
 // long-lived store would have left them.
 func ageTracks(t testing.TB, st *Store, ids []string, end time.Time, perTrack int) {
 	t.Helper()
-	var all []*chunk
-	for i, id := range ids {
-		pts := track(id, "adsb", end.Add(-time.Duration(perTrack)*3*time.Minute), 3*time.Minute, perTrack, 40+float64(i%20), float64(i%30))
-		all = append(all, chunksOf(pts, st.chunkBytes)...)
-	}
-	slices.SortFunc(all, func(a, b *chunk) int {
-		if c := cmp.Compare(a.t0, b.t0); c != 0 {
-			return c
-		}
-		return strings.Compare(a.track, b.track)
-	})
 	ctx := context.Background()
 	tx, err := st.w.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if err := st.writeChunks(ctx, tx, all); err != nil {
-		t.Fatal(err)
+	cs := make([]*chunk, len(ids))
+	for k := 0; k < perTrack; k++ {
+		at := end.Add(-time.Duration(perTrack-k) * 3 * time.Minute)
+		for i, id := range ids { // in key order: ids are sorted
+			cs[i] = chunksOf(track(id, "adsb", at, time.Second, 1, 40+float64(i%20)+float64(k)*1e-3, float64(i%30)), st.chunkBytes)[0]
+		}
+		if err := st.writeChunks(ctx, tx, cs); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
