@@ -222,7 +222,8 @@ func thinner(total, m int) func(i int) bool {
 // ending in or after it, whose box meets the query's. The window is a
 // range of the primary key; areaOrder sorts by +track_id, which no index
 // can deliver, so that the planner never trades the window's range for a
-// walk of chunks_track over every track to save the sort.
+// walk of an index led by track_id over every track to save the sort (the
+// old chunks_track was one; chunks_bucket is led by time).
 func areaWhere(q AreaQuery) (string, []any) {
 	lo, hi := q.From.UnixNano(), q.To.UnixNano()
 	where := `FROM chunks WHERE t0 BETWEEN ? AND ? AND t1 >= ?`
