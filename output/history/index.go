@@ -3,9 +3,10 @@ package history
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"log/slog"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -16,9 +17,9 @@ import (
 // Why buckets: an index on (track_id, t0) puts each new chunk's entry at
 // the end of its own track's range, so once the index has more leaf pages
 // than there are live tracks, every compaction (one chunk a track) wrote
-// one 16-KiB index page per track: 1.1 MB of WAL a compaction of 2,209
-// tracks in a new store, 19 MB at 300 chunks a track, towards 35 MB every
-// 30 s a week on (BENCHMARKS.md). Keyed by bucket first, new entries land
+// one 16-KiB index page per track: 2.2 MB of WAL a compaction of 2,209
+// tracks over a new store's first ten minutes, 20.3 MB at 300 chunks a
+// track (BenchmarkCompaction), towards 35 MB every 30 s a week on. Keyed by bucket first, new entries land
 // only in the newest bucket's pages, whatever the store's age: a
 // compaction touches at most the pages of one bucket's entries (all live
 // tracks' chunks of bucketNs), older buckets never again.
@@ -30,9 +31,11 @@ const (
 	// bucketNs is the width of a bucket (ns of t0). A compaction writes
 	// into the pages of the newest bucket, which holds about
 	// bucketNs/compactEvery chunks of every live track by its end (10
-	// here: some 75 index pages at 2,209 tracks), and a track's window
-	// costs a seek per bucket: 5 minutes keeps both small
-	// (BENCHMARKS.md, "A long-lived store's compactions").
+	// here), and a track's window costs a seek per bucket. 5 minutes keeps
+	// both small: 118 WAL frames a compaction of 2,209 tracks, ~100 of
+	// them the table's, where 10 minutes wrote 139 and 1 minute 103; 288
+	// seeks for a day (BENCHMARKS.md, "A long-lived store's compactions").
+	// Changed, stores are migrated at open (migrateTrackIndex).
 	bucketNs = int64(5 * time.Minute)
 )
 
@@ -40,7 +43,8 @@ var (
 	// bucketExpr is a chunk's bucket as SQLite computes it: t0/bucketNs,
 	// truncated toward zero as Go's division is (bucketOf), so that the
 	// buckets of a window computed in Go are those SQLite stored.
-	bucketExpr = `t0/` + strconv.FormatInt(bucketNs, 10)
+	bucketExpr = `t0` + bucketDiv
+	bucketDiv  = `/` + strconv.FormatInt(bucketNs, 10)
 	// trackIndex is the index's definition; a statement uses it only
 	// where it writes bucketExpr exactly so.
 	trackIndex = `CREATE INDEX IF NOT EXISTS chunks_bucket ON chunks (` + bucketExpr + `, track_id, t0)`
@@ -51,16 +55,16 @@ func bucketOf(t int64) int64 { return t / bucketNs }
 
 // trackWalk is a statement on one track's chunks through chunks_bucket:
 // verb ("SELECT cols" or "DELETE") on the chunks of the track (the third
-// argument) in the buckets from that of the first argument to that of the
-// second (Unix ns of t0), clamped to the buckets the store holds (so a
-// window reaching back to 1970 walks only those), that also meet cond
-// (its arguments follow). order, when not empty, is "ASC" or "DESC": the
+// argument) in the buckets from the first argument to the second
+// (bucketOf), clamped to the buckets the store holds (so a window
+// reaching back to 1970 walks only those), that also meet cond (its
+// arguments follow). order, when not empty, is "ASC" or "DESC": the
 // rows then come in that order of t0 (the index's, no sort), and limit
 // may follow. The walk's buckets come from a recursive CTE, which SQLite
 // makes into a sorted list and seeks the index for each, in order.
 func trackWalk(verb, cond, order, limit string) string {
-	s := `WITH RECURSIVE b(k, hi) AS (SELECT max(?1, (SELECT min(t0) FROM chunks)/` + strconv.FormatInt(bucketNs, 10) +
-		`), min(?2, (SELECT max(t0) FROM chunks)/` + strconv.FormatInt(bucketNs, 10) + `)` +
+	s := `WITH RECURSIVE b(k, hi) AS (SELECT max(?1, (SELECT min(t0) FROM chunks)` + bucketDiv +
+		`), min(?2, (SELECT max(t0) FROM chunks)` + bucketDiv + `)` +
 		// min(t0) and max(t0) are the primary key's ends: a seek each.
 		` UNION ALL SELECT k+1, hi FROM b WHERE k < hi) ` +
 		verb + ` FROM chunks WHERE ` + bucketExpr + ` IN (SELECT k FROM b) AND track_id = ?3` + cond
@@ -90,22 +94,24 @@ var (
 	sqlTrackAny = trackWalk(`SELECT 1`, ``, "DESC", " LIMIT 1")
 )
 
-// allBuckets are the walk's bounds for every bucket the store holds.
-var allBuckets = []any{bucketOf(-1 << 63), bucketOf(1<<63 - 1)}
+// firstBucket and lastBucket bound every bucket: a walk between them
+// covers every bucket the store holds (and only those: trackWalk clamps).
+const (
+	firstBucket = math.MinInt64 / bucketNs
+	lastBucket  = math.MaxInt64 / bucketNs
+)
 
-// migrateTrackIndex replaces the index on (track_id, t0) of a store
-// written before chunks_bucket with chunks_bucket, in one transaction (a
-// store killed meanwhile keeps its old index and is migrated at its next
-// start), and logs how long it took: building the index reads every
-// chunk's key, some seconds for a large store.
+// migrateTrackIndex replaces the track index of a store written before
+// chunks_bucket (chunks_track, on (track_id, t0)), or with buckets of
+// another width (whose expression no statement here would match), with
+// chunks_bucket, in one transaction (a store killed meanwhile keeps its
+// old index and is migrated at its next start), and logs how long it
+// took: building the index reads every chunk's key, about a second for
+// 660,000 chunks.
 func migrateTrackIndex(ctx context.Context, db *sql.DB, path string) error {
-	var one int
-	err := db.QueryRowContext(ctx, `SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'chunks_track'`).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return wrap("migrate", err)
+	stale, err := staleTrackIndexes(ctx, db)
+	if err != nil || len(stale) == 0 {
+		return err
 	}
 	start := time.Now()
 	tx, err := db.BeginTx(ctx, nil)
@@ -113,15 +119,39 @@ func migrateTrackIndex(ctx context.Context, db *sql.DB, path string) error {
 		return wrap("migrate", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	for _, q := range []string{trackIndex, `DROP INDEX chunks_track`} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
+	for _, name := range stale {
+		if _, err := tx.ExecContext(ctx, `DROP INDEX `+name); err != nil {
 			return wrap("migrate", err)
 		}
+	}
+	if _, err := tx.ExecContext(ctx, trackIndex); err != nil {
+		return wrap("migrate", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return wrap("migrate", err)
 	}
-	slog.Info("history: replaced the index chunks_track (track_id, t0) with chunks_bucket (time bucket, track_id, t0)",
-		"path", path, "took", time.Since(start).Round(time.Millisecond))
+	slog.Info("history: rebuilt the track index by time bucket", "path", path, "replaced", strings.Join(stale, ","),
+		"index", trackIndex, "took", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// staleTrackIndexes are the names of the store's track indexes other than
+// chunks_bucket as trackIndex defines it.
+func staleTrackIndexes(ctx context.Context, db *sql.DB) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name IN ('chunks_track', 'chunks_bucket')`)
+	if err != nil {
+		return nil, wrap("migrate", err)
+	}
+	defer rows.Close()
+	var stale []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			return nil, wrap("migrate", err)
+		}
+		if name == "chunks_track" || !strings.Contains(def, "("+bucketExpr+",") {
+			stale = append(stale, name)
+		}
+	}
+	return stale, wrap("migrate", rows.Err())
 }

@@ -123,21 +123,21 @@ func TestAgedStoreCompactsLikeAYoungOne(t *testing.T) {
 	}
 }
 
-// oldSchema is the schema of a store written before chunks_bucket, with
-// its index on (track_id, t0).
-const oldSchema = `
+// oldTable is the chunks table of a store written before chunks_bucket
+// (as it is now).
+const oldTable = `
 CREATE TABLE chunks (
 	t0 INTEGER NOT NULL, track_id TEXT NOT NULL, t1 INTEGER NOT NULL, n INTEGER NOT NULL,
 	min_lat REAL NOT NULL, max_lat REAL NOT NULL, min_lon REAL NOT NULL, max_lon REAL NOT NULL,
 	protocol TEXT NOT NULL DEFAULT '', data BLOB NOT NULL,
 	PRIMARY KEY (t0, track_id)
 ) WITHOUT ROWID;
-CREATE INDEX chunks_track ON chunks (track_id, t0);
 `
 
-// writeOldStore writes, at path, a store of the old schema holding pts
-// (by track, time order) as its compactions would have.
-func writeOldStore(t *testing.T, path string, pts []Point) {
+// writeOldStore writes, at path, a store of the old table with the track
+// index index, holding pts (by track, time order) as its compactions
+// would have.
+func writeOldStore(t *testing.T, path, index string, pts []Point) {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma="+url.QueryEscape(fmt.Sprintf("page_size(%d)", pageSize)))
 	if err != nil {
@@ -149,7 +149,7 @@ func writeOldStore(t *testing.T, path string, pts []Point) {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.Exec(oldSchema); err != nil {
+	if _, err := tx.Exec(oldTable + index); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range (&grouper{}).runs(pts) {
@@ -185,46 +185,66 @@ func indexes(t *testing.T, st *Store) []string {
 }
 
 // TestOpenMigratesTheTrackIndex: a store written with the index on
-// (track_id, t0) opens with chunks_bucket in its place, once (logged with
-// the time it took), and answers as before: every track's points, in time
-// order, over the old chunks and new ones.
+// (track_id, t0), or with buckets of another width, opens with
+// chunks_bucket in its place, once (logged with the time it took), and
+// answers as before: every track's points, in time order, over the old
+// chunks and new ones.
 func TestOpenMigratesTheTrackIndex(t *testing.T) {
-	var logged bytes.Buffer
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
-	t.Cleanup(func() { slog.SetDefault(prev) })
-
-	path := filepath.Join(t.TempDir(), "history.db")
 	var pts []Point
 	for i, id := range trackIDs(30) {
 		// Each track an hour at one point every 7 s, starting a minute
 		// after the one before: the tracks' chunks interleave.
 		pts = append(pts, track(id, "adsb", t0.Add(time.Duration(i)*time.Minute), 7*time.Second, 515, float64(i), 0)...)
 	}
-	writeOldStore(t, path, pts)
-	st, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct{ name, index string }{
+		{"chunks_track", `CREATE INDEX chunks_track ON chunks (track_id, t0);`},
+		{"chunks_bucket", `CREATE INDEX chunks_bucket ON chunks (t0/60000000000, track_id, t0);`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logged bytes.Buffer
+			prev := slog.Default()
+			slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
+			t.Cleanup(func() { slog.SetDefault(prev) })
+			path := filepath.Join(t.TempDir(), "history.db")
+			writeOldStore(t, path, c.index, pts)
+			st, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := indexes(t, st); !slices.Equal(got, []string{"chunks_bucket"}) {
+				t.Errorf("indexes after opening an old store: %v, want chunks_bucket only", got)
+			}
+			if plan := queryPlan(t, st, sqlTrackWindow, 0, 1, "adsb:400000", 0, 1, 0); !strings.Contains(plan, "INDEX chunks_bucket (<expr>=? AND track_id=?") {
+				t.Errorf("a track's window after the migration: %s", plan)
+			}
+			if n := strings.Count(logged.String(), "rebuilt the track index"); n != 1 || !strings.Contains(logged.String(), "replaced="+c.name) ||
+				!strings.Contains(logged.String(), "took=") {
+				t.Errorf("logged %q, want the migration once, with the time it took", logged.String())
+			}
+			checkReopened(t, st, path, pts)
+			if n := strings.Count(logged.String(), "rebuilt the track index"); n != 1 {
+				t.Errorf("migrated %d times, want once", n)
+			}
+		})
 	}
-	if got := indexes(t, st); !slices.Equal(got, []string{"chunks_bucket"}) {
-		t.Errorf("indexes after opening an old store: %v, want chunks_bucket only", got)
-	}
-	if n := strings.Count(logged.String(), "replaced the index chunks_track"); n != 1 || !strings.Contains(logged.String(), "took=") {
-		t.Errorf("logged %q, want the migration once, with the time it took", logged.String())
-	}
-	// New points after the old ones, then the whole of each track.
+}
+
+// checkReopened adds points to a track of st, closes st, opens it again
+// and checks that every track holds pts and the new points, in time order.
+func checkReopened(t *testing.T, st *Store, path string, pts []Point) {
+	t.Helper()
 	later := t0.Add(3 * time.Hour)
 	insert(t, st, track("adsb:400000", "adsb", later, time.Second, 10, 0, 0))
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
-	st, _ = Open(path)
-	defer st.Close()
-	if n := strings.Count(logged.String(), "replaced the index"); n != 1 {
-		t.Errorf("migrated %d times, want once", n)
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer st.Close()
 	want := map[string][]Point{}
-	for _, p := range append(pts, track("adsb:400000", "adsb", later, time.Second, 10, 0, 0)...) {
+	for _, p := range append(slices.Clip(pts), track("adsb:400000", "adsb", later, time.Second, 10, 0, 0)...) {
 		want[p.TrackID] = append(want[p.TrackID], p)
 	}
 	for id, w := range want {

@@ -27,7 +27,7 @@ func (s *Store) Known(ctx context.Context, id string) (bool, error) {
 	// Every bucket the store holds, newest first, a seek each, until one
 	// holds the track: a live track is found at once, an unknown one
 	// costs a seek per bucket of the retention (2,016 for 7 days).
-	err := s.db.QueryRowContext(ctx, sqlTrackAny, allBuckets[0], allBuckets[1], id).Scan(&one)
+	err := s.db.QueryRowContext(ctx, sqlTrackAny, firstBucket, lastBucket, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

@@ -613,7 +613,7 @@ func (s *Store) chunkEnd(ctx context.Context, tr *trackState, first int64) (int6
 		return s.newest, nil
 	}
 	t := first - 1 // none ends at or after first
-	err := s.db.QueryRowContext(ctx, sqlTrackEndFrom, bucketOf(first-int64(maxChunkSpan)), allBuckets[1], tr.id, first).Scan(&t)
+	err := s.db.QueryRowContext(ctx, sqlTrackEndFrom, bucketOf(first-int64(maxChunkSpan)), lastBucket, tr.id, first).Scan(&t)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, wrap("insert", err)
 	}
@@ -796,7 +796,7 @@ func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, pts []Point) (int, erro
 	for _, p := range pts {
 		merged = insertSorted(merged, p)
 	}
-	if _, err := tx.ExecContext(ctx, sqlTrackDeleteFrom, bucketOf(from-int64(maxChunkSpan)), allBuckets[1], id, from); err != nil {
+	if _, err := tx.ExecContext(ctx, sqlTrackDeleteFrom, bucketOf(from-int64(maxChunkSpan)), lastBucket, id, from); err != nil {
 		return 0, wrap("insert", err)
 	}
 	return len(merged) - len(stored), s.writeChunks(ctx, tx, chunksOf(merged, s.chunkBytes))
@@ -806,7 +806,7 @@ func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, pts []Point) (int, erro
 // at or after from (Unix ns), in time order.
 func (s *Store) storedFrom(ctx context.Context, tx *sql.Tx, id string, from int64, fn func(*Point) error) error {
 	// A chunk ending at or after from starts at most maxChunkSpan before.
-	rows, err := tx.QueryContext(ctx, sqlTrackFrom, bucketOf(from-int64(maxChunkSpan)), allBuckets[1], id, from)
+	rows, err := tx.QueryContext(ctx, sqlTrackFrom, bucketOf(from-int64(maxChunkSpan)), lastBucket, id, from)
 	if err != nil {
 		return wrap("insert", err)
 	}
