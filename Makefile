@@ -7,7 +7,7 @@ PKGS    := ./...
 DEMO    ?= --demo
 RUNARGS ?=
 
-.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster faults vulncheck web-vendor lint-openapi clean bench-compare
+.PHONY: all build run test vet lint unit e2e fuzz-short bench bench-pipeline fuzz test-cluster faults vulncheck web-vendor lint-openapi clean bench-compare bench-outputs
 
 all: build
 
@@ -113,5 +113,12 @@ clean:
 
 # The same real Beast capture (repeated) into cuasd and Debian's
 # dump1090-mutability in one run: wall rate, frames per CPU-second, ratio.
+# What history and per-message SBS add to the pipeline at its benchmark
+# rate (issue 30): PAIRS pairs of 15-s runs, with and without them, each
+# in a process of its own (~45 s a pair).
+PAIRS ?= 8
+bench-outputs:
+	CUAS_BENCH_PIPELINE=1 CUAS_BENCH_OUTPUT_PAIRS=$(PAIRS) $(GO) test -count=1 -v -timeout 60m -run TestOutputsPaired ./internal/pipelinebench
+
 bench-compare:
 	CUAS_BENCH_COMPARE=1 $(GO) test -count=1 -v -timeout 20m -run TestCompareWithDump1090 ./internal/pipelinebench

@@ -146,3 +146,44 @@ func TestConsumerFetchAndAck(t *testing.T) {
 		t.Fatalf("missing consumer: %v", err)
 	}
 }
+
+// StreamEnd is the newest message's position as the server stored it:
+// zero for an empty stream, then the sequence and storage time the
+// message's own metadata carries; After orders positions by them.
+func TestStreamEnd(t *testing.T) {
+	ctx := context.Background()
+	srv := natstest.StartWithStreams(t, bus.DefaultLimits())
+	nc := srv.Connect(t)
+	if end, err := bus.StreamEnd(ctx, nc, bus.StreamRaw); err != nil || end != (bus.StreamPos{}) {
+		t.Fatalf("empty stream: %+v, %v; want the zero position", end, err)
+	}
+	for range 3 {
+		if _, err := srv.JS.Publish(ctx, bus.RawPrefix+".adsb.rx1", []byte{1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end, err := bus.StreamEnd(ctx, nc, bus.StreamRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := srv.JS.Stream(ctx, bus.StreamRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, err := s.GetMsg(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (bus.StreamPos{Stored: last.Time.UnixNano(), Seq: 3}); end != want {
+		t.Fatalf("end %+v, want the third message's %+v", end, want)
+	}
+	if !(bus.StreamPos{Stored: end.Stored, Seq: 4}).After(end) || (bus.StreamPos{Stored: end.Stored - 1, Seq: 9}).After(end) || end.After(end) {
+		t.Fatal("After does not order by storage time, then sequence")
+	}
+	if !(bus.StreamPos{}).After(end) {
+		t.Fatal("a position with neither time nor sequence is not after the end")
+	}
+	if _, err := bus.StreamEnd(ctx, nc, "NO_SUCH_STREAM"); err == nil {
+		t.Fatal("no error for a stream that does not exist")
+	}
+}

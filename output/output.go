@@ -23,6 +23,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/worker"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/lifecycle"
@@ -108,8 +109,11 @@ var ErrNoFixes = errors.New("output: no fix feed in this process")
 type ModeSFeed interface {
 	// FeedModeS calls fn with the Mode S messages of every raw message
 	// fusion decodes, on its feed's goroutine, until stop is called. fn
-	// must return at once and not keep b. ErrNoModeS: none offered.
-	FeedModeS(fn func(b *worker.ModeSBatch)) (stop func(), err error)
+	// must return at once and not keep b. end is the raw stream's newest
+	// message before fn was attached: a message at or before it
+	// (bus.StreamPos.After) was stored before the caller started, and
+	// reaches fn only through the feed's replay. ErrNoModeS: none offered.
+	FeedModeS(ctx context.Context, fn func(b *worker.ModeSBatch)) (stop func(), end bus.StreamPos, err error)
 }
 
 // ErrNoModeS is FeedModeS' answer where no decoded messages are offered.
@@ -130,12 +134,17 @@ type inProcess struct {
 	modeS *worker.ModeSTap
 }
 
-// FeedModeS implements ModeSFeed.
-func (e inProcess) FeedModeS(fn func(b *worker.ModeSBatch)) (func(), error) {
+// FeedModeS implements ModeSFeed. The stream's end is asked for before
+// fn is attached, so a message stored in between is after it: new.
+func (e inProcess) FeedModeS(ctx context.Context, fn func(b *worker.ModeSBatch)) (func(), bus.StreamPos, error) {
 	if e.modeS == nil {
-		return nil, ErrNoModeS
+		return nil, bus.StreamPos{}, ErrNoModeS
 	}
-	return e.modeS.Tap(fn), nil
+	end, err := bus.StreamEnd(ctx, e.nc, bus.StreamRaw)
+	if err != nil {
+		return nil, bus.StreamPos{}, err
+	}
+	return e.modeS.Tap(fn), end, nil
 }
 
 // FeedFixes implements FixFeed.

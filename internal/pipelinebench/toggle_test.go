@@ -2,12 +2,10 @@ package pipelinebench
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -113,17 +111,10 @@ func attachOutputs(ctx context.Context, t *testing.T, r *rig, dir string) (detac
 
 // logToggled reports the windows and each pair's difference.
 func logToggled(t *testing.T, off, on []float64) {
-	var diffs, pct []float64
-	var b strings.Builder
-	for i := range off {
-		diffs = append(diffs, on[i]-off[i])
-		pct = append(pct, (on[i]-off[i])/off[i]*100)
-		fmt.Fprintf(&b, " [%.2f → %.2f µs, %+.0f %%]", off[i], on[i], pct[i])
-	}
-	t.Logf("TOGGLED (history + per-message SBS, %d pairs of windows in one process):%s; median %+.2f µs of CPU a frame, %+.1f %% (events only: median %.2f µs a frame)",
-		len(off), b.String(), median(diffs), median(pct), median(off))
+	t.Log(pairSummary("TOGGLED (history + per-message SBS, pairs of windows in one process)", off, on))
 }
 
+// median of v (not modified).
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)

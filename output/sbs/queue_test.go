@@ -1,13 +1,20 @@
 package sbs
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/decode/worker"
+	"github.com/cuasd/cuasd/internal/testcapture"
 )
 
 // batchOf is a raw message's batch of n messages whose addresses are
@@ -85,12 +92,16 @@ func TestDecodedQueueAllocatesNothing(t *testing.T) {
 	}
 }
 
-// tapFeed is a ModeSFeed that lets the test hand batches itself.
-type tapFeed struct{ fn func(*worker.ModeSBatch) }
+// tapFeed is a ModeSFeed that lets the test hand batches itself; end is
+// the stream's end it reports.
+type tapFeed struct {
+	fn  func(*worker.ModeSBatch)
+	end bus.StreamPos
+}
 
-func (f *tapFeed) FeedModeS(fn func(*worker.ModeSBatch)) (func(), error) {
+func (f *tapFeed) FeedModeS(_ context.Context, fn func(*worker.ModeSBatch)) (func(), bus.StreamPos, error) {
 	f.fn = fn
-	return func() {}, nil
+	return func() {}, f.end, nil
 }
 
 // TestFeedDropsWhatTheWriterCannotTake: with the writer not taking (here
@@ -119,4 +130,66 @@ func TestFeedDropsWhatTheWriterCannotTake(t *testing.T) {
 	if got := o.Dropped(); got != 3 {
 		t.Fatalf("Dropped %d, want 3 (the batches past %d messages)", got, maxQueued)
 	}
+}
+
+// TestStartIsTheStreamsNotCuasdsClock: what was stored before the output
+// started is told by the raw stream's positions, not by cuasd's clock.
+// Here the server's clock is an hour behind cuasd's: a message stored
+// after the stream's end at the start is written at once (compared with
+// cuasd's clock, it was silenced for the hour), and one stored at or
+// before it only builds state.
+func TestStartIsTheStreamsNotCuasdsClock(t *testing.T) {
+	o, err := Listen("127.0.0.1:0", false, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { defer close(served); _ = o.bc.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	server := time.Now().Add(-time.Hour).UnixNano()
+	f := tapFeed{end: bus.StreamPos{Stored: server, Seq: 100}}
+	stop, err := o.feedDecoded(ctx, &f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	conn, err := net.Dial("tcp", o.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitClients(t, o)
+	for _, c := range []struct {
+		addr   uint32
+		stored int64
+		seq    uint64
+	}{
+		{0xA00001, server - 1e9, 99}, // before the end: replayed
+		{0xA00002, server, 100},      // the end itself
+		{0xA00003, server + 1e9, 101},
+	} {
+		f.fn(allCallBatch(t, c.addr, c.stored, c.seq))
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no line within 10 s: %v (a server clock behind cuasd's silences the output)", err)
+	}
+	if !strings.HasPrefix(line, "MSG,8,1,1,A00003,") {
+		t.Fatalf("the first line is %q, want A00003's MSG,8: a message stored before the start was written", line)
+	}
+}
+
+// allCallBatch is a raw message holding one all-call reply (DF11) from
+// addr, stored at stored (the server's clock) with sequence seq.
+func allCallBatch(t *testing.T, addr uint32, stored int64, seq uint64) *worker.ModeSBatch {
+	t.Helper()
+	var m adsb.Message
+	frame := testcapture.WithParity([]byte{11<<3 | 5, byte(addr >> 16), byte(addr >> 8), byte(addr), 0, 0, 0}, 0)
+	if err := adsb.Decode(frame, &m); err != nil {
+		t.Fatal(err)
+	}
+	return &worker.ModeSBatch{Meta: &worker.Meta{StoredUnixNano: stored}, Seq: seq,
+		Frames: []worker.ModeSFrame{{At: sensorclock.Time{UnixNano: stored}, Msg: m}}}
 }

@@ -531,11 +531,13 @@ func (o *Out) subscribe(ctx context.Context, ev output.Events) (func(), error) {
 // queues them (decodedQueue); writeDecoded writes them in bulk. Messages
 // stored before the output started (the feed's replay of the stream at
 // its start) only build the aircraft state; a message handed again (the
-// feed starting over) is skipped.
+// feed starting over) is skipped. Both are told by the raw stream's own
+// positions (storage time and sequence, the server's): against cuasd's
+// clock, a NATS server whose clock is behind by a minute silenced the
+// output for that minute after it started.
 func (o *Out) feedDecoded(ctx context.Context, f output.ModeSFeed) (func(), error) {
 	q := newDecodedQueue(maxQueued)
-	start := time.Now().UnixNano()
-	stopTap, err := f.FeedModeS(func(bt *worker.ModeSBatch) {
+	stopTap, start, err := f.FeedModeS(ctx, func(bt *worker.ModeSBatch) {
 		if !o.simulated && bt.Meta.Simulated {
 			return
 		}
@@ -559,7 +561,7 @@ const decodedHold = output.FlushInterval / 2
 
 // writeDecoded writes the queued messages' lines until ctx ends, every
 // decodedHold while messages arrive, one Send for all of them.
-func (o *Out) writeDecoded(ctx context.Context, q *decodedQueue, start int64) {
+func (o *Out) writeDecoded(ctx context.Context, q *decodedQueue, start bus.StreamPos) {
 	enc := &MessageEncoder{}
 	var seen handed
 	var w decodedWork
@@ -585,7 +587,7 @@ func (o *Out) writeDecoded(ctx context.Context, q *decodedQueue, start int64) {
 			if !seen.first(bt) {
 				return
 			}
-			if o.bc.Clients() == 0 || bt.Meta.StoredUnixNano != 0 && bt.Meta.StoredUnixNano < start {
+			if o.bc.Clients() == 0 || !posOf(bt).After(start) {
 				enc.TrackDecoded(bt)
 				return
 			}
@@ -597,25 +599,23 @@ func (o *Out) writeDecoded(ctx context.Context, q *decodedQueue, start int64) {
 	}
 }
 
-// handed is the newest raw message handed on: its storage time and
-// stream sequence.
-type handed struct {
-	stored int64
-	seq    uint64
-}
+// handed is the newest raw message handed on.
+type handed struct{ last bus.StreamPos }
 
 // first reports whether bt is newer than every message handed before, and
-// remembers it. Storage times order the messages of a stream even when it
-// was recreated (its sequence starting over); the sequence orders those
-// stored in the same nanosecond. A message without either is new.
+// remembers it.
 func (h *handed) first(bt *worker.ModeSBatch) bool {
-	st, seq := bt.Meta.StoredUnixNano, bt.Seq
-	if st == 0 && seq == 0 {
-		return true
-	}
-	if st < h.stored || st == h.stored && seq <= h.seq {
+	p := posOf(bt)
+	if !p.After(h.last) {
 		return false
 	}
-	h.stored, h.seq = st, seq
+	if p != (bus.StreamPos{}) {
+		h.last = p
+	}
 	return true
+}
+
+// posOf is bt's raw message's place in CUAS_RAW.
+func posOf(bt *worker.ModeSBatch) bus.StreamPos {
+	return bus.StreamPos{Stored: bt.Meta.StoredUnixNano, Seq: bt.Seq}
 }
