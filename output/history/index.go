@@ -3,7 +3,6 @@ package history
 import (
 	"context"
 	"database/sql"
-	"log/slog"
 	"math"
 	"strconv"
 	"strings"
@@ -106,34 +105,43 @@ const (
 // another width (whose expression no statement here would match), with
 // chunks_bucket, in one transaction (a store killed meanwhile keeps its
 // old index and is migrated at its next start), and logs how long it
-// took: building the index reads every chunk's key, about a second for
-// 660,000 chunks.
-func migrateTrackIndex(ctx context.Context, db *sql.DB, path string) error {
+// took (the recorder logs it): building the index reads every chunk's
+// key, about a second for 660,000 chunks.
+func migrateTrackIndex(ctx context.Context, db *sql.DB) (IndexMigration, error) {
 	stale, err := staleTrackIndexes(ctx, db)
 	if err != nil || len(stale) == 0 {
-		return err
+		return IndexMigration{}, err
 	}
 	start := time.Now()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return wrap("migrate", err)
+		return IndexMigration{}, wrap("migrate", err)
 	}
 	defer func() { _ = tx.Rollback() }()
 	for _, name := range stale {
 		if _, err := tx.ExecContext(ctx, `DROP INDEX `+name); err != nil {
-			return wrap("migrate", err)
+			return IndexMigration{}, wrap("migrate", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, trackIndex); err != nil {
-		return wrap("migrate", err)
+		return IndexMigration{}, wrap("migrate", err)
 	}
 	if err := tx.Commit(); err != nil {
-		return wrap("migrate", err)
+		return IndexMigration{}, wrap("migrate", err)
 	}
-	slog.Info("history: rebuilt the track index by time bucket", "path", path, "replaced", strings.Join(stale, ","),
-		"index", trackIndex, "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return IndexMigration{Replaced: stale, Took: time.Since(start)}, nil
 }
+
+// IndexMigration is what Open did to an older store's track index: the
+// indexes it replaced with chunks_bucket (none: nothing to do) and how
+// long that took.
+type IndexMigration struct {
+	Replaced []string
+	Took     time.Duration
+}
+
+// Migration reports what Open did to the store's track index.
+func (s *Store) Migration() IndexMigration { return s.migration }
 
 // staleTrackIndexes are the names of the store's track indexes other than
 // chunks_bucket as trackIndex defines it.

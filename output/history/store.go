@@ -95,6 +95,8 @@ type Store struct {
 	w    *sql.Conn
 	path string
 	log  *pendingLog
+	// migration is what Open did to an older track index.
+	migration IndexMigration
 	// pend is the pending record being made, marks what an Insert held,
 	// and grp groups points by track, all reused (s.mu held).
 	pend  []byte
@@ -168,7 +170,8 @@ func Open(path string) (*Store, error) {
 		return nil, wrap("open", err)
 	}
 	db.SetMaxOpenConns(9) // queries hold one while they stream (8), the writer its own
-	if err := migrateTrackIndex(context.Background(), db, path); err != nil {
+	migration, err := migrateTrackIndex(context.Background(), db)
+	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
@@ -182,7 +185,7 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	s := &Store{db: db, w: w, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
+	s := &Store{db: db, w: w, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1, migration: migration}
 	s.grp.tracks = s.tracks
 	var page int
 	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
