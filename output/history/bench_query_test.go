@@ -105,9 +105,13 @@ func benchServer(b *testing.B) http.Handler {
 }
 
 func benchGet(b *testing.B, h http.Handler, path string) int {
+	return benchGetStatus(b, h, path, 200)
+}
+
+func benchGetStatus(b *testing.B, h http.Handler, path string, status int) int {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
-	if rec.Code != 200 {
+	if rec.Code != status {
 		b.Fatalf("%s: %d %s", path, rec.Code, rec.Body.String())
 	}
 	return rec.Body.Len()
@@ -121,6 +125,32 @@ func BenchmarkQueryTrackHour(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.SetBytes(int64(benchGet(b, h, path)))
+	}
+}
+
+// BenchmarkQueryTrackDay: the same track's hour asked for in a window of
+// 24 hours around it, as a map asking for "the last day" does: the index
+// is walked for every 5-minute bucket of the day (index.go), most of
+// them empty for this track.
+func BenchmarkQueryTrackDay(b *testing.B) {
+	h := benchServer(b)
+	from := benchBusy.Add(-11*time.Hour - 30*time.Minute)
+	path := "/api/cuas/v1/tracks/adsb:000014/history?from=" + from.Format(time.RFC3339) + "&to=" + from.Add(24*time.Hour).Format(time.RFC3339)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.SetBytes(int64(benchGet(b, h, path)))
+	}
+}
+
+// BenchmarkQueryTrackUnknown: a track the store never held, asked for an
+// hour: a 404, after looking for the track in every bucket the store
+// holds (7 days).
+func BenchmarkQueryTrackUnknown(b *testing.B) {
+	h := benchServer(b)
+	path := "/api/cuas/v1/tracks/adsb:NEVER0/history?from=" + benchBusy.Format(time.RFC3339) + "&to=" + benchBusy.Add(time.Hour).Format(time.RFC3339)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchGetStatus(b, h, path, http.StatusNotFound)
 	}
 }
 

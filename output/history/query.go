@@ -24,7 +24,10 @@ func (s *Store) Known(ctx context.Context, id string) (bool, error) {
 		return true, nil
 	}
 	var one int
-	err := s.db.QueryRowContext(ctx, `SELECT 1 FROM chunks WHERE track_id = ? LIMIT 1`, id).Scan(&one)
+	// Every bucket the store holds, newest first, a seek each, until one
+	// holds the track: a live track is found at once, an unknown one
+	// costs a seek per bucket of the retention (2,016 for 7 days).
+	err := s.db.QueryRowContext(ctx, sqlTrackAny, firstBucket, lastBucket, id).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
@@ -82,8 +85,7 @@ func (s *Store) trackSnapshot(ctx context.Context, id string) (*sql.Tx, []chunk,
 
 func count(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held []chunk) (int, error) {
 	lo, hi := from.UnixNano(), to.UnixNano()
-	rows, err := tx.QueryContext(ctx, `SELECT t0, t1, n, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ?`,
-		id, lo-int64(maxChunkSpan), hi, lo)
+	rows, err := tx.QueryContext(ctx, sqlTrackWindow, bucketOf(lo-int64(maxChunkSpan)), bucketOf(hi), id, lo-int64(maxChunkSpan), hi, lo)
 	if err != nil {
 		return 0, wrap("count", err)
 	}
@@ -131,8 +133,7 @@ func count(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held 
 // order: its chunks', then those held in memory (which are newer).
 func trackPoints(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held []chunk, fn func(*Point) error) error {
 	lo, hi := from.UnixNano(), to.UnixNano()
-	rows, err := tx.QueryContext(ctx, `SELECT t0, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ? ORDER BY t0`,
-		id, lo-int64(maxChunkSpan), hi, lo)
+	rows, err := tx.QueryContext(ctx, sqlTrackPoints, bucketOf(lo-int64(maxChunkSpan)), bucketOf(hi), id, lo-int64(maxChunkSpan), hi, lo)
 	if err != nil {
 		return wrap("track", err)
 	}
@@ -221,7 +222,8 @@ func thinner(total, m int) func(i int) bool {
 // ending in or after it, whose box meets the query's. The window is a
 // range of the primary key; areaOrder sorts by +track_id, which no index
 // can deliver, so that the planner never trades the window's range for a
-// walk of chunks_track over every track to save the sort.
+// walk of an index led by track_id over every track to save the sort (the
+// old chunks_track was one; chunks_bucket is led by time).
 func areaWhere(q AreaQuery) (string, []any) {
 	lo, hi := q.From.UnixNano(), q.To.UnixNano()
 	where := `FROM chunks WHERE t0 BETWEEN ? AND ? AND t1 >= ?`

@@ -152,6 +152,10 @@ func (r *Recorder) Run(ctx context.Context, ev output.Events, rep lifecycle.Repo
 	if err != nil {
 		return err
 	}
+	if m := st.Migration(); len(m.Replaced) > 0 {
+		r.cfg.Logger.Info("history: rebuilt the track index by time bucket", "path", r.cfg.Path,
+			"replaced", strings.Join(m.Replaced, ","), "took", m.Took.Round(time.Millisecond))
+	}
 	r.store.Store(st)
 	defer func() {
 		r.store.Store(nil)

@@ -28,9 +28,10 @@ import (
 //
 // chunks is clustered by its start time: an area query reads the
 // window's range of the primary key and filters the boxes of the rows,
-// then the points. chunks_track serves one track's window. One track's
-// chunks never overlap in time (Insert keeps them apart), so a track's
-// points come out in time order chunk after chunk.
+// then the points. chunks_bucket (index.go) serves one track's window,
+// bucket by bucket of time. One track's chunks never overlap in time
+// (Insert keeps them apart), so a track's points come out in time order
+// chunk after chunk.
 //
 // New points are first held in memory, packed as the chunks they will
 // become, and appended to <path>.pending (pendingLog), one record per
@@ -39,7 +40,7 @@ import (
 // transaction and the log emptied. Queries read the chunks and the held
 // points. Writing each Insert as a row instead cost a transaction per
 // flush and, at compaction, deleting those rows again.
-const schema = `
+var schema = `
 CREATE TABLE IF NOT EXISTS chunks (
 	t0       INTEGER NOT NULL,
 	track_id TEXT NOT NULL,
@@ -53,8 +54,7 @@ CREATE TABLE IF NOT EXISTS chunks (
 	data     BLOB NOT NULL,
 	PRIMARY KEY (t0, track_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS chunks_track ON chunks (track_id, t0);
-`
+` + trackIndex + ";\n"
 
 const (
 	// maxChunkSpan bounds the time a chunk covers, so that a window's
@@ -95,6 +95,8 @@ type Store struct {
 	w    *sql.Conn
 	path string
 	log  *pendingLog
+	// migration is what Open did to an older track index.
+	migration IndexMigration
 	// pend is the pending record being made, marks what an Insert held,
 	// and grp groups points by track, all reused (s.mu held).
 	pend  []byte
@@ -168,6 +170,11 @@ func Open(path string) (*Store, error) {
 		return nil, wrap("open", err)
 	}
 	db.SetMaxOpenConns(9) // queries hold one while they stream (8), the writer its own
+	migration, err := migrateTrackIndex(context.Background(), db)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
 	if _, err := db.Exec(schema); err != nil {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
@@ -178,7 +185,7 @@ func Open(path string) (*Store, error) {
 		_ = db.Close()
 		return nil, wrap("open "+path, err)
 	}
-	s := &Store{db: db, w: w, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1}
+	s := &Store{db: db, w: w, path: path, tracks: map[string]*trackState{}, heldAt: time.Now(), logGen: 1, migration: migration}
 	s.grp.tracks = s.tracks
 	var page int
 	if err := db.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&page); err != nil {
@@ -589,10 +596,13 @@ func insertSorted(h []Point, p Point) []Point {
 	return slices.Insert(h, k, p)
 }
 
-// chunkEnd is the end (Unix ns) of track id's newest chunk, 0 when it has
-// none, or a time between that end and first, the time of the track's
-// next point, when that is known to be after it. Chunks of a track do not
-// overlap, so the end is the newest chunk's t1.
+// chunkEnd is the end (Unix ns) of track id's newest chunk when that is
+// at or after first, the time of the track's next point, else a time
+// between that end (or 0 when it has none) and first. Chunks of a track
+// do not overlap, so the end is the newest chunk's t1, and when it is at
+// or after first that chunk starts at most maxChunkSpan before first:
+// only the index's buckets from there on are looked at (a chunk is found
+// by walking them down from the newest, a seek each).
 func (s *Store) chunkEnd(ctx context.Context, tr *trackState, first int64) (int64, error) {
 	if tr.endKnown {
 		return tr.end, nil
@@ -605,8 +615,8 @@ func (s *Store) chunkEnd(ctx context.Context, tr *trackState, first int64) (int6
 		tr.end, tr.endKnown = s.newest, true
 		return s.newest, nil
 	}
-	var t int64
-	err := s.db.QueryRowContext(ctx, `SELECT t1 FROM chunks WHERE track_id = ? ORDER BY t0 DESC LIMIT 1`, tr.id).Scan(&t)
+	t := first - 1 // none ends at or after first
+	err := s.db.QueryRowContext(ctx, sqlTrackEndFrom, bucketOf(first-int64(maxChunkSpan)), lastBucket, tr.id, first).Scan(&t)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, wrap("insert", err)
 	}
@@ -789,7 +799,7 @@ func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, pts []Point) (int, erro
 	for _, p := range pts {
 		merged = insertSorted(merged, p)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE track_id = ? AND t1 >= ?`, id, from); err != nil {
+	if _, err := tx.ExecContext(ctx, sqlTrackDeleteFrom, bucketOf(from-int64(maxChunkSpan)), lastBucket, id, from); err != nil {
 		return 0, wrap("insert", err)
 	}
 	return len(merged) - len(stored), s.writeChunks(ctx, tx, chunksOf(merged, s.chunkBytes))
@@ -798,7 +808,8 @@ func (s *Store) rewrite(ctx context.Context, tx *sql.Tx, pts []Point) (int, erro
 // storedFrom calls fn for every point of the chunks of track id that end
 // at or after from (Unix ns), in time order.
 func (s *Store) storedFrom(ctx context.Context, tx *sql.Tx, id string, from int64, fn func(*Point) error) error {
-	rows, err := tx.QueryContext(ctx, `SELECT t0, data FROM chunks WHERE track_id = ? AND t1 >= ? ORDER BY t0`, id, from)
+	// A chunk ending at or after from starts at most maxChunkSpan before.
+	rows, err := tx.QueryContext(ctx, sqlTrackFrom, bucketOf(from-int64(maxChunkSpan)), lastBucket, id, from)
 	if err != nil {
 		return wrap("insert", err)
 	}

@@ -364,20 +364,35 @@ func queryPlan(t *testing.T, st *Store, query string, args ...any) string {
 }
 
 // TestQueryPlans: an area query reads the window's range of the primary
-// key (never every track through chunks_track), one track's window reads
-// chunks_track.
+// key (never every track through the track index), and every statement
+// on one track seeks chunks_bucket for the track in each bucket it walks,
+// in the index's order: neither a scan of the table or the index nor a
+// sort (a temporary b-tree) of what it reads.
 func TestQueryPlans(t *testing.T) {
 	st, _ := openTemp(t)
 	insert(t, st, track("adsb:A", "adsb", t0, time.Second, 100, 0, 0))
 	where, args := areaWhere(AreaQuery{From: t0, To: t0.Add(time.Minute), BBox: &BBox{-1, -1, 1, 1}, Protocol: "adsb",
 		Cursor: &Cursor{TrackID: "adsb:A", Time: t0}})
 	plan := queryPlan(t, st, `SELECT track_id, t0, data `+where+` `+areaOrder, args...)
-	if !strings.Contains(plan, "SEARCH chunks USING PRIMARY KEY (t0>? AND t0<?)") || strings.Contains(plan, "chunks_track") {
+	if !strings.Contains(plan, "SEARCH chunks USING PRIMARY KEY (t0>? AND t0<?)") || strings.Contains(plan, "chunks_bucket") {
 		t.Errorf("area plan: %s", plan)
 	}
-	plan = queryPlan(t, st, `SELECT t0, data FROM chunks WHERE track_id = ? AND t0 BETWEEN ? AND ? AND t1 >= ? ORDER BY t0`, "adsb:A", 0, 1, 0)
-	if !strings.Contains(plan, "USING INDEX chunks_track (track_id=? AND t0>? AND t0<?)") || strings.Contains(plan, "TEMP B-TREE") {
-		t.Errorf("track plan: %s", plan)
+	for _, q := range []struct {
+		name, sql, seek string
+		args            []any
+	}{
+		{"window", sqlTrackWindow, "(<expr>=? AND track_id=? AND t0>? AND t0<?)", []any{0, 1, "adsb:A", 0, 1, 0}},
+		{"points", sqlTrackPoints, "(<expr>=? AND track_id=? AND t0>? AND t0<?)", []any{0, 1, "adsb:A", 0, 1, 0}},
+		{"from", sqlTrackFrom, "(<expr>=? AND track_id=?)", []any{0, 1, "adsb:A", 0}},
+		{"delete", sqlTrackDeleteFrom, "(<expr>=? AND track_id=?)", []any{0, 1, "adsb:A", 0}},
+		{"end", sqlTrackEndFrom, "(<expr>=? AND track_id=?)", []any{0, 1, "adsb:A", 0}},
+		{"any", sqlTrackAny, "(<expr>=? AND track_id=?)", []any{0, 1, "adsb:A"}},
+	} {
+		plan := queryPlan(t, st, q.sql, q.args...)
+		if !strings.Contains(strings.Replace(plan, "USING COVERING INDEX", "USING INDEX", 1), "SEARCH chunks USING INDEX chunks_bucket "+q.seek) ||
+			strings.Contains(plan, "TEMP B-TREE") || strings.Contains(plan, "SCAN chunks") {
+			t.Errorf("track plan %s: %s", q.name, plan)
+		}
 	}
 	// Retention reads only the old end of the table.
 	plan = queryPlan(t, st, `SELECT sum(n) FROM chunks WHERE t0 < ? AND t1 < ?`, 1, 1)
