@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/internal/natstest"
 )
 
@@ -205,5 +206,25 @@ func TestSensorTimeHeaderRefused(t *testing.T) {
 	}
 	if n := c.len(); n != 1 {
 		t.Errorf("%d observations decoded, want only the good message's", n)
+	}
+}
+
+// TestWrongClockCounted: Beast frames of a receiver given ?clock=gps
+// whose timestamps are no GPS time of day (a 12 MHz counter: here its
+// nanoseconds field is 10^9 or more) are timed by their arrival and
+// counted in cuasd_sensor_clock_invalid_total, so the wrong ?clock= is
+// seen; they used to be timed by their arrival without a trace.
+func TestWrongClockCounted(t *testing.T) {
+	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
+	var body []byte
+	for i := range 3 { // counter values whose low 30 bits are over 10^9
+		body = bus.AppendBeast(body, bus.BeastModeSLong, uint64(1000+i)<<30|1_050_000_000, 0x80, frame)
+	}
+	body = bus.AppendBeast(body, bus.BeastModeSLong, uint64(1003)<<30|5_000, 0x80, frame) // a time of day
+	m := NewMetrics(nil)
+	d := &msgDecoder{dec: &ADSB{}}
+	d.decodeMessage(bus.FramingBeast, body, Meta{Sensor: "rx", Clock: sensorclock.GPS, RecvUnixNano: time.Now().UnixNano()}, m)
+	if n := testutil.ToFloat64(m.clockInvalid.WithLabelValues("adsb")); n != 3 {
+		t.Errorf("cuasd_sensor_clock_invalid_total{adsb} = %v, want 3", n)
 	}
 }

@@ -102,6 +102,10 @@ type Metrics struct {
 	// reset or jumping.
 	duplicates  *prometheus.CounterVec
 	clockResets *prometheus.CounterVec
+	// clockInvalid counts timestamps that cannot be the clock the input
+	// names (a GPS time that is no time of day: ?clock=gps on a 12 MHz
+	// receiver), timed by their arrival instead.
+	clockInvalid *prometheus.CounterVec
 	// rateLimited counts the frames over their sensor's limits (issue 32).
 	rateLimited *prometheus.CounterVec
 }
@@ -138,12 +142,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		clockResets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_sensor_clock_resets_total", Help: "Sensor clocks found reset or jumping (a receiver restart), re-anchored to the arrival time, by protocol.",
 		}, []string{"protocol"}),
+		clockInvalid: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_sensor_clock_invalid_total", Help: "Frames whose sensor timestamp cannot be the clock their input names (a Beast GPS timestamp that is no time of day, as a 12 MHz receiver given ?clock=gps sends), timed by their arrival instead, by protocol.",
+		}, []string{"protocol"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_frames_rate_limited_total", Help: "Raw frames not decoded because their sensor sent more than its frame or byte rate (--raw-sensor-rate, --raw-sensor-bytes, in the storage time), by protocol.",
 		}, []string{"protocol"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.rateLimited)
+		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.clockInvalid, m.rateLimited)
 	}
 	return m
 }
@@ -195,6 +202,7 @@ func (m *Metrics) declare(protocol string, dec FrameDecoder) {
 	m.obs.WithLabelValues(protocol)
 	m.duplicates.WithLabelValues(protocol)
 	m.clockResets.WithLabelValues(protocol)
+	m.clockInvalid.WithLabelValues(protocol)
 	m.rateLimited.WithLabelValues(protocol)
 	reasons := workerReasons
 	if rl, ok := dec.(ReasonLister); ok {
