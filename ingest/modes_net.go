@@ -85,6 +85,8 @@ type ModeSListener struct {
 	mu       sync.Mutex
 	current  net.Conn
 	replaced atomic.Uint64
+	// Without Fixed, the connections being served per sensor name.
+	names map[string]int
 }
 
 // ListenModeS binds addr now, so that an address in use is a start-up
@@ -173,6 +175,8 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	if l.Fixed != "" {
 		name = l.Fixed
 		defer l.serveOnly(conn, peer)()
+	} else {
+		defer l.countName(name, peer)()
 	}
 	s := &ModeSStream{Format: l.Format, Sensor: name, Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log, Clock: l.Clock}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
@@ -212,6 +216,32 @@ func (l *ModeSListener) serveOnly(conn net.Conn, peer string) func() {
 		l.mu.Lock()
 		if l.current == conn {
 			l.current = nil
+		}
+		l.mu.Unlock()
+	}
+}
+
+// countName counts a connection of a listener naming connections after
+// their peers, warning when its name is already being served: two
+// receivers behind one address (a NAT) are one sensor whose clock model
+// sees two receivers' timestamps interleaved, which cuasd cannot undo.
+// It returns what to call when the connection ends.
+func (l *ModeSListener) countName(name, peer string) func() {
+	l.mu.Lock()
+	if l.names == nil {
+		l.names = map[string]int{}
+	}
+	l.names[name]++
+	n := l.names[name]
+	l.mu.Unlock()
+	if n == 2 { // once as it becomes shared: every connection is logged anyway
+		l.Log.Warn("two connections at once from one address are one sensor, their receivers' clocks mixed: give each receiver its own port with ?sensor=NAME",
+			"sensor", name, "peer", peer, "connections", n)
+	}
+	return func() {
+		l.mu.Lock()
+		if l.names[name]--; l.names[name] <= 0 {
+			delete(l.names, name)
 		}
 		l.mu.Unlock()
 	}

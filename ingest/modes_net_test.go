@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"io"
 	"log/slog"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,4 +140,50 @@ func TestNamedListenerServesOneReceiver(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestListenerWarnsOfOneSensorTwice: two connections at once from one
+// address to a listener that names connections after their peers are
+// one sensor with two receivers' clocks (two receivers behind one NAT
+// address); cuasd cannot tell them apart, so it says so, naming the
+// sensor and the cure, rather than mixing their timestamps silently.
+func TestListenerWarnsOfOneSensorTwice(t *testing.T) {
+	var logs syncBuffer
+	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, &recSink{}, lifecycle.Discard) }()
+	defer func() { cancel(); <-done }()
+	for range 2 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	waitUntil(t, "the warning", func() bool {
+		s := logs.String()
+		return strings.Contains(s, "level=WARN") && strings.Contains(s, "sensor=beast-in-127-0-0-1") && strings.Contains(s, "?sensor=")
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
