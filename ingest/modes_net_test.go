@@ -1,19 +1,18 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"io"
 	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/internal/testlog"
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
@@ -148,7 +147,7 @@ func TestNamedListenerServesOneReceiver(t *testing.T) {
 // address); cuasd cannot tell them apart, so it says so, naming the
 // sensor and the cure, rather than mixing their timestamps silently.
 func TestListenerWarnsOfOneSensorTwice(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -168,22 +167,4 @@ func TestListenerWarnsOfOneSensorTwice(t *testing.T) {
 		s := logs.String()
 		return strings.Contains(s, "level=WARN") && strings.Contains(s, "sensor=beast-in-127-0-0-1") && strings.Contains(s, "?sensor=")
 	})
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
