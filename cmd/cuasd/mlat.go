@@ -153,13 +153,26 @@ type receiverFlag struct {
 	format     ingest.ModeSFormat
 }
 
-// receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
+// receiverFlags are the Mode S receiver flags that take
+// ?sensor=&lat=&lon=&alt=, one per value given (each is repeatable).
 func (c *config) receiverFlags() []receiverFlag {
-	return []receiverFlag{
-		{"--beast-listen", c.BeastListen, listenSensor, true, ingest.Beast},
-		{"--avr-listen", c.AVRListen, avrListenSensor, true, ingest.AVR},
-		{"--beast-connect", c.BeastConnect, connectSensor, false, ingest.Beast},
+	var out []receiverFlag
+	for _, f := range []struct {
+		flag   string
+		specs  []string
+		parse  func(string) (string, string, *MLATSensor, error)
+		listen bool
+		format ingest.ModeSFormat
+	}{
+		{"--beast-listen", c.BeastListen.vals, listenSensor, true, ingest.Beast},
+		{"--avr-listen", c.AVRListen.vals, avrListenSensor, true, ingest.AVR},
+		{"--beast-connect", c.BeastConnect.vals, connectSensor, false, ingest.Beast},
+	} {
+		for _, spec := range f.specs {
+			out = append(out, receiverFlag{f.flag, spec, f.parse, f.listen, f.format})
+		}
 	}
+	return out
 }
 
 // mlatSensors lists every receiver taking part in multilateration: the
@@ -180,13 +193,18 @@ func (c *config) mlatSensors() []MLATSensor {
 
 // validateMLAT checks the sensors block and the receiver flags' options.
 func (c *config) validateMLAT(errs []error) []error {
+	named := map[string]bool{}
 	for _, r := range c.receiverFlags() {
-		if r.spec == "" {
-			continue
-		}
-		if _, _, _, err := r.parse(r.spec); err != nil {
+		_, name, _, err := r.parse(r.spec)
+		switch {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", r.flag, err))
+		case name != "" && named[name]:
+			// two ports or connections of one name would be one sensor
+			// with two receivers' clocks
+			errs = append(errs, fmt.Errorf("%s: sensor %q is the name of two receiver flags: each port or connection is one receiver", r.flag, name))
 		}
+		named[name] = true
 	}
 	seen := map[string]string{} // name: where it was configured
 	for i, s := range c.mlatSensors() {

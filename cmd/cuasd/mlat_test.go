@@ -301,7 +301,7 @@ func TestMLATConfig(t *testing.T) {
 	if len(got) != 2 || got[1] != (MLATSensor{Name: "roof", Lat: 47.1, Lon: 8.2, Alt: 510, Clock: "gps", hasAlt: true, from: "--beast-connect"}) {
 		t.Errorf("receivers %+v", got)
 	}
-	if spec, name, _, _ := connectSensor(cfg.BeastConnect); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
+	if spec, name, _, _ := connectSensor(cfg.BeastConnect.vals[0]); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
 		t.Errorf("connect spec %q, sensor %q", spec, name)
 	}
 	// A listener placed for multilateration is one receiver's port: it
@@ -384,7 +384,7 @@ func FuzzConnectSensor(f *testing.F) {
 		if m == nil {
 			return
 		}
-		cfg := config{BeastConnect: spec}
+		cfg := config{BeastConnect: stringList{vals: []string{spec}}}
 		if errs := cfg.validateMLAT(nil); len(errs) == 0 && (math.IsNaN(m.Lat) || math.IsNaN(m.Lon) || math.Abs(m.Lat) > 90 || math.Abs(m.Lon) > 180) {
 			t.Fatalf("%q: accepted receiver %+v", spec, *m)
 		}
@@ -398,8 +398,9 @@ func FuzzConnectSensor(f *testing.F) {
 // 0 m, hundreds of metres off for most antennas), an option given twice
 // (the first silently won), a name that is no NATS subject token (the
 // frames then came from another sensor than the one configured), a
-// listener's clock contradicting the sensors block, and a receiver flag
-// given twice (the last silently replaced the first).
+// listener's clock contradicting the sensors block, one name on two
+// receiver flags, and a one-address flag given twice (the last silently
+// replaced the first).
 func TestMLATConfigRefusesGuesses(t *testing.T) {
 	dir := t.TempDir()
 	parse := func(yaml string, args ...string) error {
@@ -431,8 +432,8 @@ func TestMLATConfigRefusesGuesses(t *testing.T) {
 		{rx1, []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&clock=12mhz"}, []string{"--beast-listen", "rx1", "clock=gps"}},
 		{rx1, []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47.5&lon=8.5&alt=400"}, []string{"--beast-listen", "rx1", "sensors block"}},
 		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8&alt=99999"}, []string{"--beast-listen", "alt is the antenna"}},
-		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8&alt=1", "--beast-listen", "127.0.0.1:30005?sensor=rx2&lat=47.1&lon=8&alt=1"}, []string{"--beast-listen", "given twice"}},
-		{"", []string{"--beast-connect=192.0.2.7:30005", "-beast-connect", "192.0.2.8:30005"}, []string{"--beast-connect", "given twice"}},
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8&alt=1", "--beast-connect", "192.0.2.7:30005?sensor=rx1"}, []string{"--beast-connect", `"rx1"`, "two receiver flags"}},
+		{"", []string{"--avr-connect=192.0.2.7:30002", "-avr-connect", "192.0.2.8:30002"}, []string{"--avr-connect", "given twice"}},
 	} {
 		err := parse(c.yaml, c.args...)
 		for _, w := range c.want {
@@ -458,10 +459,59 @@ func TestMLATConfigRefusesGuesses(t *testing.T) {
 // "192_0_2_7:30005" while the frames came from "192_0_2_7_30005", so the
 // receiver was listed with no receptions and never took part.
 func TestConnectSensorDefaultNameIsTheClients(t *testing.T) {
-	cfg := config{BeastConnect: "192.0.2.7:30005?lat=47.1&lon=8.2&alt=510&clock=gps"}
+	cfg := config{BeastConnect: stringList{vals: []string{"192.0.2.7:30005?lat=47.1&lon=8.2&alt=510&clock=gps"}}}
 	got := cfg.mlatSensors()
 	want := ingest.ConnectModeS("192.0.2.7:30005", ingest.Beast, nil).Sensor
 	if len(got) != 1 || got[0].Name != want {
 		t.Fatalf("receivers %+v, want one named %q (the client's sensor)", got, want)
+	}
+}
+
+// TestEachReceiverItsOwnPort: --beast-listen is repeatable, so each
+// receiver can be given its own port, named and placed (the README's
+// advice; the flag used to keep only its last value, so a second port
+// silently replaced the first). Both receivers are listed with their
+// positions and heard; a name given to two ports is refused at start.
+func TestEachReceiverItsOwnPort(t *testing.T) {
+	base, lines, stop := startServeLines(t,
+		"--beast-listen", "127.0.0.1:0?sensor=mast-1&lat=47.3769&lon=8.5417&alt=455&clock=gps",
+		"--beast-listen", "127.0.0.1:0?sensor=mast-2&lat=47.4502&lon=8.5622&alt=478&clock=gps")
+	defer stop()
+	var addrs []string
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) != 2 {
+		t.Fatalf("listeners %q, want two", addrs)
+	}
+	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	for _, a := range addrs {
+		c, err := net.Dial("tcp", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write(beastRecord(frame, time.Now().UnixNano())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, track := get(t, base+"/v1/tracks/adsb:406B90")
+		_, list := get(t, base+"/v1/sensors")
+		if strings.Contains(string(track), `"mast-1"`) && strings.Contains(string(track), `"mast-2"`) &&
+			strings.Contains(string(list), `"lat":47.4502`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want the track heard by mast-1 and mast-2, both listed:\n%s\n%s", track, list)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err := parseConfig([]string{"--beast-listen", "127.0.0.1:0?sensor=rx1", "--beast-listen", "127.0.0.1:0?sensor=rx1"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `"rx1"`) {
+		t.Errorf("one name on two ports: %v", err)
 	}
 }
