@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/fusion"
 	"github.com/cuasd/cuasd/ingest/sensors"
 )
 
@@ -39,15 +41,20 @@ func TestSensorEndpoints(t *testing.T) {
 	}
 }
 
-// TestSensorEndpointsRefuseUnknownParameters: the sensor endpoints take
-// no query parameters, and say so (a 400 problem naming the parameter)
-// as every other endpoint does, rather than answering 200 as if a filter
-// such as ?kind=modes had been applied.
+// TestSensorEndpointsRefuseUnknownParameters: the sensor endpoints and
+// the one-track endpoint take no query parameters, and say so (a 400
+// problem naming the parameter) as every other endpoint does, rather
+// than answering 200 as if a filter such as ?kind=modes had been applied.
 func TestSensorEndpointsRefuseUnknownParameters(t *testing.T) {
 	reg := sensors.NewRegistry(time.Minute)
 	reg.Configure("kit-1", "wardragon", &sensors.Position{Lat: 51.47, Lon: -0.45}, 0)
-	h := newTestServer(t, Deps{Sensors: reg})
-	for _, path := range []string{"/v1/sensors?kind=modes", "/v1/sensors/kit-1?verbose=1"} {
+	st := fusion.NewStore(fusion.Config{TTL: time.Minute})
+	st.Apply(&decode.Observation{Protocol: decode.ADSB, Key: "ABCDEF", ICAO: "ABCDEF", TimeUnixNano: time.Now().UnixNano(), Sensor: "s"})
+	h := newTestServer(t, Deps{Sensors: reg, Tracks: st})
+	if rec := do(t, h, http.MethodGet, testBase+"/v1/tracks/adsb:ABCDEF", nil); rec.Code != http.StatusOK {
+		t.Fatalf("the track: %d %s", rec.Code, rec.Body)
+	}
+	for _, path := range []string{"/v1/sensors?kind=modes", "/v1/sensors/kit-1?verbose=1", "/v1/tracks/adsb:ABCDEF?history=0"} {
 		rec := do(t, h, http.MethodGet, testBase+path, nil)
 		var p struct {
 			Status int    `json:"status"`

@@ -175,6 +175,9 @@ func bboxInRange(bb [4]float64) bool {
 // handleTrackGet serves GET /v1/tracks/{id}.
 func handleTrackGet(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if newQuery(r).failed(w) { // it takes no parameters: one given is not silently ignored
+			return
+		}
 		if d.Tracks == nil {
 			unavailable(w, r, "the track store")
 			return
