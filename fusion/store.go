@@ -336,10 +336,7 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 	if i := protoIndex(t.lastProto); i >= 0 {
 		t.protoPos[i].t, t.protoPos[i].lat, t.protoPos[i].lon = recv, lat, lon
 	}
-	if s.implausibleJump(t, at, lat, lon) {
-		if t.cpr == nil {
-			t.cpr = &cprState{}
-		}
+	if s.implausibleJump(t, at, lat, lon) && !s.reacquire(t, at, lat, lon) {
 		t.cpr.rejected++
 		// One fixed text (no formatting on this path, which a spoofer
 		// can drive at the frame rate), so repeated jumps are one
@@ -348,14 +345,7 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 		return false
 	}
 	t.hasPos, t.lat, t.lon, t.posMethod = true, lat, lon, method
-	if at.Clock != 0 {
-		if t.cpr == nil {
-			t.cpr = &cprState{} // once per track with a sensor clock
-		}
-		t.cpr.posT = at
-	} else if t.cpr != nil {
-		t.cpr.posT = sensorclock.Time{}
-	}
+	t.notePosTime(at)
 	p := Point{T: recv, Lat: lat, Lon: lon}
 	if t.hasAlt {
 		p.Alt, p.HasAlt = float32(t.alt), true
@@ -383,6 +373,51 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 	// Allow 1 km of slack for the position quantisation of the protocols
 	// and receiver clock jitter.
 	return d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps)
+}
+
+// notePosTime remembers the time of the position just accepted, by
+// which the next one's jump is judged, and forgets a reacquire candidate.
+func (t *track) notePosTime(at sensorclock.Time) {
+	if at.Clock != 0 {
+		if t.cpr == nil {
+			t.cpr = &cprState{} // once per track with a sensor clock
+		}
+		t.cpr.posT, t.cpr.cand = at, sensorclock.Time{}
+	} else if t.cpr != nil {
+		t.cpr.posT, t.cpr.cand = sensorclock.Time{}, sensorclock.Time{}
+	}
+}
+
+// reacquire reports whether a position refused as a jump from the
+// track's last one is taken all the same, because the two were timed on
+// different epochs of free-running receiver clocks (the receiver's clock
+// was reset: a restart in a replayed recording, a reconnecting feeder
+// re-sending its buffer). The time between such positions is not known:
+// the clock model anchors a new epoch at an arrival, and in a burst or a
+// replay the arrivals are milliseconds apart however long the receiver
+// was down, so every later position looked like a jump and the track
+// froze. The position is judged instead against the previous one refused
+// on its own epoch, by that clock: two that agree are taken. A single
+// wild position is never taken, nor a jump on the epoch of the last
+// accepted position (the receiver's running clock says how long it
+// was). It leaves t.cpr allocated.
+func (s *Store) reacquire(t *track, at sensorclock.Time, lat, lon float64) bool {
+	if t.cpr == nil {
+		t.cpr = &cprState{}
+	}
+	c := t.cpr
+	prev, pLat, pLon := c.cand, c.candLat, c.candLon
+	c.cand = sensorclock.Time{}
+	if at.Source != sensorclock.FromReceiver || at.Clock == 0 || c.posT.Source != sensorclock.FromReceiver || c.posT.Clock == at.Clock {
+		return false
+	}
+	c.cand, c.candLat, c.candLon = at, lat, lon
+	if prev.Clock != at.Clock {
+		return false
+	}
+	dt := float64(sensorclock.Since(prev, at)) / 1e9
+	d := gate.Distance(gate.Point{Lat: pLat, Lon: pLon}, gate.Point{Lat: lat, Lon: lon})
+	return dt > 0 && d/dt <= s.cfg.MaxSpeedMps
 }
 
 // acceptDecoded takes a position decoded before fusion (Remote ID,

@@ -95,6 +95,10 @@ type cprState struct {
 	// the next one's jump is judged on the sensor's clock. It lives here,
 	// not in track, which would outgrow its allocation size class.
 	posT sensorclock.Time
+	// cand is the last position refused as a jump across a reset of a
+	// receiver's clock, against which the next one is judged (reacquire).
+	cand             sensorclock.Time
+	candLat, candLon float64
 }
 
 // track is the store's mutable record of one object. It is only touched

@@ -21,6 +21,9 @@ type SensorRegistry interface {
 // have heard or were configured with.
 func handleSensorsList(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if newQuery(r).failed(w) { // it takes no parameters: a filter given is not silently ignored
+			return
+		}
 		list := []sensors.Sensor{}
 		if d.Sensors != nil {
 			list = append(list, d.Sensors.List()...)
@@ -32,6 +35,9 @@ func handleSensorsList(d Deps) http.HandlerFunc {
 // handleSensorGet serves GET /v1/sensors/{id}.
 func handleSensorGet(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if newQuery(r).failed(w) {
+			return
+		}
 		id, err := url.PathUnescape(chi.URLParam(r, "id"))
 		if err != nil {
 			writeProblem(w, r, http.StatusBadRequest, "the sensor id is not a valid URL path segment", FieldError{Field: "id", Message: "bad escape"})

@@ -40,7 +40,11 @@ func newQuery(r *http.Request, allowed ...string) *queryChecker {
 				break
 			}
 		}
-		if !ok {
+		switch {
+		case ok:
+		case len(allowed) == 0:
+			q.errs = append(q.errs, FieldError{Field: name, Message: "unknown query parameter; this endpoint takes none"})
+		default:
 			q.errs = append(q.errs, FieldError{Field: name, Message: "unknown query parameter; allowed: " + strings.Join(allowed, ", ")})
 		}
 	}
@@ -171,6 +175,9 @@ func bboxInRange(bb [4]float64) bool {
 // handleTrackGet serves GET /v1/tracks/{id}.
 func handleTrackGet(d Deps) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if newQuery(r).failed(w) { // it takes no parameters: one given is not silently ignored
+			return
+		}
 		if d.Tracks == nil {
 			unavailable(w, r, "the track store")
 			return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
@@ -116,7 +117,7 @@ func NewIntake(nc *nats.Conn, log *slog.Logger, reg prometheus.Registerer) *Inta
 
 // Counters implements Counted.
 func (in *Intake) Counters() Counters {
-	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid", "too_large", "rate_limited", "sensor_position"}}
+	return Counters{Adapter: "intake", Protocols: decode.ProtocolNames(), DropReasons: []string{"invalid", "too_large", "rate_limited", "sensor_position", "sensor_time"}}
 }
 
 // Name implements Source.
@@ -236,6 +237,12 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 		in.reply(m.Reply, "-ERR sensor_position: "+bad)
 		return
 	}
+	st, bad := sensorTime(m)
+	if bad != "" {
+		sink.Dropped(protocol, "intake", "sensor_time", 1)
+		in.reply(m.Reply, "-ERR sensor_time: "+bad)
+		return
+	}
 	in.m.frames.WithLabelValues(protocol, mode).Inc()
 	seq, _ := strconv.ParseUint(m.Header.Get(bus.HeaderSeq), 10, 64)
 	key := protocol + "." + sensor
@@ -244,14 +251,14 @@ func (in *Intake) receive(m *nats.Msg, sink Sink) {
 		in.reply(m.Reply, "+OK duplicate")
 		return
 	}
-	in.add(m, protocol, sensor, seq, position)
+	in.add(m, protocol, sensor, seq, position, st)
 }
 
 // add appends a frame accepted from sensor to its batch, and dispatches
 // the batch when it is full.
-func (in *Intake) add(m *nats.Msg, protocol, sensor string, seq uint64, position string) {
+func (in *Intake) add(m *nats.Msg, protocol, sensor string, seq uint64, position string, st stamp) {
 	key := protocol + "." + sensor
-	sensorNs, clock := sensorTime(m)
+	sensorNs, clock := st.ns, st.clock
 	bkey := key
 	if sensorNs != 0 || position != "" {
 		// Timed frames batch apart (framing lpt), and frames stating a
@@ -343,17 +350,42 @@ func lpBody(b *intakeBatch) []byte {
 	return out
 }
 
-// sensorTime is the frame's Cuas-Sensor-Ns and its clock (receiver
-// unless Cuas-Clock says gps); 0 without one.
-func sensorTime(m *nats.Msg) (int64, string) {
-	v, err := strconv.ParseInt(m.Header.Get(bus.HeaderSensorTime), 10, 64)
-	if err != nil || v <= 0 {
-		return 0, ""
+// stamp is a frame's sensor time: its Cuas-Sensor-Ns (0 without one)
+// and clock ("receiver" unless Cuas-Clock says gps).
+type stamp struct {
+	ns    int64
+	clock string
+}
+
+// sensorTime is the frame's stamp, or why its headers are refused (bad):
+// a malformed time or an unknown clock is answered, not stored with the
+// arrival time or a GPS time read as a free-running clock.
+func sensorTime(m *nats.Msg) (st stamp, bad string) {
+	c := m.Header.Get(bus.HeaderClock)
+	kind, err := sensorclock.ParseKind(c)
+	if err != nil {
+		return st, bus.HeaderClock + " must be gps, receiver or 12mhz, got " + strconv.Quote(cut(c))
 	}
-	if m.Header.Get(bus.HeaderClock) == "gps" {
-		return v, "gps"
+	v := m.Header.Get(bus.HeaderSensorTime)
+	if v == "" {
+		return st, ""
 	}
-	return v, "receiver"
+	ns, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ns <= 0 {
+		return st, bus.HeaderSensorTime + " must be a positive whole number of Unix nanoseconds, got " + strconv.Quote(cut(v))
+	}
+	if kind == sensorclock.GPS {
+		return stamp{ns, "gps"}, ""
+	}
+	return stamp{ns, "receiver"}, ""
+}
+
+// cut shortens a header value quoted in an answer.
+func cut(v string) string {
+	if len(v) > 40 {
+		return v[:40] + "…"
+	}
+	return v
 }
 
 // statedPosition is the frame's Cuas-Sensor-Position in its canonical

@@ -348,6 +348,22 @@ func sumDropped(p *Publisher, reason string) float64 {
 	return n
 }
 
+// answer sends msg to the intake and returns its answer, waiting for
+// the intake to subscribe.
+func answer(t *testing.T, nc *nats.Conn, msg *nats.Msg) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		m, err := nc.RequestMsg(msg, 5*time.Second)
+		if err == nil {
+			return string(m.Data)
+		}
+		if !errors.Is(err, nats.ErrNoResponders) || i > 100 {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestIntakeCarriesSensorPosition (issue 31): a single frame stating its
 // receiver's position (Cuas-Sensor-Position) is stored in a raw batch
 // carrying that position, in its canonical form, apart from the frames
@@ -367,16 +383,7 @@ func TestIntakeCarriesSensorPosition(t *testing.T) {
 			msg.Header.Set(bus.HeaderSensorTime, strconv.FormatInt(sensorNs, 10))
 			msg.Header.Set(bus.HeaderClock, "gps")
 		}
-		for i := 0; ; i++ {
-			m, err := nc.RequestMsg(msg, 5*time.Second)
-			if err == nil {
-				return string(m.Data)
-			}
-			if !errors.Is(err, nats.ErrNoResponders) || i > 100 {
-				t.Fatal(err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		return answer(t, nc, msg)
 	}
 	now := time.Now().UnixNano()
 	for _, c := range []struct {
@@ -415,5 +422,39 @@ func TestIntakeCarriesSensorPosition(t *testing.T) {
 	want := map[string]int{"47.3769,8.5417,455.2 lpt": 2, "47.5,8.6,400 lpt": 1, " lpt": 1, " lp": 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("raw batches by position and framing %v, want %v", got, want)
+	}
+}
+
+// TestIntakeRefusesBadSensorTime: a frame whose Cuas-Sensor-Ns is not a
+// positive decimal, or whose Cuas-Clock is not a clock cuasd knows
+// (`GPS`, `utc`), is answered "-ERR sensor_time" and counted, not
+// stored: it used to be stored with its arrival time, or with a GPS time
+// read as a free-running clock (and so left out of multilateration),
+// while the sender was told +OK.
+func TestIntakeRefusesBadSensorTime(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	pub, _ := runLimitedIntake(t, s, DefaultSensorLimits(), 50*time.Millisecond)
+	nc := s.Connect(t)
+	ask := func(sensorNs, clock string) string {
+		msg := &nats.Msg{Subject: "cuas.in.adsb.mast", Data: []byte{1}, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderSensorTime, sensorNs)
+		if clock != "" {
+			msg.Header.Set(bus.HeaderClock, clock)
+		}
+		return answer(t, nc, msg)
+	}
+	now := strconv.FormatInt(time.Now().UnixNano(), 10)
+	for _, c := range []struct{ ns, clock string }{{"abc", "gps"}, {"-5", ""}, {"1.7e18", "gps"}, {now, "GPS"}, {now, "utc"}} {
+		if a := ask(c.ns, c.clock); !strings.HasPrefix(a, "-ERR sensor_time: ") {
+			t.Errorf("Cuas-Sensor-Ns %q, Cuas-Clock %q: %q, want -ERR sensor_time", c.ns, c.clock, a)
+		}
+	}
+	if got := sumDropped(pub, "sensor_time"); got != 5 {
+		t.Errorf("dropped{reason=sensor_time} = %v, want 5", got)
+	}
+	for _, clock := range []string{"gps", "receiver", ""} {
+		if a := ask(now, clock); a != "+OK" {
+			t.Errorf("Cuas-Clock %q: %q", clock, a)
+		}
 	}
 }

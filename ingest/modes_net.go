@@ -80,6 +80,13 @@ type ModeSListener struct {
 	refused atomic.Uint64
 	skipped atomic.Uint64
 	idled   atomic.Uint64
+	// With Fixed, the one connection served (current) and how many were
+	// replaced by a newer one.
+	mu       sync.Mutex
+	current  net.Conn
+	replaced atomic.Uint64
+	// Without Fixed, the connections being served per sensor name.
+	names map[string]int
 }
 
 // ListenModeS binds addr now, so that an address in use is a start-up
@@ -167,6 +174,9 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	name := PeerSensor(l.Sensor, host)
 	if l.Fixed != "" {
 		name = l.Fixed
+		defer l.serveOnly(conn, peer)()
+	} else {
+		defer l.countName(name, peer)()
 	}
 	s := &ModeSStream{Format: l.Format, Sensor: name, Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log, Clock: l.Clock}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
@@ -181,6 +191,60 @@ func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
 	l.skipped.Add(uint64(s.Skipped))
 	l.Log.Info("Mode S receiver disconnected", "format", l.Format, "peer", peer,
 		"skipped_bytes", s.Skipped, "mode_ac", s.ModeAC, "err", errString(err))
+}
+
+// Replaced counts the connections to a Fixed listener closed because a
+// newer one came.
+func (l *ModeSListener) Replaced() uint64 { return l.replaced.Load() }
+
+// serveOnly makes conn the one connection a Fixed listener serves,
+// closing the one before, and returns what to call when conn ends. A port
+// named for one receiver serving two would make two receivers' clocks one
+// sensor's; the newer wins, so a receiver reconnecting while its old
+// connection is still half open is served at once.
+func (l *ModeSListener) serveOnly(conn net.Conn, peer string) func() {
+	l.mu.Lock()
+	if old := l.current; old != nil {
+		l.replaced.Add(1)
+		l.Log.Warn("a new connection replaces the receiver's previous one: a port given ?sensor= is one receiver's",
+			"sensor", l.Fixed, "peer", peer, "previous", old.RemoteAddr().String())
+		old.Close()
+	}
+	l.current = conn
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		if l.current == conn {
+			l.current = nil
+		}
+		l.mu.Unlock()
+	}
+}
+
+// countName counts a connection of a listener naming connections after
+// their peers, warning when its name is already being served: two
+// receivers behind one address (a NAT) are one sensor whose clock model
+// sees two receivers' timestamps interleaved, which cuasd cannot undo.
+// It returns what to call when the connection ends.
+func (l *ModeSListener) countName(name, peer string) func() {
+	l.mu.Lock()
+	if l.names == nil {
+		l.names = map[string]int{}
+	}
+	l.names[name]++
+	n := l.names[name]
+	l.mu.Unlock()
+	if n == 2 { // once as it becomes shared: every connection is logged anyway
+		l.Log.Warn("two connections at once from one address are one sensor, their receivers' clocks mixed: give each receiver its own port with ?sensor=NAME",
+			"sensor", name, "peer", peer, "connections", n)
+	}
+	return func() {
+		l.mu.Lock()
+		if l.names[name]--; l.names[name] <= 0 {
+			delete(l.names, name)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // ModeSClient connects out to a receiver's output port (Beast 30005, AVR

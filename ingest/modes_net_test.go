@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/internal/testlog"
 	"github.com/cuasd/cuasd/lifecycle"
 )
 
@@ -65,4 +67,104 @@ func TestModeSListenerNamesEachConnection(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+}
+
+// TestNamedListenerServesOneReceiver: a port given one receiver's name
+// (--beast-listen HOST:PORT?sensor=NAME) serves one connection at a
+// time. A new connection replaces the one before (a receiver that
+// reconnects while its old connection is still half open), which is
+// closed: two receivers pushing to one named port were one sensor with
+// two clocks interleaved (on the real capture, 183 clock resets in a
+// minute and tracks refused as jumping), and multilateration took one
+// receiver's times for the other's.
+func TestNamedListenerServesOneReceiver(t *testing.T) {
+	js := testJS(t, bus.DefaultLimits())
+	pub := NewPublisher(bus.NewJetStream(js), nil)
+	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Fixed = "rx1"
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, pub, lifecycle.Discard) }()
+	defer func() { cancel(); <-done }()
+
+	first, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	waitActive := func(n int) {
+		deadline := time.Now().Add(10 * time.Second)
+		for l.Active() != n {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d connections served, want %d", l.Active(), n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitActive(1)
+	second, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	// The first is closed by cuasd: its read ends (EOF or reset).
+	_ = first.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := first.Read(make([]byte, 1)); err == nil || isTimeout(err) {
+		t.Fatalf("the replaced connection is still open (read: %v)", err)
+	}
+	waitActive(1)
+	if n := l.Replaced(); n != 1 {
+		t.Errorf("Replaced() = %d, want 1", n)
+	}
+	// The second is served.
+	raw, _ := hex.DecodeString("8D4840D6202CC371C32CE0576098")
+	rec := adsb.AppendBeast(nil, &adsb.BeastFrame{Type: adsb.BeastModeSLong, Len: 14, Data: [14]byte(raw), Signal: 100})
+	if _, err := second.Write(append(append([]byte(nil), rec...), rec...)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, bus.StreamRaw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := st.GetLastMsgForSubject(ctx, bus.RawSubject("adsb", "rx1")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new connection's frames were not published")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestListenerWarnsOfOneSensorTwice: two connections at once from one
+// address to a listener that names connections after their peers are
+// one sensor with two receivers' clocks (two receivers behind one NAT
+// address); cuasd cannot tell them apart, so it says so, naming the
+// sensor and the cure, rather than mixing their timestamps silently.
+func TestListenerWarnsOfOneSensorTwice(t *testing.T) {
+	var logs testlog.Buffer
+	l, err := ListenModeS("127.0.0.1:0", Beast, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx, &recSink{}, lifecycle.Discard) }()
+	defer func() { cancel(); <-done }()
+	for range 2 {
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	waitUntil(t, "the warning", func() bool {
+		s := logs.String()
+		return strings.Contains(s, "level=WARN") && strings.Contains(s, "sensor=beast-in-127-0-0-1") && strings.Contains(s, "?sensor=")
+	})
 }

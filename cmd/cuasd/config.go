@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -86,25 +87,27 @@ type config struct {
 	LogFormat string `yaml:"log-format"`
 	LogLevel  string `yaml:"log-level"`
 
-	NATSURL      string   `yaml:"nats-url"`
-	NATSListen   string   `yaml:"nats-listen"`
-	NATSMonitor  string   `yaml:"nats-monitor"`
-	JSMaxMemory  byteSize `yaml:"js-max-memory"`
-	JSMaxStore   byteSize `yaml:"js-max-store"`
-	JSSync       string   `yaml:"js-sync"`
-	JSStartWait  duration `yaml:"js-start-timeout"` // bus.Setup: waits for a forming cluster
-	DiskLowMark  byteSize `yaml:"disk-low-mark"`    // issue 32
-	RawMaxAge    duration `yaml:"raw-max-age"`
-	RawMaxBytes  byteSize `yaml:"raw-max-bytes"`
-	ObsMaxAge    duration `yaml:"obs-max-age"`
-	ObsMaxBytes  byteSize `yaml:"obs-max-bytes"`
-	Replicas     int      `yaml:"replicas"`
-	TrackTTL     duration `yaml:"track-ttl"`
-	ADSBFix      bool     `yaml:"adsb-fix"`
-	PublishObs   bool     `yaml:"publish-observations"` // CUAS_OBS for outside consumers; fusion never needs it
-	BeastListen  string   `yaml:"beast-listen"`
-	AVRListen    string   `yaml:"avr-listen"`
-	BeastConnect string   `yaml:"beast-connect"`
+	NATSURL     string   `yaml:"nats-url"`
+	NATSListen  string   `yaml:"nats-listen"`
+	NATSMonitor string   `yaml:"nats-monitor"`
+	JSMaxMemory byteSize `yaml:"js-max-memory"`
+	JSMaxStore  byteSize `yaml:"js-max-store"`
+	JSSync      string   `yaml:"js-sync"`
+	JSStartWait duration `yaml:"js-start-timeout"` // bus.Setup: waits for a forming cluster
+	DiskLowMark byteSize `yaml:"disk-low-mark"`    // issue 32
+	RawMaxAge   duration `yaml:"raw-max-age"`
+	RawMaxBytes byteSize `yaml:"raw-max-bytes"`
+	ObsMaxAge   duration `yaml:"obs-max-age"`
+	ObsMaxBytes byteSize `yaml:"obs-max-bytes"`
+	Replicas    int      `yaml:"replicas"`
+	TrackTTL    duration `yaml:"track-ttl"`
+	ADSBFix     bool     `yaml:"adsb-fix"`
+	PublishObs  bool     `yaml:"publish-observations"` // CUAS_OBS for outside consumers; fusion never needs it
+	// The receiver flags are repeatable: one listener per port (a port
+	// may be one receiver's, ?sensor=NAME), one client per receiver.
+	BeastListen  stringList `yaml:"beast-listen"`
+	AVRListen    stringList `yaml:"avr-listen"`
+	BeastConnect stringList `yaml:"beast-connect"`
 	// Sensors are the Mode S receivers taking part in multilateration
 	// (issue 31; config file only).
 	Sensors    []MLATSensor `yaml:"sensors"`
@@ -238,9 +241,9 @@ func (c *config) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Replicas, "replicas", c.Replicas, "`N` JetStream stream replicas (3 on a cluster)")
 	fs.Var(&c.TrackTTL, "track-ttl", "how long (`DURATION`) a track lives without updates")
 	fs.BoolVar(&c.ADSBFix, "adsb-fix", c.ADSBFix, "repair single-bit errors in DF17/18 frames in the pipeline")
-	fs.StringVar(&c.BeastListen, "beast-listen", c.BeastListen, "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004); ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz); ?sensor=NAME names every connection (one receiver per port, else each is named after its peer), and &lat=..&lon=..&alt=.. places it for multilateration")
-	fs.StringVar(&c.AVRListen, "avr-listen", c.AVRListen, "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001); ?sensor=NAME&lat=..&lon=..&alt=.. as --beast-listen")
-	fs.StringVar(&c.BeastConnect, "beast-connect", c.BeastConnect, "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz); ?sensor=NAME&lat=..&lon=..&alt=.. names the receiver and places its antenna (alt above the WGS-84 ellipsoid) for multilateration")
+	fs.Var(&c.BeastListen, "beast-listen", "accept Beast binary from receivers on `HOST:PORT` (like readsb's 30004); ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz); ?sensor=NAME names every connection (one receiver per port, else each is named after its peer), and &lat=..&lon=..&alt=.. places it for multilateration; repeatable (a port per receiver)")
+	fs.Var(&c.AVRListen, "avr-listen", "accept AVR text from receivers on `HOST:PORT` (like readsb's 30001); ?sensor=NAME&lat=..&lon=..&alt=.. as --beast-listen; repeatable")
+	fs.Var(&c.BeastConnect, "beast-connect", "connect to a receiver's Beast output `HOST:PORT` (port 30005), reconnecting; ?clock=gps for Radarcape-style GPS timestamps (default ?clock=12mhz); ?sensor=NAME&lat=..&lon=..&alt=.. names the receiver and places its antenna (alt above the WGS-84 ellipsoid) for multilateration; repeatable (one per receiver)")
 	fs.StringVar(&c.AVRConnect, "avr-connect", c.AVRConnect, "connect to a receiver's AVR output `HOST:PORT` (port 30002), reconnecting")
 	fs.StringVar(&c.MAVLinkKey, "mavlink-key", c.MAVLinkKey, "MAVLink 2 signing key (64 `HEX` digits) to verify signed frames")
 	fs.BoolVar(&c.Demo, "demo", c.Demo, "run the traffic simulator in-process: aircraft, drones, a swarm and a breach near a demo site")
@@ -332,12 +335,38 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
+	if err := givenOnce(args, receiverFlagNames...); err != nil {
+		return c, err
+	}
 	c.ConfigFile = file
 	c.TAKP12Password = getenv("CUAS_TAK_P12_PASSWORD") // issue 18; a secret, never a flag
 	if err := stdinFileFlags(fs, file); err != nil {   // - for any FILE flag (issue 24)
 		return c, err
 	}
 	return c, c.validate()
+}
+
+// receiverFlagNames are the receiver flags that take one address (the
+// Mode S receiver flags are repeatable): a second would replace the first.
+var receiverFlagNames = []string{"avr-connect", "sbs-connect"}
+
+// givenOnce refuses a flag of names given twice on the command line. The
+// flag package keeps the last value, so an operator giving each receiver
+// its own --beast-listen port silently lost all but the last one.
+func givenOnce(args []string, names ...string) error {
+	count := map[string]int{}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && slices.Contains(names, name) {
+			if count[name]++; count[name] == 2 {
+				return fmt.Errorf("--%s is given twice: it takes one address", name)
+			}
+		}
+	}
+	return nil
 }
 
 // configFileArg is the value of the last --config in args, else def.
@@ -490,27 +519,28 @@ func (c *config) validateHTTP(errs []error) []error {
 // port 1..65535; one to listen on may leave the host empty (every
 // interface) and use port 0 (any free port).
 func (c *config) validateAddrs(errs []error) []error {
-	for _, a := range []struct {
+	type addrFlag struct {
 		flag, addr string
 		dial       bool
-	}{
+	}
+	list := []addrFlag{
 		{"--http-addr", c.HTTPAddr, false}, {"--nats-listen", c.NATSListen, false}, {"--nats-monitor", c.NATSMonitor, false},
-		{"--beast-listen", c.BeastListen, false}, {"--avr-listen", c.AVRListen, false}, {"--mavlink-udp", c.MAVLinkUDP, false},
+		{"--mavlink-udp", c.MAVLinkUDP, false},
 		{"--sbs-listen", c.SBSListen, false}, {"--beast-out-listen", c.BeastOutListen, false},
-		{"--beast-connect", c.BeastConnect, true}, {"--avr-connect", c.AVRConnect, true}, {"--sbs-connect", c.SBSConnect, true},
+		{"--avr-connect", c.AVRConnect, true}, {"--sbs-connect", c.SBSConnect, true},
 		{"--beast-out-connect", c.BeastOutConnect, true}, {"--mavlink-tcp", c.MAVLinkTCP, true},
-	} {
+	}
+	for _, r := range c.receiverFlags() {
+		// options after '?' (clock, and the receiver's name and place)
+		// are checked with the receiver (issues 30, 31)
+		addr, _, _ := strings.Cut(r.spec, "?")
+		list = append(list, addrFlag{r.flag, addr, !r.listen})
+	}
+	for _, a := range list {
 		if a.addr == "" || a.flag == "--nats-listen" && !bus.Listens(a.addr) {
 			continue
 		}
-		addr := a.addr
-		switch a.flag {
-		case "--beast-listen", "--avr-listen", "--beast-connect":
-			// options after '?' (clock, and the receiver's name and place)
-			// are checked with the receiver (issues 30, 31)
-			addr, _, _ = strings.Cut(addr, "?")
-		}
-		if err := checkAddr(addr, a.dial); err != nil {
+		if err := checkAddr(a.addr, a.dial); err != nil {
 			errs = append(errs, fmt.Errorf("%s %q: %w", a.flag, a.addr, err))
 		}
 	}

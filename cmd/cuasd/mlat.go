@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/cuasd/cuasd/fusion/mlatstage"
 	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/ingest/sensors"
+	"gopkg.in/yaml.v3"
 )
 
 // MLATSensor is one entry of the sensors block of --config: a Mode S
@@ -28,6 +30,32 @@ type MLATSensor struct {
 	Lon   float64 `yaml:"lon"`
 	Alt   float64 `yaml:"alt"`
 	Clock string  `yaml:"clock"`
+	// hasAlt says alt was given: a missing height is refused rather
+	// than taken as 0 m, hundreds of metres off for most antennas.
+	hasAlt bool
+	// from is the flag that placed the receiver, empty for the sensors
+	// block: an error names where the operator wrote the mistake.
+	from string
+}
+
+// mlatSensorKeys are the keys of a sensors block entry.
+var mlatSensorKeys = []string{"name", "lat", "lon", "alt", "clock"}
+
+// UnmarshalYAML reads one sensors block entry, noting whether alt was
+// given. It refuses unknown keys itself: a node decoded here no longer
+// has the file decoder's KnownFields check.
+func (s *MLATSensor) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if !slices.Contains(mlatSensorKeys, k) {
+				return fmt.Errorf("line %d: field %s not found in type main.MLATSensor (%s)", n.Content[i].Line, k, strings.Join(mlatSensorKeys, ", "))
+			}
+			s.hasAlt = s.hasAlt || k == "alt"
+		}
+	}
+	type plain MLATSensor // without this method
+	return n.Decode((*plain)(s))
 }
 
 // connectSensor reads the receiver options of --beast-connect:
@@ -37,16 +65,9 @@ type MLATSensor struct {
 // when lat and lon are given, the receiver as a multilateration sensor.
 func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err error) {
 	addr, query, _ := strings.Cut(spec, "?")
-	q, err := url.ParseQuery(query)
+	q, err := receiverOptions(spec, query)
 	if err != nil {
-		return "", "", nil, fmt.Errorf("%q: options: %w", spec, err)
-	}
-	for k := range q {
-		switch k {
-		case "clock", "sensor", "lat", "lon", "alt":
-		default:
-			return "", "", nil, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, clock)", spec, k)
-		}
+		return "", "", nil, err
 	}
 	clockSpec, name = addr, q.Get("sensor")
 	if q.Has("clock") {
@@ -55,20 +76,47 @@ func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err
 	if !q.Has("lat") && !q.Has("lon") {
 		return clockSpec, name, nil, nil
 	}
-	m := MLATSensor{Name: name, Clock: q.Get("clock")}
+	m := MLATSensor{Name: name, Clock: q.Get("clock"), hasAlt: q.Has("alt")}
 	if m.Name == "" {
-		m.Name = bus.Token(addr)
+		// the name the Beast client gives its frames' sensor
+		m.Name = bus.SensorName(addr)
 	}
 	var e1, e2, e3 error
 	m.Lat, e1 = strconv.ParseFloat(q.Get("lat"), 64)
 	m.Lon, e2 = strconv.ParseFloat(q.Get("lon"), 64)
-	if q.Has("alt") {
+	if m.hasAlt {
 		m.Alt, e3 = strconv.ParseFloat(q.Get("alt"), 64)
 	}
 	if e1 != nil || e2 != nil || e3 != nil {
 		return "", "", nil, fmt.Errorf("%q: lat and lon (degrees) must both be given, alt in metres above the WGS-84 ellipsoid", spec)
 	}
 	return clockSpec, name, &m, nil
+}
+
+// receiverOptions parses the options after a receiver flag's '?': known
+// names, each at most once (url.Values.Get would silently take the
+// first of two), and a sensor name that is a subject token as given
+// (one the subject would change names another sensor than configured).
+func receiverOptions(spec, query string) (url.Values, error) {
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("%q: options: %w", spec, err)
+	}
+	for k, vs := range q {
+		switch {
+		case !slices.Contains([]string{"clock", "sensor", "lat", "lon", "alt"}, k):
+			return nil, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, clock)", spec, k)
+		case len(vs) > 1:
+			return nil, fmt.Errorf("%q: option %q given twice", spec, k)
+		}
+	}
+	if name := q.Get("sensor"); name != "" && !bus.ValidSensor(name) {
+		return nil, fmt.Errorf("%q: sensor must be %s, got %q", spec, bus.SensorRule, name)
+	}
+	if c := q.Get("clock"); q.Has("clock") && c != "gps" && c != "12mhz" {
+		return nil, fmt.Errorf("%q: clock must be gps or 12mhz, got %q", spec, c)
+	}
+	return q, nil
 }
 
 // listenSensor reads the receiver options of --beast-listen and
@@ -105,13 +153,26 @@ type receiverFlag struct {
 	format     ingest.ModeSFormat
 }
 
-// receiverFlags are the Mode S receiver flags that take ?sensor=&lat=&lon=&alt=.
+// receiverFlags are the Mode S receiver flags that take
+// ?sensor=&lat=&lon=&alt=, one per value given (each is repeatable).
 func (c *config) receiverFlags() []receiverFlag {
-	return []receiverFlag{
-		{"--beast-listen", c.BeastListen, listenSensor, true, ingest.Beast},
-		{"--avr-listen", c.AVRListen, avrListenSensor, true, ingest.AVR},
-		{"--beast-connect", c.BeastConnect, connectSensor, false, ingest.Beast},
+	var out []receiverFlag
+	for _, f := range []struct {
+		flag   string
+		specs  []string
+		parse  func(string) (string, string, *MLATSensor, error)
+		listen bool
+		format ingest.ModeSFormat
+	}{
+		{"--beast-listen", c.BeastListen.vals, listenSensor, true, ingest.Beast},
+		{"--avr-listen", c.AVRListen.vals, avrListenSensor, true, ingest.AVR},
+		{"--beast-connect", c.BeastConnect.vals, connectSensor, false, ingest.Beast},
+	} {
+		for _, spec := range f.specs {
+			out = append(out, receiverFlag{f.flag, spec, f.parse, f.listen, f.format})
+		}
 	}
+	return out
 }
 
 // mlatSensors lists every receiver taking part in multilateration: the
@@ -123,6 +184,7 @@ func (c *config) mlatSensors() []MLATSensor {
 			continue
 		}
 		if _, _, m, err := r.parse(r.spec); err == nil && m != nil {
+			m.from = r.flag
 			list = append(list, *m)
 		}
 	}
@@ -131,41 +193,119 @@ func (c *config) mlatSensors() []MLATSensor {
 
 // validateMLAT checks the sensors block and the receiver flags' options.
 func (c *config) validateMLAT(errs []error) []error {
+	named := map[string]bool{}
 	for _, r := range c.receiverFlags() {
-		if r.spec == "" {
-			continue
-		}
-		if _, _, _, err := r.parse(r.spec); err != nil {
+		_, name, _, err := r.parse(r.spec)
+		switch {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", r.flag, err))
+		case name != "" && named[name]:
+			// two ports or connections of one name would be one sensor
+			// with two receivers' clocks
+			errs = append(errs, fmt.Errorf("%s: sensor %q is the name of two receiver flags: each port or connection is one receiver", r.flag, name))
 		}
+		named[name] = true
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{} // name: where it was configured
 	for i, s := range c.mlatSensors() {
-		at := fmt.Sprintf("sensors[%d]", i)
+		at := s.where(i)
 		switch {
 		case s.Name == "":
 			errs = append(errs, fmt.Errorf("%s: name is required (the receiver's sensor name, e.g. beast-in-192-0-2-7)", at))
-		case seen[s.Name]:
-			errs = append(errs, fmt.Errorf("%s: sensor %q is configured twice", at, s.Name))
+		case !bus.ValidSensor(s.Name):
+			errs = append(errs, fmt.Errorf("%s: name must be %s (the sensor of its subjects), got %q", at, bus.SensorRule, s.Name))
+		case seen[s.Name] != "":
+			errs = append(errs, fmt.Errorf("%s: sensor %q is configured twice (also in %s): place it once", at, s.Name, seen[s.Name]))
 		}
-		seen[s.Name] = true
+		if s.from == "" {
+			seen[s.Name] = "the sensors block"
+		} else {
+			seen[s.Name] = s.from
+		}
 		errs = s.validate(at, errs)
 	}
-	return errs
+	return c.validateClocks(errs)
 }
 
-// validate checks one receiver's place and clock; at names it.
+// where names the entry for an error: its flag, or its index in the
+// sensors block.
+func (s MLATSensor) where(i int) string {
+	if s.from != "" {
+		return fmt.Sprintf("%s ?sensor=%s", s.from, s.Name)
+	}
+	return fmt.Sprintf("sensors[%d]", i)
+}
+
+// validate checks one receiver's place and clock; at names it. The
+// comparisons are written to fail for NaN too (lat=NaN passed them, and
+// /v1/sensors could then not be encoded).
 func (s MLATSensor) validate(at string, errs []error) []error {
-	if s.Lat < -90 || s.Lat > 90 || s.Lon < -180 || s.Lon > 180 || (s.Lat == 0 && s.Lon == 0) {
+	if !(s.Lat >= -90 && s.Lat <= 90 && s.Lon >= -180 && s.Lon <= 180) || (s.Lat == 0 && s.Lon == 0) {
 		errs = append(errs, fmt.Errorf("%s: lat and lon (degrees) are required and must be in range", at))
 	}
-	if s.Alt < bus.MinSensorAltM || s.Alt > bus.MaxSensorAltM { // the range a receiver may state (Cuas-Sensor-Position)
+	switch {
+	case !s.hasAlt:
+		errs = append(errs, fmt.Errorf("%s: alt is required: the antenna's height above the WGS-84 ellipsoid in metres (a GPS receiver's HAE)", at))
+	case !(s.Alt >= bus.MinSensorAltM && s.Alt <= bus.MaxSensorAltM): // the range a receiver may state (Cuas-Sensor-Position)
 		errs = append(errs, fmt.Errorf("%s: alt is the antenna's height above the WGS-84 ellipsoid in metres (%d to %d)", at, bus.MinSensorAltM, bus.MaxSensorAltM))
 	}
 	if _, ok := mlat.ParseClock(s.Clock); !ok {
 		errs = append(errs, fmt.Errorf("%s: clock must be gps or 12mhz, got %q", at, s.Clock))
 	}
 	return errs
+}
+
+// validateClocks refuses a sensors block entry whose clock contradicts
+// the receiver flag its frames come through: the flag's clock decodes
+// the timestamps, the entry's is what multilateration believes, and a
+// GPS receiver read as a 12 MHz counter (or the reverse) gives times
+// that are wrong without any error.
+func (c *config) validateClocks(errs []error) []error {
+	for _, r := range c.receiverFlags() {
+		if r.spec == "" {
+			continue
+		}
+		spec, name, _, err := r.parse(r.spec)
+		if err != nil {
+			continue
+		}
+		addr, clock, err := ingest.SplitClock(spec)
+		if err != nil {
+			continue
+		}
+		for i, s := range c.Sensors {
+			if !r.names(name, addr, s.Name) {
+				continue
+			}
+			if k, _ := mlat.ParseClock(s.Clock); (k == mlat.ClockGPS) != (clock == sensorclock.GPS) {
+				errs = append(errs, fmt.Errorf("%s: sensor %q is clock=%s in the sensors block (sensors[%d]) but read as clock=%s here: give the flag ?clock=%s, or correct the block",
+					r.flag, s.Name, clockName(s.Clock), i, clock, clockName(s.Clock)))
+			}
+		}
+	}
+	return errs
+}
+
+// names reports whether the receiver flag's frames come from sensor:
+// the name it was given, else the names it gives its connections (a
+// listener's "beast-in-<peer>") or its address.
+func (r receiverFlag) names(name, addr, sensor string) bool {
+	switch {
+	case name != "":
+		return sensor == name
+	case r.listen:
+		return strings.HasPrefix(sensor, string(r.format)+"-in-")
+	default:
+		return sensor == bus.SensorName(addr)
+	}
+}
+
+// clockName is a sensors block clock as an operator writes it.
+func clockName(c string) string {
+	if c == "" {
+		return "12mhz"
+	}
+	return c
 }
 
 // mlatStage builds the multilateration stage over the configured

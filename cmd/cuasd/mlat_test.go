@@ -18,6 +18,7 @@ import (
 
 	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/gate"
+	"github.com/cuasd/cuasd/ingest"
 	"github.com/cuasd/cuasd/internal/testshared"
 	"github.com/cuasd/cuasd/sim"
 )
@@ -297,10 +298,10 @@ func TestMLATConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := cfg.mlatSensors()
-	if len(got) != 2 || got[1] != (MLATSensor{Name: "roof", Lat: 47.1, Lon: 8.2, Alt: 510, Clock: "gps"}) {
+	if len(got) != 2 || got[1] != (MLATSensor{Name: "roof", Lat: 47.1, Lon: 8.2, Alt: 510, Clock: "gps", hasAlt: true, from: "--beast-connect"}) {
 		t.Errorf("receivers %+v", got)
 	}
-	if spec, name, _, _ := connectSensor(cfg.BeastConnect); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
+	if spec, name, _, _ := connectSensor(cfg.BeastConnect.vals[0]); spec != "192.0.2.7:30005?clock=gps" || name != "roof" {
 		t.Errorf("connect spec %q, sensor %q", spec, name)
 	}
 	// A listener placed for multilateration is one receiver's port: it
@@ -315,7 +316,7 @@ func TestMLATConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.mlatSensors(); len(got) != 1 || got[0] != (MLATSensor{Name: "mast", Lat: 47.3, Lon: 8.5, Alt: 480, Clock: "gps"}) {
+	if got := cfg.mlatSensors(); len(got) != 1 || got[0] != (MLATSensor{Name: "mast", Lat: 47.3, Lon: 8.5, Alt: 480, Clock: "gps", hasAlt: true, from: "--beast-listen"}) {
 		t.Errorf("--beast-listen receiver %+v", got)
 	}
 }
@@ -371,6 +372,7 @@ func FuzzConnectSensor(f *testing.F) {
 	f.Add("192.0.2.7:30005?sensor=roof&lat=47.1&lon=8.2&alt=510&clock=gps")
 	f.Add("rx:30005?clock=12mhz")
 	f.Add("rx:30005?lat=1e400&lon=NaN")
+	f.Add("rx:30005?sensor=rx&lat=NaN&lon=8&alt=1")
 	f.Fuzz(func(t *testing.T, spec string) {
 		clockSpec, _, m, err := connectSensor(spec)
 		if err != nil {
@@ -382,9 +384,134 @@ func FuzzConnectSensor(f *testing.F) {
 		if m == nil {
 			return
 		}
-		cfg := config{BeastConnect: spec}
+		cfg := config{BeastConnect: stringList{vals: []string{spec}}}
 		if errs := cfg.validateMLAT(nil); len(errs) == 0 && (math.IsNaN(m.Lat) || math.IsNaN(m.Lon) || math.Abs(m.Lat) > 90 || math.Abs(m.Lon) > 180) {
 			t.Fatalf("%q: accepted receiver %+v", spec, *m)
 		}
 	})
+}
+
+// TestMLATConfigRefusesGuesses: every receiver setting an operator can
+// get wrong is refused at start, naming where it was given (the flag or
+// the sensors block), never taken as a guess: a NaN position (which
+// /v1/sensors then failed to encode, a 500), a missing height (taken as
+// 0 m, hundreds of metres off for most antennas), an option given twice
+// (the first silently won), a name that is no NATS subject token (the
+// frames then came from another sensor than the one configured), a
+// listener's clock contradicting the sensors block, one name on two
+// receiver flags, and a one-address flag given twice (the last silently
+// replaced the first).
+func TestMLATConfigRefusesGuesses(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(yaml string, args ...string) error {
+		file := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := parseConfig(append([]string{"--config", file}, args...), func(string) string { return "" }, io.Discard)
+		return err
+	}
+	const rx1 = "sensors:\n  - {name: rx1, lat: 47.3769, lon: 8.5417, alt: 455.2, clock: gps}\n"
+	for _, c := range []struct {
+		yaml string
+		args []string
+		want []string // each in the error
+	}{
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=NaN&lon=8.5&alt=1"}, []string{"--beast-listen", "lat and lon"}},
+		{"", []string{"--beast-connect", "192.0.2.7:30005?sensor=rx1&lat=47&lon=Inf&alt=1"}, []string{"--beast-connect", "lat and lon"}},
+		{"", []string{"--beast-connect", "192.0.2.7:30005?sensor=rx1&lat=47&lon=8&alt=NaN"}, []string{"--beast-connect", "alt"}},
+		{"sensors:\n  - {name: rx1, lat: .nan, lon: 8.5, alt: 1}\n", nil, []string{"sensors[0]", "lat and lon"}},
+		{"sensors:\n  - {name: rx1, lat: 47, lon: 8.5, alt: .inf}\n", nil, []string{"sensors[0]", "alt"}},
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8.5"}, []string{"--beast-listen", "alt is required"}},
+		{"sensors:\n  - {name: rx1, lat: 47, lon: 8.5}\n", nil, []string{"sensors[0]", "alt is required"}},
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8.5&alt=1&lat=48"}, []string{"--beast-listen", `"lat" given twice`}},
+		{"", []string{"--beast-connect", "192.0.2.7:30005?clock=gps&clock=12mhz"}, []string{"--beast-connect", `"clock" given twice`}},
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=a.b&lat=47&lon=8.5&alt=1"}, []string{"--beast-listen", "sensor", "letters, digits"}},
+		{"", []string{"--beast-connect", "192.0.2.7:30005?sensor=a*"}, []string{"--beast-connect", "letters, digits"}},
+		{"sensors:\n  - {name: rx 3, lat: 47, lon: 8.5, alt: 1}\n", nil, []string{"sensors[0]", "letters, digits"}},
+		{rx1, []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&clock=12mhz"}, []string{"--beast-listen", "rx1", "clock=gps"}},
+		{rx1, []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47.5&lon=8.5&alt=400"}, []string{"--beast-listen", "rx1", "sensors block"}},
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8&alt=99999"}, []string{"--beast-listen", "alt is the antenna"}},
+		{"", []string{"--beast-listen", "127.0.0.1:30004?sensor=rx1&lat=47&lon=8&alt=1", "--beast-connect", "192.0.2.7:30005?sensor=rx1"}, []string{"--beast-connect", `"rx1"`, "two receiver flags"}},
+		{"", []string{"--avr-connect=192.0.2.7:30002", "-avr-connect", "192.0.2.8:30002"}, []string{"--avr-connect", "given twice"}},
+	} {
+		err := parse(c.yaml, c.args...)
+		for _, w := range c.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%q %q: %v, want an error containing %q", c.yaml, c.args, err, w)
+				break
+			}
+		}
+		if err != nil && len(c.args) > 0 && c.yaml == "" && strings.Contains(err.Error(), "sensors[") {
+			t.Errorf("%q: %v names a sensors block that is not there", c.args, err)
+		}
+	}
+	// What is right stays accepted: a receiver named on its listener
+	// and placed in the block, with the same clock.
+	if err := parse(rx1, "--beast-listen", "127.0.0.1:30004?sensor=rx1&clock=gps"); err != nil {
+		t.Errorf("listener naming a configured receiver: %v", err)
+	}
+}
+
+// TestConnectSensorDefaultNameIsTheClients: a --beast-connect receiver
+// placed without ?sensor= is named after its address as the Beast client
+// names its frames' sensor; multilateration used to look for
+// "192_0_2_7:30005" while the frames came from "192_0_2_7_30005", so the
+// receiver was listed with no receptions and never took part.
+func TestConnectSensorDefaultNameIsTheClients(t *testing.T) {
+	cfg := config{BeastConnect: stringList{vals: []string{"192.0.2.7:30005?lat=47.1&lon=8.2&alt=510&clock=gps"}}}
+	got := cfg.mlatSensors()
+	want := ingest.ConnectModeS("192.0.2.7:30005", ingest.Beast, nil).Sensor
+	if len(got) != 1 || got[0].Name != want {
+		t.Fatalf("receivers %+v, want one named %q (the client's sensor)", got, want)
+	}
+}
+
+// TestEachReceiverItsOwnPort: --beast-listen is repeatable, so each
+// receiver can be given its own port, named and placed (the README's
+// advice; the flag used to keep only its last value, so a second port
+// silently replaced the first). Both receivers are listed with their
+// positions and heard; a name given to two ports is refused at start.
+func TestEachReceiverItsOwnPort(t *testing.T) {
+	base, lines, stop := startServeLines(t,
+		"--beast-listen", "127.0.0.1:0?sensor=mast-1&lat=47.3769&lon=8.5417&alt=455&clock=gps",
+		"--beast-listen", "127.0.0.1:0?sensor=mast-2&lat=47.4502&lon=8.5622&alt=478&clock=gps")
+	defer stop()
+	var addrs []string
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) != 2 {
+		t.Fatalf("listeners %q, want two", addrs)
+	}
+	frame, _ := hex.DecodeString("8D406B902015A678D4D220AA4BDA")
+	for _, a := range addrs {
+		c, err := net.Dial("tcp", a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		if _, err := c.Write(beastRecord(frame, time.Now().UnixNano())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, track := get(t, base+"/v1/tracks/adsb:406B90")
+		_, list := get(t, base+"/v1/sensors")
+		if strings.Contains(string(track), `"mast-1"`) && strings.Contains(string(track), `"mast-2"`) &&
+			strings.Contains(string(list), `"lat":47.4502`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want the track heard by mast-1 and mast-2, both listed:\n%s\n%s", track, list)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, err := parseConfig([]string{"--beast-listen", "127.0.0.1:0?sensor=rx1", "--beast-listen", "127.0.0.1:0?sensor=rx1"}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), `"rx1"`) {
+		t.Errorf("one name on two ports: %v", err)
+	}
 }

@@ -85,7 +85,9 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 	if err := ctx.Err(); err != nil {
 		return err // interrupted before the end of the capture
 	}
-	fmt.Fprintf(stdout, "replayed %d frames (%d duplicates) of %s from %s in %s\n", src.Accepted, src.Duplicates, o.format,
+	// Duplicates are frames JetStream already held (a retried replay), not
+	// the capture's repeated frames, which the decoders drop and count.
+	fmt.Fprintf(stdout, "replayed %d frames (%d already stored) of %s from %s in %s\n", src.Accepted, src.Duplicates, o.format,
 		inputName(o.file), time.Since(start).Round(time.Millisecond))
 	return nil
 }

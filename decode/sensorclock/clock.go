@@ -185,8 +185,9 @@ type Model struct {
 	winFrom int64
 	gps     uint32
 	dups    dupCache
-	// Counts of what the model saw, for metrics.
-	Resets, Wraps, Held, Duplicates uint64
+	// Counts of what the model saw, for metrics. Invalid counts GPS
+	// timestamps that are no time of day (timed by their arrival).
+	Resets, Wraps, Held, Duplicates, Invalid uint64
 }
 
 var clockIDs atomic.Uint32
@@ -320,7 +321,10 @@ func (m *Model) mapNs(ns, arrival int64) Time {
 func (m *Model) mapGPS(raw uint64, arrival int64) Time {
 	secs, nanos := int64(raw>>30), int64(raw&(1<<30-1))
 	if secs >= 86400 || nanos >= 1e9 {
-		return Time{UnixNano: arrival} // not a time of day
+		// Not a time of day: most likely a 12 MHz counter given
+		// ?clock=gps, counted so the mistake shows.
+		m.Invalid++
+		return Time{UnixNano: arrival}
 	}
 	tod := secs*1e9 + nanos
 	day := arrival - arrival%dayNs

@@ -242,3 +242,27 @@ func TestDuplicatesOnTheCapture(t *testing.T) {
 		t.Fatalf("%d frames with one bit changed taken for duplicates", got)
 	}
 }
+
+// TestGPSNotATimeOfDayCounted: a Beast timestamp read as GPS time whose
+// nanoseconds are 10^9 or more, or whose second is past the day's last,
+// cannot be one: the frame is timed by its arrival and counted, so that
+// a 12 MHz receiver given ?clock=gps (about 7 % of its counter values
+// have such nanoseconds) is seen, not silently mistimed.
+func TestGPSNotATimeOfDayCounted(t *testing.T) {
+	var m Model
+	day := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC).UnixNano()
+	gps := func(sec, ns int64) uint64 { return uint64(sec)<<30 | uint64(ns) }
+	for _, raw := range []uint64{gps(43199, 999_999_999), gps(43199, 0)} {
+		if got := m.Map(GPS, raw, day); got.Source != FromGPS {
+			t.Fatalf("%x: %+v", raw, got)
+		}
+	}
+	for _, raw := range []uint64{gps(43199, 1_000_000_000), gps(43199, 1<<30-1), gps(86400, 0)} {
+		if got := m.Map(GPS, raw, day); got.Source != Arrival || got.UnixNano != day {
+			t.Fatalf("%x: %+v, want the arrival", raw, got)
+		}
+	}
+	if m.Invalid != 3 {
+		t.Fatalf("%d invalid timestamps counted, want 3", m.Invalid)
+	}
+}

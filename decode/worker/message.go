@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode"
@@ -90,7 +91,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 		d.timedFrames = d.timedFrames[:0]
 		d.gatherS = d.modeS.active()
 		d.modeSBatch.Frames = d.modeSBatch.Frames[:0]
-		dups0, resets0 := d.cur.Duplicates, d.cur.Resets
+		before := *d.cur
 		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
 			if bucket != nil && bucket.Take(d.limits.Limits(), len(frame), meta.StoredUnixNano) != "" {
@@ -103,7 +104,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 			return nil
 		})
 		d.handOn()
-		d.count(proto, m, d.cur.Duplicates-dups0, d.cur.Resets-resets0)
+		d.count(proto, m, &before)
 		if limited > 0 {
 			m.rateLimited.WithLabelValues(string(proto)).Add(float64(limited))
 		}
@@ -175,6 +176,9 @@ func refuseMessage(meta Meta) (reason, detail string) {
 	if meta.PositionErr != "" {
 		return "sensor_position", meta.PositionErr
 	}
+	if meta.SensorTimeErr {
+		return "sensor_time", bus.HeaderSensorTime + " is not a positive whole number of Unix nanoseconds"
+	}
 	return "", ""
 }
 
@@ -187,15 +191,21 @@ func futureRecv(meta Meta) string {
 	return fmt.Sprintf("receive time %d is %s ahead of the storage time; at most %s is accepted", meta.RecvUnixNano, ahead.Round(time.Second), MaxRecvAhead)
 }
 
-// count adds a message's duplicates and clock resets to the metrics
-// (once per message: a labelled counter's look-up costs about a frame's
-// decoding).
-func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, dups, resets uint64) {
-	if dups > 0 {
-		m.duplicates.WithLabelValues(string(proto)).Add(float64(dups))
-	}
-	if resets > 0 {
-		m.clockResets.WithLabelValues(string(proto)).Add(float64(resets))
+// count adds what the sensor's clock model found in a message (its
+// counts now against before) to the metrics: duplicates, clock resets,
+// and timestamps that cannot be the clock the input names.
+func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, before *sensorclock.Model) {
+	for _, c := range []struct {
+		vec    *prometheus.CounterVec
+		n, was uint64
+	}{
+		{m.duplicates, d.cur.Duplicates, before.Duplicates},
+		{m.clockResets, d.cur.Resets, before.Resets},
+		{m.clockInvalid, d.cur.Invalid, before.Invalid},
+	} {
+		if c.n > c.was {
+			c.vec.WithLabelValues(string(proto)).Add(float64(c.n - c.was))
+		}
 	}
 }
 

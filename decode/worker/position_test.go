@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cuasd/cuasd/bus"
+	"github.com/cuasd/cuasd/decode/sensorclock"
 	"github.com/cuasd/cuasd/internal/natstest"
 )
 
@@ -57,20 +58,8 @@ func TestSensorPositionHeader(t *testing.T) {
 	publish("rx-good", " 47.3769, 8.5417, 520 ")
 	publish("rx-none")
 	waitFor(t, "the good messages decoded", func() bool { return c.len() == 2 })
-	dead, err := s.JS.Stream(ctx, bus.StreamDead)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the dead letters", func() bool {
-		info, err := dead.Info(ctx)
-		return err == nil && info.State.Msgs == uint64(len(bad))
-	})
-	for seq := uint64(1); seq <= uint64(len(bad)); seq++ {
-		dl, err := dead.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sensor, reason := dl.Header.Get(bus.HeaderSensor), dl.Header.Get(bus.HeaderReason)
+	for _, dl := range deadLetters(t, s, len(bad)) {
+		sensor, reason := dl.Get(bus.HeaderSensor), dl.Get(bus.HeaderReason)
 		if !strings.HasPrefix(reason, "sensor_position: ") || !strings.Contains(reason, wantReason[sensor]) {
 			t.Errorf("%s: dead letter reason %q, want sensor_position and %q", sensor, reason, wantReason[sensor])
 		}
@@ -163,4 +152,79 @@ func (tf *timedFeed) seen() []timedCall {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
 	return append([]timedCall(nil), tf.calls...)
+}
+
+// deadLetters waits for n dead letters and returns their headers.
+func deadLetters(t *testing.T, s *natstest.Server, n int) []nats.Header {
+	t.Helper()
+	ctx := t.Context()
+	dead, err := s.JS.Stream(ctx, bus.StreamDead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the dead letters", func() bool {
+		info, err := dead.Info(ctx)
+		return err == nil && info.State.Msgs == uint64(n)
+	})
+	var out []nats.Header
+	for seq := uint64(1); seq <= uint64(n); seq++ {
+		dl, err := dead.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, dl.Header)
+	}
+	return out
+}
+
+// TestSensorTimeHeaderRefused: a raw message whose Cuas-Sensor-Ns is not
+// a positive whole number of nanoseconds is a dead letter with reason
+// sensor_time, counted, as an unknown Cuas-Clock is: it used to be
+// decoded with its arrival time as if the sensor had stated none.
+func TestSensorTimeHeaderRefused(t *testing.T) {
+	s := natstest.StartWithStreams(t, bus.DefaultLimits())
+	ctx := t.Context()
+	tf := startTimedFeed(t, s)
+	c, m := tf.c, tf.m
+	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
+	bad := []string{"soon", "-1", "1.7e18", "0x1234"}
+	for i, v := range append(bad, "1795949147916521381") {
+		msg := &nats.Msg{Subject: bus.RawSubject("adsb", "rx-"+string(rune('a'+i))), Data: frame, Header: nats.Header{}}
+		msg.Header.Set(bus.HeaderSensorTime, v)
+		if _, err := s.JS.PublishMsg(ctx, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the good message decoded", func() bool { return c.len() >= 1 })
+	for _, dl := range deadLetters(t, s, len(bad)) {
+		if r := dl.Get(bus.HeaderReason); !strings.HasPrefix(r, "sensor_time: ") || !strings.Contains(r, bus.HeaderSensorTime) {
+			t.Errorf("dead letter reason %q, want sensor_time naming %s", r, bus.HeaderSensorTime)
+		}
+	}
+	if n := testutil.ToFloat64(m.rejected.WithLabelValues("adsb", "sensor_time")); n != float64(len(bad)) {
+		t.Errorf("cuasd_frames_rejected_total{reason=sensor_time} = %v, want %d", n, len(bad))
+	}
+	if n := c.len(); n != 1 {
+		t.Errorf("%d observations decoded, want only the good message's", n)
+	}
+}
+
+// TestWrongClockCounted: Beast frames of a receiver given ?clock=gps
+// whose timestamps are no GPS time of day (a 12 MHz counter: here its
+// nanoseconds field is 10^9 or more) are timed by their arrival and
+// counted in cuasd_sensor_clock_invalid_total, so the wrong ?clock= is
+// seen; they used to be timed by their arrival without a trace.
+func TestWrongClockCounted(t *testing.T) {
+	frame := []byte{0x8D, 0x40, 0x6B, 0x90, 0x20, 0x15, 0xA6, 0x78, 0xD4, 0xD2, 0x20, 0xAA, 0x4B, 0xDA}
+	var body []byte
+	for i := range 3 { // counter values whose low 30 bits are over 10^9
+		body = bus.AppendBeast(body, bus.BeastModeSLong, uint64(1000+i)<<30|1_050_000_000, 0x80, frame)
+	}
+	body = bus.AppendBeast(body, bus.BeastModeSLong, uint64(1003)<<30|5_000, 0x80, frame) // a time of day
+	m := NewMetrics(nil)
+	d := &msgDecoder{dec: &ADSB{}}
+	d.decodeMessage(bus.FramingBeast, body, Meta{Sensor: "rx", Clock: sensorclock.GPS, RecvUnixNano: time.Now().UnixNano()}, m)
+	if n := testutil.ToFloat64(m.clockInvalid.WithLabelValues("adsb")); n != 3 {
+		t.Errorf("cuasd_sensor_clock_invalid_total{adsb} = %v, want 3", n)
+	}
 }

@@ -42,8 +42,11 @@ type Meta struct {
 	Clock    sensorclock.Kind
 	ClockErr bool
 	// SensorNs is the Cuas-Sensor-Ns header (0: none): the sensor's own
-	// time of the message's frames.
-	SensorNs int64
+	// time of the message's frames; SensorTimeErr is set when a header
+	// given is not a positive whole number (the message is then a dead
+	// letter, not decoded with its arrival time as if none were given).
+	SensorNs      int64
+	SensorTimeErr bool
 	// Position is the Cuas-Sensor-Position header, the receiver's own
 	// statement of its antenna's position (issue 31), when HasPosition;
 	// PositionErr says why a header that was present is refused (the
@@ -73,7 +76,7 @@ type ReasonLister interface{ Reasons() []string }
 // workerReasons are the reasons the worker itself gives: an unframeable
 // message, a line that is not hex, Reason's default, and a refused
 // Cuas-Sensor-Position (issue 31).
-var workerReasons = []string{"framing", "not_hex", "invalid", "sensor_position"}
+var workerReasons = []string{"framing", "not_hex", "invalid", "sensor_position", "sensor_time"}
 
 // Reason returns the metrics label of a decode error.
 func Reason(err error) string {
@@ -99,6 +102,10 @@ type Metrics struct {
 	// reset or jumping.
 	duplicates  *prometheus.CounterVec
 	clockResets *prometheus.CounterVec
+	// clockInvalid counts timestamps that cannot be the clock the input
+	// names (a GPS time that is no time of day: ?clock=gps on a 12 MHz
+	// receiver), timed by their arrival instead.
+	clockInvalid *prometheus.CounterVec
 	// rateLimited counts the frames over their sensor's limits (issue 32).
 	rateLimited *prometheus.CounterVec
 }
@@ -135,12 +142,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		clockResets: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_sensor_clock_resets_total", Help: "Sensor clocks found reset or jumping (a receiver restart), re-anchored to the arrival time, by protocol.",
 		}, []string{"protocol"}),
+		clockInvalid: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_sensor_clock_invalid_total", Help: "Frames whose sensor timestamp cannot be the clock their input names (a Beast GPS timestamp that is no time of day, as a 12 MHz receiver given ?clock=gps sends), timed by their arrival instead, by protocol.",
+		}, []string{"protocol"}),
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_frames_rate_limited_total", Help: "Raw frames not decoded because their sensor sent more than its frame or byte rate (--raw-sensor-rate, --raw-sensor-bytes, in the storage time), by protocol.",
 		}, []string{"protocol"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.rateLimited)
+		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.clockInvalid, m.rateLimited)
 	}
 	return m
 }
@@ -192,6 +202,7 @@ func (m *Metrics) declare(protocol string, dec FrameDecoder) {
 	m.obs.WithLabelValues(protocol)
 	m.duplicates.WithLabelValues(protocol)
 	m.clockResets.WithLabelValues(protocol)
+	m.clockInvalid.WithLabelValues(protocol)
 	m.rateLimited.WithLabelValues(protocol)
 	reasons := workerReasons
 	if rl, ok := dec.(ReasonLister); ok {
@@ -410,8 +421,9 @@ func metaOf(m bus.Msg, md bus.MsgMeta, ok bool) Meta {
 		k, err := sensorclock.ParseKind(c)
 		meta.Clock, meta.ClockErr = k, err != nil
 	}
-	if v, err := strconv.ParseInt(h.Get(bus.HeaderSensorTime), 10, 64); err == nil && v > 0 {
-		meta.SensorNs = v
+	if v := h.Get(bus.HeaderSensorTime); v != "" {
+		ns, err := strconv.ParseInt(v, 10, 64)
+		meta.SensorNs, meta.SensorTimeErr = max(ns, 0), err != nil || ns <= 0
 	}
 	if p, ok, err := bus.StatedPosition(h.Values(bus.HeaderSensorPosition)); err != nil {
 		meta.PositionErr = err.Error() // a dead letter, never decoded with a guess

@@ -160,7 +160,11 @@ func TestRegistryDown(t *testing.T) {
 	if b, _ := reg.Get("b"); b.Down {
 		t.Errorf("silent within the registry's hour: %+v", b)
 	}
-	for _, bad := range []string{"x?expect=soon", "x?expect=-1s", "x?lat=1"} {
+	// NaN and Inf passed the range checks, and /v1/sensors could then
+	// not encode the sensor (a 500); an option given twice took the first.
+	for _, bad := range []string{"x?expect=soon", "x?expect=-1s", "x?lat=1",
+		"x?lat=NaN&lon=8", "x?lat=47&lon=-Inf", "x?lat=47&lon=8&alt=NaN", "x?lat=47&lon=8&alt=+Inf",
+		"x?lat=47&lon=8&lat=48", "x?sensor=a&sensor=b"} {
 		if _, err := sensors.ParseSpec(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}

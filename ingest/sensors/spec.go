@@ -2,6 +2,7 @@ package sensors
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -29,11 +30,14 @@ func ParseSpec(s string) (Spec, error) {
 	if err != nil {
 		return sp, fmt.Errorf("%q: options: %w", s, err)
 	}
-	for k := range q {
+	for k, vs := range q {
 		switch k {
 		case "sensor", "lat", "lon", "alt", "expect":
 		default:
 			return sp, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, expect)", s, k)
+		}
+		if len(vs) > 1 { // Get would silently take the first
+			return sp, fmt.Errorf("%q: option %q given twice", s, k)
 		}
 	}
 	sp.Sensor = q.Get("sensor")
@@ -57,14 +61,16 @@ func position(q url.Values) (*Position, error) {
 	}
 	lat, err1 := strconv.ParseFloat(q.Get("lat"), 64)
 	lon, err2 := strconv.ParseFloat(q.Get("lon"), 64)
-	if err1 != nil || err2 != nil || lat < -90 || lat > 90 || lon < -180 || lon > 180 {
+	// written to fail for NaN too, which the sensor registry could then
+	// not encode
+	if err1 != nil || err2 != nil || !(lat >= -90 && lat <= 90 && lon >= -180 && lon <= 180) {
 		return nil, fmt.Errorf("lat and lon must both be given, in degrees")
 	}
 	p := &Position{Lat: lat, Lon: lon}
 	if q.Has("alt") {
 		alt, err := strconv.ParseFloat(q.Get("alt"), 64)
-		if err != nil {
-			return nil, fmt.Errorf("alt: %w", err)
+		if err != nil || math.IsNaN(alt) || math.IsInf(alt, 0) {
+			return nil, fmt.Errorf("alt must be a number of metres, got %q", q.Get("alt"))
 		}
 		p.AltM, p.HasAlt = alt, true
 	}

@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"encoding/pem"
@@ -20,6 +19,7 @@ import (
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/events"
 	"github.com/cuasd/cuasd/internal/natstest"
+	"github.com/cuasd/cuasd/internal/testlog"
 	"github.com/cuasd/cuasd/output"
 	"github.com/cuasd/cuasd/output/alert"
 )
@@ -220,7 +220,7 @@ func TestOutageIsLoggedOncePerStateChange(t *testing.T) {
 	rc := &receiver{fail: 4, code: http.StatusServiceUnavailable, ok: make(chan request, 4)}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	ns, _ := startLogged(t, config(t, srv.URL+"/cuas", ""), slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	publishThreat(t, ns, "remoteid:1581F5FJD2", 7)
 	publishThreat(t, ns, "remoteid:1581F5FJD3", 8)
@@ -241,24 +241,6 @@ func TestOutageIsLoggedOncePerStateChange(t *testing.T) {
 	if n := strings.Count(text, "delivering again"); n != 1 {
 		t.Errorf("%d 'delivering again' lines, want 1:\n%s", n, text)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the sink's concurrent workers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestRefusedIsFailedAtOnce(t *testing.T) {
