@@ -64,3 +64,29 @@ func TestReceiverClockResetReacquires(t *testing.T) {
 		t.Errorf("a jump on the receiver's running clock was taken: at %.4f", tr.Lat)
 	}
 }
+
+// TestReacquireOnlyAcrossTheSameReceiversReset: positions heard by a
+// second receiver (its own clock epoch) are no reset of the clock of the
+// receiver that holds the track: two of them that agree with each other
+// and jump 50 km from the track (a spoofer sending faster than the
+// aircraft, heard by the second receiver) stay refused.
+func TestReacquireOnlyAcrossTheSameReceiversReset(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	arrive := c.t.UnixNano()
+	apply := func(o decode.Observation, sensor string) {
+		arrive += 1000
+		o.Sensor = sensor
+		s.Apply(&o)
+	}
+	for sec := 0; sec < 10; sec++ {
+		apply(timedFix(52+0.0022*float64(sec), 4, 1, int64(7000+sec)*1e9, arrive), "rx1")
+	}
+	for k := 0; k < 5; k++ { // the spoofer's, each a second later on rx2's clock
+		apply(timedFix(52.45, 4+0.001*float64(k), 7, int64(500+k)*1e9, arrive), "rx2")
+	}
+	if tr, _ := s.Get("rid:X"); tr.Lat != 52+0.0022*9 || tr.RejectedPositions != 5 {
+		t.Fatalf("track at %.4f with %d rejected, want still at %.4f with the 5 of the second receiver rejected",
+			tr.Lat, tr.RejectedPositions, 52+0.0022*9)
+	}
+}

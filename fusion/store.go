@@ -382,9 +382,9 @@ func (t *track) notePosTime(at sensorclock.Time) {
 		if t.cpr == nil {
 			t.cpr = &cprState{} // once per track with a sensor clock
 		}
-		t.cpr.posT, t.cpr.cand = at, sensorclock.Time{}
+		t.cpr.posT, t.cpr.posSensor, t.cpr.cand = at, t.lastSensor, sensorclock.Time{}
 	} else if t.cpr != nil {
-		t.cpr.posT, t.cpr.cand = sensorclock.Time{}, sensorclock.Time{}
+		t.cpr.posT, t.cpr.posSensor, t.cpr.cand = sensorclock.Time{}, "", sensorclock.Time{}
 	}
 }
 
@@ -400,7 +400,10 @@ func (t *track) notePosTime(at sensorclock.Time) {
 // on its own epoch, by that clock: two that agree are taken. A single
 // wild position is never taken, nor a jump on the epoch of the last
 // accepted position (the receiver's running clock says how long it
-// was). It leaves t.cpr allocated.
+// was), nor one heard by another receiver than the last accepted
+// position: a spoofer's two agreeing positions, heard by a second
+// receiver of a track the first one holds, are no clock reset. It
+// leaves t.cpr allocated.
 func (s *Store) reacquire(t *track, at sensorclock.Time, lat, lon float64) bool {
 	if t.cpr == nil {
 		t.cpr = &cprState{}
@@ -408,7 +411,8 @@ func (s *Store) reacquire(t *track, at sensorclock.Time, lat, lon float64) bool 
 	c := t.cpr
 	prev, pLat, pLon := c.cand, c.candLat, c.candLon
 	c.cand = sensorclock.Time{}
-	if at.Source != sensorclock.FromReceiver || at.Clock == 0 || c.posT.Source != sensorclock.FromReceiver || c.posT.Clock == at.Clock {
+	if at.Source != sensorclock.FromReceiver || at.Clock == 0 || c.posT.Source != sensorclock.FromReceiver || c.posT.Clock == at.Clock ||
+		c.posSensor != t.lastSensor {
 		return false
 	}
 	c.cand, c.candLat, c.candLon = at, lat, lon

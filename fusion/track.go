@@ -99,6 +99,9 @@ type cprState struct {
 	// receiver's clock, against which the next one is judged (reacquire).
 	cand             sensorclock.Time
 	candLat, candLon float64
+	// posSensor is the sensor that heard the position of posT: only its
+	// own clock's reset is reacquired across.
+	posSensor string
 }
 
 // track is the store's mutable record of one object. It is only touched
