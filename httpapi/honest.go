@@ -50,8 +50,9 @@ func honesty(signingMode string) Honesty {
 			"the receivers' configured positions and clocks are trusted; a position a receiver states itself (Cuas-Sensor-Position) " +
 			"is a claim that a configured one overrides, and a receiver lying about it misplaces every fix it takes part in; " +
 			"a GPS-timed receiver's fixed timestamp delay is learnt from the ADS-B positions it hears.",
-		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason); " +
-			"it is never silently accepted as valid.",
+		Errors: "Malformed input returns an error (an RFC 9457 application/problem+json 4xx answer naming the reason; " +
+			"a request Go's HTTP server cannot parse at all, such as a path with a bad percent-escape, gets net/http's own " +
+			"plain-text 400 before cuasd sees it); it is never silently accepted as valid.",
 		Corpus: "The doctrine's formal corpus is stated as 749 declarations, 14 unique axioms and 163 sorries. " +
 			"It is the doctrine's reference; it is not shipped with cuasd and this service does not check it.",
 	}
