@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/url"
 	"path/filepath"
@@ -329,6 +330,32 @@ func TestTrackWindowsAcrossBuckets(t *testing.T) {
 	for id, known := range map[string]bool{trackIDs(1)[0]: true, "adsb:NEVER": false} {
 		if got, err := st.Known(context.Background(), id); err != nil || got != known {
 			t.Errorf("Known(%s) = %v (%v), want %v", id, got, err, known)
+		}
+	}
+}
+
+// TestWindowAtTheEarliestTime: a window starting less than maxChunkSpan
+// after the earliest time int64 nanoseconds hold (1677-09-21, which the
+// API accepts) finds its points, held and compacted, by track and by
+// area: the start of the chunks to look at wrapped round to 2262 and the
+// windows came back empty.
+func TestWindowAtTheEarliestTime(t *testing.T) {
+	st, _ := openTemp(t)
+	earliest := time.Unix(0, math.MinInt64).UTC()
+	pts := track("adsb:400001", "adsb", earliest.Add(90*time.Second), time.Second, 5, 51, -1)
+	insert(t, st, pts)
+	from, to := earliest.Add(time.Minute), earliest.Add(3*time.Minute)
+	for _, stage := range []string{"held", "compacted"} {
+		if stage == "compacted" {
+			if err := st.Compact(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := collectTrack(t, st, TrackQuery{ID: "adsb:400001", From: from, To: to}); len(got) != len(pts) {
+			t.Errorf("%s: the track's window from %s holds %d points, want %d", stage, from, len(got), len(pts))
+		}
+		if got := collectArea(t, st, AreaQuery{From: from, To: to, Limit: 100}); len(got) != len(pts) {
+			t.Errorf("%s: the area window from %s holds %d points, want %d", stage, from, len(got), len(pts))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"errors"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,9 +84,20 @@ func (s *Store) trackSnapshot(ctx context.Context, id string) (*sql.Tx, []chunk,
 	return tx, held, nil
 }
 
+// chunkFrom is the earliest start of a chunk that may hold points at or
+// after lo: maxChunkSpan before it, no earlier than the earliest time
+// (a window from 1677-09-21, which the API accepts, wrapped round to
+// 2262 and found nothing).
+func chunkFrom(lo int64) int64 {
+	if lo < math.MinInt64+int64(maxChunkSpan) {
+		return math.MinInt64
+	}
+	return lo - int64(maxChunkSpan)
+}
+
 func count(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held []chunk) (int, error) {
 	lo, hi := from.UnixNano(), to.UnixNano()
-	rows, err := tx.QueryContext(ctx, sqlTrackWindow, bucketOf(lo-int64(maxChunkSpan)), bucketOf(hi), id, lo-int64(maxChunkSpan), hi, lo)
+	rows, err := tx.QueryContext(ctx, sqlTrackWindow, bucketOf(chunkFrom(lo)), bucketOf(hi), id, chunkFrom(lo), hi, lo)
 	if err != nil {
 		return 0, wrap("count", err)
 	}
@@ -133,7 +145,7 @@ func count(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held 
 // order: its chunks', then those held in memory (which are newer).
 func trackPoints(ctx context.Context, tx *sql.Tx, id string, from, to time.Time, held []chunk, fn func(*Point) error) error {
 	lo, hi := from.UnixNano(), to.UnixNano()
-	rows, err := tx.QueryContext(ctx, sqlTrackPoints, bucketOf(lo-int64(maxChunkSpan)), bucketOf(hi), id, lo-int64(maxChunkSpan), hi, lo)
+	rows, err := tx.QueryContext(ctx, sqlTrackPoints, bucketOf(chunkFrom(lo)), bucketOf(hi), id, chunkFrom(lo), hi, lo)
 	if err != nil {
 		return wrap("track", err)
 	}
@@ -227,7 +239,7 @@ func thinner(total, m int) func(i int) bool {
 func areaWhere(q AreaQuery) (string, []any) {
 	lo, hi := q.From.UnixNano(), q.To.UnixNano()
 	where := `FROM chunks WHERE t0 BETWEEN ? AND ? AND t1 >= ?`
-	args := []any{lo - int64(maxChunkSpan), hi, lo}
+	args := []any{chunkFrom(lo), hi, lo}
 	if b := q.BBox; b != nil && b.CrossesAntimeridian() {
 		where += ` AND (max_lon >= ? OR min_lon <= ?) AND max_lat >= ? AND min_lat <= ?`
 		args = append(args, b[0], b[2], b[1], b[3])
