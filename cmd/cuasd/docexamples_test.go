@@ -146,6 +146,10 @@ func TestDocExamples(t *testing.T) {
 	t.Logf("%d examples to run, %d marked not runnable", len(all), len(skipped))
 	work := docWorkdir(t)
 	demo := startChild(t, filepath.Join(work, "data"), "--demo", "--nats-listen", "127.0.0.1:0")
+	// A child outlives the test unless stopped: this demo kept running
+	// (and using CPU) after make test, until its next log line met the
+	// closed pipe.
+	defer stopChild(t, demo)
 	httpAddr := strings.TrimPrefix(strings.TrimSuffix(demo.base, "/api/cuas"), "http://")
 	awaitDemoTraffic(t, demo.base)
 	env := append(os.Environ(), "PATH="+filepath.Join(work, "bin")+":"+os.Getenv("PATH"), "CUAS_DOCTEST_HTTP="+httpAddr,
