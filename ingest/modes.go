@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -214,6 +216,26 @@ func SplitClock(spec string) (addr string, clock sensorclock.Kind, err error) {
 		return addr, clock, fmt.Errorf("%q: clock=%s: a Beast receiver's clock is 12mhz or gps", spec, v)
 	}
 	return addr, clock, nil
+}
+
+// SpecOptions parses the options after the '?' of an input flag's spec
+// (a receiver's, a field sensor's): query syntax, only the known names,
+// each at most once (url.Values.Get would silently take the first of
+// two). known, in the order an error lists them.
+func SpecOptions(spec, query string, known ...string) (url.Values, error) {
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("%q: options: %w", spec, err)
+	}
+	for k, vs := range q {
+		switch {
+		case !slices.Contains(known, k):
+			return nil, fmt.Errorf("%q: unknown option %q (%s)", spec, k, strings.Join(known, ", "))
+		case len(vs) > 1:
+			return nil, fmt.Errorf("%q: option %q given twice", spec, k)
+		}
+	}
+	return q, nil
 }
 
 // addFunc takes one frame: its Beast record type, timestamp and signal

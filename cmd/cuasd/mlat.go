@@ -93,22 +93,14 @@ func connectSensor(spec string) (clockSpec, name string, sensor *MLATSensor, err
 	return clockSpec, name, &m, nil
 }
 
-// receiverOptions parses the options after a receiver flag's '?': known
-// names, each at most once (url.Values.Get would silently take the
-// first of two), and a sensor name that is a subject token as given
-// (one the subject would change names another sensor than configured).
+// receiverOptions parses the options after a receiver flag's '?'
+// (ingest.SpecOptions: known names, each at most once), a sensor name
+// that is a subject token as given (one the subject would change names
+// another sensor than configured), and a clock spelled out.
 func receiverOptions(spec, query string) (url.Values, error) {
-	q, err := url.ParseQuery(query)
+	q, err := ingest.SpecOptions(spec, query, "sensor", "lat", "lon", "alt", "clock")
 	if err != nil {
-		return nil, fmt.Errorf("%q: options: %w", spec, err)
-	}
-	for k, vs := range q {
-		switch {
-		case !slices.Contains([]string{"clock", "sensor", "lat", "lon", "alt"}, k):
-			return nil, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, clock)", spec, k)
-		case len(vs) > 1:
-			return nil, fmt.Errorf("%q: option %q given twice", spec, k)
-		}
+		return nil, err
 	}
 	if name := q.Get("sensor"); name != "" && !bus.ValidSensor(name) {
 		return nil, fmt.Errorf("%q: sensor must be %s, got %q", spec, bus.SensorRule, name)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cuasd/cuasd/ingest"
 )
 
 // Spec is the parsed value of a sensor input flag: an address and the
@@ -26,19 +28,9 @@ type Spec struct {
 func ParseSpec(s string) (Spec, error) {
 	addr, query, _ := strings.Cut(s, "?")
 	sp := Spec{Addr: addr}
-	q, err := url.ParseQuery(query)
+	q, err := ingest.SpecOptions(s, query, "sensor", "lat", "lon", "alt", "expect")
 	if err != nil {
-		return sp, fmt.Errorf("%q: options: %w", s, err)
-	}
-	for k, vs := range q {
-		switch k {
-		case "sensor", "lat", "lon", "alt", "expect":
-		default:
-			return sp, fmt.Errorf("%q: unknown option %q (sensor, lat, lon, alt, expect)", s, k)
-		}
-		if len(vs) > 1 { // Get would silently take the first
-			return sp, fmt.Errorf("%q: option %q given twice", s, k)
-		}
+		return sp, err
 	}
 	sp.Sensor = q.Get("sensor")
 	if q.Has("expect") {
