@@ -81,7 +81,7 @@ func (c *FrameClock) Frame(ts uint64, frame []byte) (t sensorclock.Time, dup boo
 	if c.model.Duplicate(c.stamp.Key(ts), frame) {
 		return c.last, true
 	}
-	if t = c.model.Frame(ts, c.stamp); t.Resent {
+	if t, dup = c.model.Judge(ts, c.stamp); dup {
 		return c.last, true
 	}
 	c.Advance(t)

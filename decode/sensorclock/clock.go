@@ -125,11 +125,9 @@ type Time struct {
 	Clock uint32
 	// Source says where UnixNano came from.
 	Source Source
-	// Resent says the frame was judged re-sent (Model's resend rule: a
-	// reconnecting feeder repeating frames older than the duplicate check
-	// remembers): like an exact duplicate it is not to be decoded, and
-	// its time is what it was when the frame was first heard.
-	Resent bool
+	// No more fields: a struct of more than four is returned in memory,
+	// not registers, which doubled Map's cost. Whether a frame was judged
+	// re-sent is Model.Resent's count (Model.Judge).
 }
 
 // Since is the time from a to b: by the sensor's clock when both are on
@@ -209,7 +207,8 @@ type Model struct {
 	dups    dupCache
 	// Counts of what the model saw, for metrics. Invalid counts GPS
 	// timestamps that are no time of day (timed by their arrival);
-	// Resent frames judged re-sent, and ResentLive those of them found
+	// Resent frames judged re-sent (Judge; a frame whose Map or Frame
+	// raised it is not to be decoded), and ResentLive those of them found
 	// afterwards to be a restarted receiver's.
 	Resets, Wraps, Held, Duplicates, Invalid, Resent, ResentLive uint64
 }
@@ -321,6 +320,16 @@ func (m *Model) Frame(ts uint64, s Stamp) Time {
 	return m.Map(Receiver, ts, s.Arrival)
 }
 
+// Judge is Frame that also reports whether the frame was judged re-sent
+// (the resend rule: a reconnecting feeder repeating frames older than the
+// duplicate check remembers): like an exact duplicate it is not to be
+// decoded; its Time is what it was when the frame was first heard.
+func (m *Model) Judge(ts uint64, s Stamp) (t Time, resent bool) {
+	n := m.Resent
+	t = m.Frame(ts, s)
+	return t, m.Resent != n
+}
+
 // MapUTC maps a sensor's UTC claim (Unix ns, a GPS-disciplined
 // Cuas-Sensor-Ns) on a frame that arrived at arrival.
 func (m *Model) MapUTC(ns, arrival int64) Time {
@@ -350,13 +359,15 @@ func (m *Model) unwrap12(raw uint64) int64 {
 
 // mapNs maps a sensor time in nanoseconds.
 func (m *Model) mapNs(ns, arrival int64) Time {
-	if m.started && ns < m.hiNs-int64(BackSlack) && m.dups.slots != nil && m.resent(ns, arrival) {
-		m.Resent++
-		m.dups.unremember()
-		return Time{UnixNano: ns + m.offset, SensorNs: ns, Clock: m.clock, Source: FromReceiver, Resent: true}
+	back := ns < m.hiNs-int64(BackSlack)
+	reset := !m.started || back || (ns-m.hiNs)-(arrival-m.lastArr) > int64(JumpSlack)
+	if m.started && (back || m.resend.on) {
+		var resent bool
+		if resent, reset = m.stepBack(ns, arrival, back, reset); resent {
+			return Time{UnixNano: ns + m.offset, SensorNs: ns, Clock: m.clock, Source: FromReceiver}
+		}
 	}
-	restarted := m.resend.on && m.endResend()
-	if !m.started || ns < m.hiNs-int64(BackSlack) || (ns-m.hiNs)-(arrival-m.lastArr) > int64(JumpSlack) || restarted {
+	if reset {
 		if m.started {
 			m.Resets++
 		}
@@ -380,6 +391,22 @@ func (m *Model) mapNs(ns, arrival int64) Time {
 	m.loNs, m.hiNs = min(m.loNs, ns), max(m.hiNs, ns)
 	m.lastArr = max(m.lastArr, arrival)
 	return Time{UnixNano: ns + m.offset, SensorNs: ns, Clock: m.clock, Source: FromReceiver}
+}
+
+// stepBack applies the resend rule to a frame stamped back (or ending a
+// run of re-sent frames): it reports whether the frame is re-sent, and
+// whether the epoch is to be reset (reset, or the run just ended was a
+// restart).
+func (m *Model) stepBack(ns, arrival int64, back, reset bool) (resent, _ bool) {
+	if back && m.dups.slots != nil && m.resent(ns, arrival) {
+		m.Resent++
+		m.dups.unremember()
+		return true, false
+	}
+	if m.resend.on && m.endResend() {
+		reset = true
+	}
+	return false, reset
 }
 
 // resent is the resend rule, for a model whose frames are checked for
@@ -493,17 +520,20 @@ func (c *dupCache) seen(raw uint64, frame []byte) bool {
 	if c.slots == nil {
 		c.slots, c.next = new([dupSets][4]uint64), new([dupSets]uint8)
 	}
-	c.undo = 0
 	h := frameHash(raw, frame) | 1 // 0 marks an empty slot
 	i := (h >> 1) % dupSets
 	set := &c.slots[i]
 	switch {
 	case raw > c.newest || c.newest-raw > dupReset:
-		c.newest = raw
+		// The newest frame is never judged re-sent: no undo, and the set
+		// is not read.
+		c.newest, c.undo = raw, 0
 	case set[0] == h || set[1] == h || set[2] == h || set[3] == h:
+		c.undo = 0
 		return true
+	default:
+		c.undo, c.undoOld = uint32(i)+1, set[c.next[i]&3]
 	}
-	c.undo, c.undoOld = uint32(i)+1, set[c.next[i]&3]
 	set[c.next[i]&3] = h
 	c.next[i]++
 	return false

@@ -262,11 +262,12 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 	if d.cur.Duplicate(key, frame) {
 		return false
 	}
+	resent := d.cur.Resent
 	at := d.frameTime(ts)
 	if sbsNs > 0 {
 		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
 	}
-	if at.Resent { // repeated by a reconnecting feeder: counted by the model
+	if d.cur.Resent != resent { // repeated by a reconnecting feeder (Model.Judge)
 		return false
 	}
 	if d.timed != nil && ts != 0 {
