@@ -41,6 +41,10 @@ func honesty(signingMode string) Honesty {
 			"A frame's time is its receiver's own timestamp where the receiver gives one (Beast, AVR, Remote ID, MAVLink), " +
 			"mapped to UTC by a per-sensor clock model and never placed after the frame arrived; a track's time_source says " +
 			"whether its times came from a GPS clock, the receiver's own clock or the arrival. " +
+			"Frames a reconnecting feeder re-sends (stamped back inside the time its clock already covered, repeating remembered " +
+			"frames or arriving far faster than their timestamps advance) are dropped and counted (cuasd_frames_resent_total); " +
+			"a receiver restarting with its counter inside that span can lose up to 0.5 s of its frames, up to two minutes " +
+			"when its recording is replayed in a burst, counted in cuasd_frames_resent_live_total. " +
 			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
 			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed. " +
 			"Where three or more receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +

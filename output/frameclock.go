@@ -68,9 +68,11 @@ func positive(v string) int64 {
 // Frame returns the time of the next frame of the message begun, whose own
 // timestamp is ts (0: none), and advances Latest. dup reports an exact
 // duplicate of a recent frame of the same sensor (same timestamp, same
-// bytes: a re-sent frame), which the decoder drops before decoding. A
-// duplicate is not given to the clock model (its old timestamp, often
-// seconds back, would look like a receiver restart): its time is the
+// bytes: a re-sent frame) or a frame the clock model judges re-sent (a
+// reconnecting feeder repeating more than the duplicate check remembers),
+// both of which the decoder drops before decoding. A duplicate is not
+// given to the clock model (its old timestamp, often seconds back, would
+// look like a receiver restart): its time, and a re-sent frame's, is the
 // last one Frame gave.
 func (c *FrameClock) Frame(ts uint64, frame []byte) (t sensorclock.Time, dup bool) {
 	if c.model == nil {
@@ -79,7 +81,9 @@ func (c *FrameClock) Frame(ts uint64, frame []byte) (t sensorclock.Time, dup boo
 	if c.model.Duplicate(c.stamp.Key(ts), frame) {
 		return c.last, true
 	}
-	t = c.model.Frame(ts, c.stamp)
+	if t, dup = c.model.Judge(ts, c.stamp); dup {
+		return c.last, true
+	}
 	c.Advance(t)
 	c.last = t
 	return t, false

@@ -45,6 +45,8 @@ func TestMetricsPresentAtZeroBeforeTraffic(t *testing.T) {
 	for _, proto := range []string{"adsb", "remoteid", "mavlink"} {
 		want = append(want,
 			`cuasd_frames_decoded_total{protocol="`+proto+`"} 0`,
+			`cuasd_frames_resent_total{protocol="`+proto+`"} 0`,
+			`cuasd_frames_resent_live_total{protocol="`+proto+`"} 0`,
 			`cuasd_frames_rejected_total{protocol="`+proto+`",reason="framing"} 0`,
 			`cuasd_frames_received_total{adapter="http",protocol="`+proto+`"} 0`,
 			`cuasd_frames_dropped_total{adapter="http",protocol="`+proto+`",reason="error"} 0`,

@@ -125,6 +125,9 @@ type Time struct {
 	Clock uint32
 	// Source says where UnixNano came from.
 	Source Source
+	// No more fields: a struct of more than four is returned in memory,
+	// not registers, which doubled Map's cost. Whether a frame was judged
+	// re-sent is Model.Resent's count (Model.Judge).
 }
 
 // Since is the time from a to b: by the sensor's clock when both are on
@@ -162,6 +165,20 @@ const (
 	// GPSAhead is how far a GPS time may be ahead of its arrival (the
 	// server's own clock being behind) before it is held at the arrival.
 	GPSAhead = time.Second
+	// ResendMax is how far back inside the span its clock epoch already
+	// covered a timestamp may go and still be judged a re-send (Model's
+	// resend rule); further back it is a reset. It bounds what a burst
+	// (where arrivals tell nothing) can mistake for a re-send.
+	ResendMax = 2 * time.Minute
+	// ResendEvidence is how long after a timestamp went back the arrivals
+	// must show that the sensor's clock runs ResendSpeed times faster than
+	// they do (a re-send catching up) for its frames to be still judged
+	// re-sent; a restarted receiver's clock runs in step with its
+	// arrivals, so at most this much of its frames is judged re-sent.
+	ResendEvidence = 500 * time.Millisecond
+	// ResendSpeed is how many times faster than its arrivals a re-send's
+	// timestamps must advance.
+	ResendSpeed = 4
 	// dayNs is one UTC day in nanoseconds.
 	dayNs = int64(24 * time.Hour)
 	// wrap12 is the range of the 48-bit Beast counter.
@@ -175,8 +192,11 @@ type Model struct {
 	clock   uint32
 	lastRaw uint64
 	wraps   uint64
-	lastNs  int64
-	lastArr int64
+	// loNs and hiNs are the span of sensor time the epoch has covered,
+	// lastArr the latest arrival.
+	loNs, hiNs int64
+	lastArr    int64
+	resend     resend
 	// offset maps the sensor's ns to UTC: the smallest arrival-minus-sensor
 	// delay seen (a frame cannot arrive before it was heard), raised at the
 	// end of each drift window to that window's smallest delay.
@@ -186,8 +206,46 @@ type Model struct {
 	gps     uint32
 	dups    dupCache
 	// Counts of what the model saw, for metrics. Invalid counts GPS
-	// timestamps that are no time of day (timed by their arrival).
-	Resets, Wraps, Held, Duplicates, Invalid uint64
+	// timestamps that are no time of day (timed by their arrival);
+	// Resent frames judged re-sent (Judge; a frame whose Map or Frame
+	// raised it is not to be decoded), and ResentLive those of them found
+	// afterwards to be a restarted receiver's.
+	Resets, Wraps, Held, Duplicates, Invalid, Resent, ResentLive uint64
+}
+
+// resend is a run of frames stamped back inside the epoch's span, judged
+// re-sent while their timestamps advance ResendSpeed times faster than
+// their arrivals: from the frame at ns0 that arrived at arr0; n frames
+// so far.
+type resend struct {
+	on        bool
+	ns0, arr0 int64
+	n         uint64
+	// dups is the model's Duplicates when the run began: a frame the
+	// duplicate check finds in a run repeats one heard before it (the
+	// run's own frames are not remembered), which a restarted receiver's
+	// frames never do.
+	dups uint64
+}
+
+// confirmed reports whether the run repeated a frame the duplicate check
+// remembered from before it, as a re-send does and a restart cannot.
+func (m *Model) confirmed() bool { return m.Duplicates > m.resend.dups }
+
+// endResend ends a run of frames judged re-sent at the first frame not
+// judged so (caught up with the epoch's newest time, or a reset): it
+// reports whether the run was a restart after all (it repeated nothing
+// remembered from before it, as in a burst, where the arrivals could not
+// tell), counting its frames in ResentLive; the caller then resets the
+// epoch, so that fusion reacquires rather than refusing the restarted
+// clock's positions as jumps on the old one.
+func (m *Model) endResend() bool {
+	m.resend.on = false
+	if m.confirmed() {
+		return false
+	}
+	m.ResentLive += m.resend.n
+	return true
 }
 
 var clockIDs atomic.Uint32
@@ -262,6 +320,16 @@ func (m *Model) Frame(ts uint64, s Stamp) Time {
 	return m.Map(Receiver, ts, s.Arrival)
 }
 
+// Judge is Frame that also reports whether the frame was judged re-sent
+// (the resend rule: a reconnecting feeder repeating frames older than the
+// duplicate check remembers): like an exact duplicate it is not to be
+// decoded; its Time is what it was when the frame was first heard.
+func (m *Model) Judge(ts uint64, s Stamp) (t Time, resent bool) {
+	n := m.Resent
+	t = m.Frame(ts, s)
+	return t, m.Resent != n
+}
+
 // MapUTC maps a sensor's UTC claim (Unix ns, a GPS-disciplined
 // Cuas-Sensor-Ns) on a frame that arrived at arrival.
 func (m *Model) MapUTC(ns, arrival int64) Time {
@@ -291,12 +359,21 @@ func (m *Model) unwrap12(raw uint64) int64 {
 
 // mapNs maps a sensor time in nanoseconds.
 func (m *Model) mapNs(ns, arrival int64) Time {
-	if !m.started || ns < m.lastNs-int64(BackSlack) || (ns-m.lastNs)-(arrival-m.lastArr) > int64(JumpSlack) {
+	back := ns < m.hiNs-int64(BackSlack)
+	reset := !m.started || back || (ns-m.hiNs)-(arrival-m.lastArr) > int64(JumpSlack)
+	if m.started && (back || m.resend.on) {
+		var resent bool
+		if resent, reset = m.stepBack(ns, arrival, back, reset); resent {
+			return Time{UnixNano: ns + m.offset, SensorNs: ns, Clock: m.clock, Source: FromReceiver}
+		}
+	}
+	if reset {
 		if m.started {
 			m.Resets++
 		}
 		m.started, m.clock = true, newClockID()
 		m.offset, m.winMin, m.winFrom = arrival-ns, math.MaxInt64, ns
+		m.loNs, m.hiNs = ns, ns
 	}
 	if ns-m.winFrom >= int64(DriftWindow) {
 		if m.winMin != math.MaxInt64 && m.winMin > m.offset {
@@ -311,9 +388,61 @@ func (m *Model) mapNs(ns, arrival int64) Time {
 		// clock said is impossible, so the offset was too large.
 		m.offset = d
 	}
-	m.lastNs = ns
+	m.loNs, m.hiNs = min(m.loNs, ns), max(m.hiNs, ns)
 	m.lastArr = max(m.lastArr, arrival)
 	return Time{UnixNano: ns + m.offset, SensorNs: ns, Clock: m.clock, Source: FromReceiver}
+}
+
+// stepBack applies the resend rule to a frame stamped back (or ending a
+// run of re-sent frames): it reports whether the frame is re-sent, and
+// whether the epoch is to be reset (reset, or the run just ended was a
+// restart).
+func (m *Model) stepBack(ns, arrival int64, back, reset bool) (resent, _ bool) {
+	if back && m.dups.slots != nil && m.resent(ns, arrival) {
+		m.Resent++
+		m.dups.unremember()
+		return true, false
+	}
+	if m.resend.on && m.endResend() {
+		reset = true
+	}
+	return false, reset
+}
+
+// resent is the resend rule, for a model whose frames are checked for
+// duplicates (a sensor's, not a transmitter's whose messages repeat no
+// frames): it reports whether a frame stamped ns, which the caller found
+// more than BackSlack behind the newest time of the epoch (hiNs), but inside
+// the span the epoch covered and at most ResendMax back, is re-sent.
+// A feeder re-sending its last frames on reconnect goes back to counter
+// values already seen, delivers them far faster than its counter
+// advances, catching up with hiNs, and repeats frames the duplicate check
+// still remembers (the most recent ones); a receiver restarting with its
+// counter inside the span (it and cuasd started together) counts on in
+// step with its arrivals, never catches up, and repeats nothing. So the
+// frames from such a step back are judged re-sent (a run), and stay so
+// until they catch up if the run repeats a remembered frame (confirmed),
+// or while their timestamps have advanced ResendSpeed times more than
+// their arrivals once ResendEvidence of arrivals has passed; otherwise
+// the step back was a restart: the epoch is reset, and the run's frames
+// are counted in ResentLive (endResend). A paced restart inside the span
+// thus loses at most ResendEvidence of its frames; in a burst, where the
+// arrivals tell nothing, at most ResendMax (until its counter passes
+// hiNs, unconfirmed), and its tracks are reacquired on the new epoch.
+func (m *Model) resent(ns, arrival int64) bool {
+	r := &m.resend
+	if ns < m.loNs-int64(BackSlack) || m.hiNs-ns > int64(ResendMax) {
+		return false // not a step back to what the epoch saw: a reset
+	}
+	if !r.on {
+		*r = resend{on: true, ns0: ns, arr0: arrival, n: 1, dups: m.Duplicates}
+		return true
+	}
+	if a := arrival - r.arr0; !m.confirmed() && a >= int64(ResendEvidence) && ns-r.ns0 < ResendSpeed*a {
+		return false // in step with its arrivals: a restart (endResend counts the run)
+	}
+	r.n++
+	return true
 }
 
 // mapGPS maps a Radarcape-style GPS timestamp: the UTC day is the one that
@@ -371,6 +500,11 @@ type dupCache struct {
 	// by more than dupReset (a restarted clock): every frame remembered
 	// since then is stamped at or before it.
 	newest uint64
+	// undo is where the last frame was remembered (set index + 1; 0:
+	// nowhere) and the hash it replaced, so that a frame judged re-sent
+	// right after can be forgotten again (unremember).
+	undo    uint32
+	undoOld uint64
 }
 
 const (
@@ -391,13 +525,31 @@ func (c *dupCache) seen(raw uint64, frame []byte) bool {
 	set := &c.slots[i]
 	switch {
 	case raw > c.newest || c.newest-raw > dupReset:
-		c.newest = raw
+		// The newest frame is never judged re-sent: no undo, and the set
+		// is not read.
+		c.newest, c.undo = raw, 0
 	case set[0] == h || set[1] == h || set[2] == h || set[3] == h:
+		c.undo = 0
 		return true
+	default:
+		c.undo, c.undoOld = uint32(i)+1, set[c.next[i]&3]
 	}
 	set[c.next[i]&3] = h
 	c.next[i]++
 	return false
+}
+
+// unremember forgets the frame seen last remembered, putting back what
+// it replaced: a frame judged re-sent must not evict the recent frames a
+// re-send ends with, which the cache alone tells from new ones.
+func (c *dupCache) unremember() {
+	if c.undo == 0 {
+		return
+	}
+	i := c.undo - 1
+	c.next[i]--
+	c.slots[i][c.next[i]&3] = c.undoOld
+	c.undo = 0
 }
 
 // frameHash hashes a timestamp and a frame eight bytes at a time, each

@@ -266,3 +266,160 @@ func TestGPSNotATimeOfDayCounted(t *testing.T) {
 		t.Fatalf("%d invalid timestamps counted, want 3", m.Invalid)
 	}
 }
+
+// stream is a receiver's fabricated stream: frame i stamped i·5 ms after
+// base on its 12 MHz counter, its bytes its own.
+type stream struct {
+	base uint64
+	buf  [14]byte
+}
+
+func (s *stream) ts(i int) uint64 { return s.base + uint64(i)*60_000 }
+
+func (s *stream) frame(i int) []byte {
+	s.buf = [14]byte{0x8D, byte(i), byte(i >> 8), byte(i >> 16), 0x58, byte(s.base >> 24), byte(s.base >> 32)}
+	return s.buf[:]
+}
+
+// feed gives the model frame i arriving at arrival as the decoder does
+// (the duplicate check, then the clock), and says what became of it.
+func (s *stream) feed(m *Model, i int, arrival int64) (t Time, dropped bool) {
+	if m.Duplicate(s.ts(i), s.frame(i)) {
+		return Time{}, true
+	}
+	return m.Judge(s.ts(i), Stamp{Arrival: arrival})
+}
+
+// TestResendBeyondTheDuplicateCheck: a feeder that, on reconnect,
+// re-sends its last 10,000 frames (50 s, more than twice what the
+// duplicate check remembers) within 50 ms, then goes on: every re-sent
+// frame is dropped (an exact duplicate, or judged re-sent), none is a
+// clock reset, and the new frames go on on the same clock epoch, their
+// time from the last frame before the drop exact.
+func TestResendBeyondTheDuplicateCheck(t *testing.T) {
+	var m Model
+	rx := stream{base: 5e12}
+	arr := int64(1_700_000_000) * s
+	var last Time
+	for i := range 20_000 { // 100 s, paced
+		last, _ = rx.feed(&m, i, arr+int64(i)*5e6+3e6)
+	}
+	at := arr + 20_000*5e6 + 2*s // reconnected 2 s later
+	for i := 10_000; i < 20_000; i++ {
+		if got, dropped := rx.feed(&m, i, at+int64(i-10_000)*5e3); !dropped {
+			t.Fatalf("re-sent frame %d taken as new: %+v", i, got)
+		}
+	}
+	if m.Resets != 0 || m.Resent == 0 || m.Resent+m.Duplicates != 10_000 || m.ResentLive != 0 {
+		t.Fatalf("%d resets, %d judged re-sent + %d duplicates of 10,000 re-sent, %d live", m.Resets, m.Resent, m.Duplicates, m.ResentLive)
+	}
+	next, dropped := rx.feed(&m, 20_000, at+60*int64(time.Millisecond))
+	if dropped || next.Clock != last.Clock || Since(last, next) != 5e6 {
+		t.Fatalf("the first new frame: %+v (dropped %v), %d ns after the last before the drop", next, dropped, Since(last, next))
+	}
+}
+
+// TestSlowResendConfirmedByRepeats: a re-send delivered at only twice
+// the receiver's pace, which by its arrivals alone would look like a
+// restart, repeats frames the duplicate check still remembers and so
+// stays judged re-sent until it catches up.
+func TestSlowResendConfirmedByRepeats(t *testing.T) {
+	var m Model
+	rx := stream{base: 5e12}
+	arr := int64(1_700_000_000) * s
+	for i := range 10_000 {
+		rx.feed(&m, i, arr+int64(i)*5e6+3e6)
+	}
+	at := arr + 10_000*5e6 + 2*s
+	for i := 7_000; i < 10_000; i++ { // 15 s re-sent over 7.5 s
+		if got, dropped := rx.feed(&m, i, at+int64(i-7_000)*25e5); !dropped {
+			t.Fatalf("re-sent frame %d taken as new: %+v", i, got)
+		}
+	}
+	if m.Resets != 0 || m.Resent == 0 || m.ResentLive != 0 {
+		t.Fatalf("%d resets, %d judged re-sent, %d live", m.Resets, m.Resent, m.ResentLive)
+	}
+}
+
+// TestRestartInsideTheSpan: the receiver and cuasd started together (its
+// counter from 0.1 s) and the receiver restarts a minute later, so that
+// its new counter values fall inside the span already seen. Paced, its
+// clock runs in step with the arrivals: at most ResendEvidence of its
+// frames are judged re-sent (counted as live), then it is a new clock
+// epoch whose frames map to their arrivals. In a burst, where the
+// arrivals cannot tell, its frames are judged re-sent until its counter
+// passes the old one's newest, and since none repeated a remembered
+// frame, a new epoch begins there: counted, never frozen.
+func TestRestartInsideTheSpan(t *testing.T) {
+	arr := int64(1_700_000_000) * s
+	for _, tc := range []struct {
+		name     string
+		arrival  func(i int) int64 // of the restarted receiver's frame i
+		maxLost  int
+		wantTime bool // the frames after the restart map to their arrivals
+	}{
+		{"paced", func(i int) int64 { return arr + 62*s + int64(i)*5e6 + 3e6 }, int(ResendEvidence/(5*time.Millisecond)) + 1, true},
+		{"burst", func(i int) int64 { return arr + 62*s + int64(i)*1e3 }, 12_000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Model
+			old, restarted := stream{base: 1_200_000}, stream{base: 600_000} // 0.1 s, 0.05 s
+			for i := range 12_000 {                                          // a minute
+				old.feed(&m, i, arr+int64(i)*5e6+3e6)
+			}
+			lost, first := 0, -1
+			var got Time
+			for i := range 20_000 {
+				var dropped bool
+				got, dropped = restarted.feed(&m, i, tc.arrival(i))
+				switch {
+				case dropped && first >= 0:
+					t.Fatalf("frame %d judged re-sent after frame %d was taken", i, first)
+				case dropped:
+					lost++
+				case first < 0:
+					first = i
+				}
+			}
+			if lost > tc.maxLost || m.Resets != 1 || m.ResentLive != uint64(lost) || m.Resent != uint64(lost) {
+				t.Errorf("%d frames lost (at most %d), %d resets, %d judged re-sent, %d counted live", lost, tc.maxLost, m.Resets, m.Resent, m.ResentLive)
+			}
+			if d := tc.arrival(19_999) - got.UnixNano; tc.wantTime && (d < 0 || d > 3e6) {
+				t.Errorf("the restarted receiver's last frame mapped to arrival%+d ns: frozen", -d)
+			}
+			t.Logf("%s: %d of the restarted receiver's frames judged re-sent", tc.name, lost)
+		})
+	}
+}
+
+// TestResendRuleBounds: a step back below the span the epoch covered, or
+// further back than ResendMax, is a reset at once (nothing judged
+// re-sent); a model whose frames are not checked for duplicates (a
+// transmitter's clock) never judges a frame re-sent.
+func TestResendRuleBounds(t *testing.T) {
+	arr := int64(1_700_000_000) * s
+	for _, tc := range []struct {
+		name   string
+		base   uint64 // of the stepped-back frames
+		frames int    // before the step
+	}{
+		{"below the span", 5e12 - 24e6, 2_000},
+		{"beyond ResendMax", 5e12, 30_000}, // 150 s covered; back to its start
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m Model
+			a, b := stream{base: 5e12}, stream{base: tc.base}
+			for i := range tc.frames {
+				a.feed(&m, i, arr+int64(i)*5e6)
+			}
+			if got, dropped := b.feed(&m, 1, arr+int64(tc.frames)*5e6); dropped || m.Resets != 1 || got.UnixNano != arr+int64(tc.frames)*5e6 {
+				t.Fatalf("dropped %v, %d resets, mapped to arrival%+d", dropped, m.Resets, got.UnixNano-arr-int64(tc.frames)*5e6)
+			}
+		})
+	}
+	var m Model
+	m.Map(MHz12, ticks(5e12, 60), arr)
+	if got := m.Map(MHz12, ticks(5e12, 10), arr+s); m.Resent != 0 || m.Resets != 1 {
+		t.Fatalf("without the duplicate check: %+v, %d resets", got, m.Resets)
+	}
+}

@@ -202,6 +202,8 @@ func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, before *sensorcloc
 		{m.duplicates, d.cur.Duplicates, before.Duplicates},
 		{m.clockResets, d.cur.Resets, before.Resets},
 		{m.clockInvalid, d.cur.Invalid, before.Invalid},
+		{m.resent, d.cur.Resent, before.Resent},
+		{m.resentLive, d.cur.ResentLive, before.ResentLive},
 	} {
 		if c.n > c.was {
 			c.vec.WithLabelValues(string(proto)).Add(float64(c.n - c.was))
@@ -243,8 +245,8 @@ const MaxMessageBehind = 30 * time.Second
 
 // decodeFrame decodes frame k of the message d.meta describes, whose
 // sensor timestamp is ts (0: none), appending to d.obs or d.dead; it reports whether the frame decoded. An
-// exact duplicate of a recent frame of the same sensor is dropped
-// (counted), not decoded.
+// exact duplicate of a recent frame of the same sensor, or a frame its
+// clock model judges re-sent, is dropped (counted), not decoded.
 func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 	meta := &d.meta
 	if frame == nil {
@@ -260,12 +262,16 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 	if d.cur.Duplicate(key, frame) {
 		return false
 	}
-	if d.timed != nil && ts != 0 {
-		d.gatherTimed(ts, frame)
-	}
+	resent := d.cur.Resent
 	at := d.frameTime(ts)
 	if sbsNs > 0 {
 		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
+	}
+	if d.cur.Resent != resent { // repeated by a reconnecting feeder (Model.Judge)
+		return false
+	}
+	if d.timed != nil && ts != 0 {
+		d.gatherTimed(ts, frame)
 	}
 	n := len(d.obs)
 	var err error

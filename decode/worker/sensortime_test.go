@@ -41,14 +41,22 @@ func flight(n int, ts0 uint64, gapFrom, gapTo int) []flightFrame {
 }
 
 // decodeInto decodes frames as Beast-framed messages of up to per records
-// (each message arriving with its newest frame) and applies them.
+// (each message arriving with its newest frame) and applies them; the
+// frames are even and odd positions in turn, from an even one.
 func decodeInto(t *testing.T, st *fusion.Store, d *msgDecoder, frames []flightFrame, per int) {
+	t.Helper()
+	decodeIntoFrom(t, st, d, frames, per, 0)
+}
+
+// decodeIntoFrom is decodeInto whose first frame is the odd position when
+// first is odd.
+func decodeIntoFrom(t *testing.T, st *fusion.Store, d *msgDecoder, frames []flightFrame, per, first int) {
 	t.Helper()
 	for len(frames) > 0 {
 		k := min(per, len(frames))
 		var body []byte
 		for i, f := range frames[:k] {
-			sq := sim.ADSBPosition(testICAO, f.lat, f.lon, 35000, i%2 == 1)
+			sq := sim.ADSBPosition(testICAO, f.lat, f.lon, 35000, (first+i)%2 == 1)
 			body = bus.AppendBeast(body, bus.BeastModeSLong, f.ts, 0x80, sq[:])
 		}
 		d.decodeMessage(bus.FramingBeast, body, Meta{Sensor: "rx1", RecvUnixNano: frames[k-1].arrival}, NewMetrics(nil))
@@ -56,7 +64,7 @@ func decodeInto(t *testing.T, st *fusion.Store, d *msgDecoder, frames []flightFr
 			t.Fatalf("dead letters: %+v", d.dead[0])
 		}
 		st.ApplyBatch(d.obs)
-		frames = frames[k:]
+		frames, first = frames[k:], first+k
 	}
 }
 
@@ -279,4 +287,54 @@ func TestSBSBurstJudgedByItsOwnTimes(t *testing.T) {
 	if tr := run(false); tr.RejectedPositions == 0 {
 		t.Error("judged by arrival time the burst lost nothing: the test does not test the lines' times")
 	}
+}
+
+// TestRestartInsideTheSpanKeepsTracking: the receiver and cuasd started
+// together (its counter from 0.1 s) and, a minute later, the receiver
+// restarts: its new counter values fall inside the span already seen,
+// as a feeder re-sending its last minute would. Paced, the restarted
+// clock runs in step with its arrivals, so it is taken as a restart after
+// at most ResendEvidence of frames judged re-sent: the track never stops
+// following the aircraft for a second or more of arrivals, ends at the
+// last frame's position with no position refused, and one clock reset
+// is counted.
+func TestRestartInsideTheSpanKeepsTracking(t *testing.T) {
+	arr := time.Now().UnixNano() - int64(2*time.Minute)
+	frames := flight(240, 1_200_000, -1, -1) // 0.1 s on the counter
+	for i := range frames {
+		frames[i].arrival = arr + int64(float64(i)/2*float64(time.Second)) + int64(3*time.Millisecond)
+	}
+	for i := 120; i < len(frames); i++ { // restarted a minute in: counter from 0.5 s
+		frames[i].ts = uint64(6e6) + uint64(float64(i-120)/2*12e6)
+	}
+	st := fusion.NewStore(fusion.Config{TTL: time.Hour})
+	d := &msgDecoder{dec: &ADSB{}}
+	moved, longest := frames[0].arrival, time.Duration(0)
+	var lastLat float64
+	for i := range frames {
+		decodeIntoFrom(t, st, d, frames[i:i+1], 1, i)
+		if i == 0 {
+			continue
+		}
+		if tr := aircraft(t, st); tr.Lat != lastLat {
+			lastLat, moved = tr.Lat, frames[i].arrival
+		}
+		longest = max(longest, time.Duration(frames[i].arrival-moved))
+	}
+	tr := aircraft(t, st)
+	last := frames[len(frames)-1]
+	if math.Abs(tr.Lat-last.lat) > 1e-4 || tr.RejectedPositions != 0 || slicesContain(tr.Warnings, "implausible") {
+		t.Errorf("ends at %.5f (the last frame's %.5f), %d positions refused %v", tr.Lat, last.lat, tr.RejectedPositions, tr.Warnings)
+	}
+	if longest >= time.Second {
+		t.Errorf("the track did not move for %v of arrivals", longest)
+	}
+	if got := tr.LastSeen.UnixNano() - last.arrival; got > 0 || got < -int64(10*time.Millisecond) {
+		t.Errorf("last seen %v from the last arrival: frozen", time.Duration(got))
+	}
+	m := d.clocks.Sensor("rx1")
+	if m.Resets != 1 || m.Resent != m.ResentLive || m.Resent > 1 {
+		t.Errorf("%d clock resets, %d frames judged re-sent, %d of them counted live", m.Resets, m.Resent, m.ResentLive)
+	}
+	t.Logf("restart inside the span: %d frame judged re-sent before the restart was seen; the track stood still for at most %v", m.Resent, longest)
 }

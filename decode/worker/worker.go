@@ -108,6 +108,10 @@ type Metrics struct {
 	clockInvalid *prometheus.CounterVec
 	// rateLimited counts the frames over their sensor's limits (issue 32).
 	rateLimited *prometheus.CounterVec
+	// resent counts frames dropped as re-sent by their sensor (the clock
+	// model's resend rule), resentLive those of them found afterwards to
+	// be a restarted receiver's live frames.
+	resent, resentLive *prometheus.CounterVec
 }
 
 // NewMetrics registers the metrics on reg (nil: unregistered).
@@ -148,9 +152,15 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		rateLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cuasd_frames_rate_limited_total", Help: "Raw frames not decoded because their sensor sent more than its frame or byte rate (--raw-sensor-rate, --raw-sensor-bytes, in the storage time), by protocol.",
 		}, []string{"protocol"}),
+		resent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_resent_total", Help: "Frames dropped as re-sent (stamped back inside the time their sensor's clock already covered, their timestamps advancing far faster than their arrivals: a reconnecting feeder re-sending more than the duplicate check remembers), by protocol.",
+		}, []string{"protocol"}),
+		resentLive: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cuasd_frames_resent_live_total", Help: "Of the frames dropped as re-sent, those found afterwards to be a restarted receiver's live frames (its clock advancing in step with the arrivals; at most 0.5 s of frames per restart), by protocol.",
+		}, []string{"protocol"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.clockInvalid, m.rateLimited)
+		reg.MustRegister(m.decoded, m.rejected, m.obs, m.duration, m.lastFrame, m.pending, m.ackPend, m.duplicates, m.clockResets, m.clockInvalid, m.rateLimited, m.resent, m.resentLive)
 	}
 	return m
 }
@@ -204,6 +214,8 @@ func (m *Metrics) declare(protocol string, dec FrameDecoder) {
 	m.clockResets.WithLabelValues(protocol)
 	m.clockInvalid.WithLabelValues(protocol)
 	m.rateLimited.WithLabelValues(protocol)
+	m.resent.WithLabelValues(protocol)
+	m.resentLive.WithLabelValues(protocol)
 	reasons := workerReasons
 	if rl, ok := dec.(ReasonLister); ok {
 		reasons = append(reasons[:len(reasons):len(reasons)], rl.Reasons()...)

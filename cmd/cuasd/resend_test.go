@@ -1,0 +1,235 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/internal/testshared"
+)
+
+// TestReconnectResendEqualsOnce (issue 30's "a reconnect gives the same
+// tracks, history and SBS lines"): the real Beast capture sent to
+// --beast-listen, the connection dropped after most of it and a new one
+// re-sending the last resendRecords records before the rest — what a
+// feeder or relay re-sending its buffer on reconnect delivers, far more
+// than the exact-duplicate cache remembers. Every aircraft must end where
+// it ends when the capture is sent once, with the same history (the same
+// positions in the same order), none flagged implausible; the per-message
+// SBS feed writes as many lines; no clock reset is counted, and the
+// re-sent frames the cache forgot are counted as re-sent.
+func TestReconnectResendEqualsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: runs cuasd twice over the 61 s capture (-short)")
+	}
+	capture, err := os.ReadFile(testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offs := recordOffsets(capture)
+	const resendRecords = 11_000
+	cut := len(offs) - 1_000 // the connection drops 1,000 records before the end
+	if cut-resendRecords < 0 {
+		t.Fatalf("the capture has %d records; the test re-sends %d before record %d", len(offs), resendRecords, cut)
+	}
+	once := resendRun(t, capture, [][]byte{capture})
+	parts := [][]byte{capture[:offs[cut]], capture[offs[cut-resendRecords]:]}
+	again := resendRun(t, capture, parts)
+	t.Logf("re-sent %d records (%d Mode S frames, %d of them distinct) after %d of %d; %d frames dropped as re-sent, %d as exact duplicates",
+		resendRecords, modeSFrames(capture[offs[cut-resendRecords]:offs[cut]]), distinctModeS(capture[offs[cut-resendRecords]:offs[cut]]),
+		cut, len(offs), again.resent, again.duplicates)
+
+	if again.resets != 0 {
+		t.Errorf("the re-send counted %d clock resets", again.resets)
+	}
+	if again.sbsLines != once.sbsLines {
+		t.Errorf("SBS: %d lines with the re-send, %d sent once", again.sbsLines, once.sbsLines)
+	}
+	if again.resent+again.duplicates != once.duplicates+uint64(modeSFrames(capture[offs[cut-resendRecords]:offs[cut]])) {
+		t.Errorf("%d frames dropped as re-sent and %d as duplicates; sent once %d duplicates, and %d Mode S frames were re-sent",
+			again.resent, again.duplicates, once.duplicates, modeSFrames(capture[offs[cut-resendRecords]:offs[cut]]))
+	}
+	for _, icao := range sortedKeys(once.tracks) {
+		o, a := once.tracks[icao], again.tracks[icao]
+		if math.Abs(o.pos[0]-a.pos[0]) > 1e-6 || math.Abs(o.pos[1]-a.pos[1]) > 1e-6 {
+			t.Errorf("%s ends at %.5f,%.5f with the re-send, at %.5f,%.5f sent once", icao, a.pos[0], a.pos[1], o.pos[0], o.pos[1])
+		}
+		for _, w := range a.warnings {
+			if strings.Contains(w, "implausible") {
+				t.Errorf("%s flagged with the re-send: %s", icao, w)
+			}
+		}
+		if !equalPoints(o.history, a.history) {
+			t.Errorf("%s: history of %d points with the re-send, %d sent once (or not the same positions in order)", icao, len(a.history), len(o.history))
+		}
+	}
+}
+
+// resendResult is what one run of TestReconnectResendEqualsOnce ends with.
+type resendResult struct {
+	tracks                     map[string]resendTrack
+	sbsLines                   int
+	resets, resent, duplicates uint64
+}
+
+type resendTrack struct {
+	pos      [2]float64
+	warnings []string
+	history  [][2]float64
+}
+
+// resendRun starts cuasd, sends each part of the capture on its own
+// connection to --beast-listen (waiting until every Mode S frame of a
+// part is accounted for, decoded, rejected or dropped, before the next
+// connection), and returns the tracks, histories, SBS lines and counts.
+func resendRun(t *testing.T, capture []byte, parts [][]byte) resendResult {
+	t.Helper()
+	cSBS := freeAddr(t)
+	base, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0", "--track-ttl", "10m", "--sbs-listen", cSBS, "--readsb-drones=false")
+	defer stop()
+	var bi string
+	for _, l := range lines {
+		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
+			bi = a
+		}
+	}
+	s := dialRetry(t, cSBS)
+	defer s.Close()
+	col := collectConn(s)
+	time.Sleep(500 * time.Millisecond) // the SBS server registers its client just after accepting it
+	u, _ := url.Parse(base)
+	metricsURL := u.Scheme + "://" + u.Host + "/metrics"
+	want := 0
+	for _, p := range parts {
+		c := dialRetry(t, bi)
+		if _, err := c.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		c.Close() // the connection drops
+		want += modeSFrames(p)
+		waitFramesAccounted(t, metricsURL, want)
+	}
+	out := resendResult{tracks: map[string]resendTrack{}}
+	for icao, pos := range lastPositions(capture) {
+		h := waitHistoryAt(t, base, "adsb:"+icao, pos)
+		var tr struct {
+			Lat, Lon float64
+			Warnings []string `json:"warnings"`
+		}
+		_, body := get(t, base+"/v1/tracks/adsb:"+icao)
+		if err := json.Unmarshal(body, &tr); err != nil {
+			t.Fatal(err)
+		}
+		rt := resendTrack{pos: [2]float64{tr.Lat, tr.Lon}, warnings: tr.Warnings}
+		for _, p := range h.Points {
+			rt.history = append(rt.history, [2]float64{p.Lat, p.Lon})
+		}
+		out.tracks[icao] = rt
+	}
+	out.sbsLines = stableLines(col)
+	_, m := get(t, metricsURL)
+	out.resets = uint64(metricSum(m, "cuasd_sensor_clock_resets_total"))
+	out.resent = uint64(metricSum(m, "cuasd_frames_resent_total"))
+	out.duplicates = uint64(metricSum(m, "cuasd_frames_duplicate_total"))
+	return out
+}
+
+// waitFramesAccounted waits until the ADS-B decoder has decoded, rejected
+// or dropped (as a duplicate or re-sent) want frames.
+func waitFramesAccounted(t *testing.T, metricsURL string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	var got uint64
+	for time.Now().Before(deadline) {
+		_, m := get(t, metricsURL)
+		got = 0
+		for _, name := range []string{"cuasd_frames_decoded_total", "cuasd_frames_rejected_total", "cuasd_frames_duplicate_total", "cuasd_frames_resent_total"} {
+			got += uint64(metricSum(m, name))
+		}
+		if got >= uint64(want) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("the decoder accounted for %d of %d frames", got, want)
+}
+
+// stableLines is the number of MSG lines collected once no more arrive
+// for a second.
+func stableLines(col *collector) int {
+	n := -1
+	for {
+		got := len(msgLines(col.bytes()))
+		if got == n {
+			return n
+		}
+		n = got
+		time.Sleep(time.Second)
+	}
+}
+
+// recordOffsets are the offsets of the capture's Beast records.
+func recordOffsets(capture []byte) []int {
+	var offs []int
+	var f adsb.BeastFrame
+	for off := 0; off < len(capture); {
+		n, err := adsb.ParseBeast(capture[off:], &f)
+		if err == adsb.ErrIncomplete {
+			break
+		}
+		offs = append(offs, off)
+		off += n
+	}
+	return offs
+}
+
+// modeSFrames counts the Mode S records of a piece of Beast stream.
+func modeSFrames(b []byte) int {
+	n := 0
+	for f, err := range adsb.BeastFrames(b) {
+		if err == nil && f.Type != adsb.BeastModeAC {
+			n++
+		}
+	}
+	return n
+}
+
+// distinctModeS counts the distinct (timestamp, bytes) Mode S records of
+// a piece of Beast stream.
+func distinctModeS(b []byte) int {
+	seen := map[string]bool{}
+	for f, err := range adsb.BeastFrames(b) {
+		if err == nil && f.Type != adsb.BeastModeAC {
+			seen[fmt.Sprint(f.Timestamp, string(f.Bytes()))] = true
+		}
+	}
+	return len(seen)
+}
+
+func equalPoints(a, b [][2]float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(a[i][0]-b[i][0]) > 1e-6 || math.Abs(a[i][1]-b[i][1]) > 1e-6 {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
