@@ -168,24 +168,16 @@ func publish(ctx context.Context, t *testing.T, js jetstream.JetStream, from, to
 	}
 }
 
-// consumerHost names the server holding the newest consumer of T (those
-// of earlier attempts stay until their inactivity threshold).
+// consumerHost names the server holding the newest consumer of T.
 func consumerHost(ctx context.Context, t *testing.T, js jetstream.JetStream) string {
 	t.Helper()
-	s, err := js.Stream(ctx, "T")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for {
-		var newest *jetstream.ConsumerInfo
-		l := s.ListConsumers(ctx)
-		for ci := range l.Info() {
-			if newest == nil || ci.Created.After(newest.Created) {
-				newest = ci
-			}
+		host, err := natstest.ConsumerHost(ctx, js, "T")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if newest != nil && newest.Cluster != nil && newest.Cluster.Leader != "" {
-			return newest.Cluster.Leader
+		if host != "" {
+			return host
 		}
 		if ctx.Err() != nil {
 			t.Fatal("the consumer has no leader")

@@ -36,6 +36,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/internal/mosquittotest"
+	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
 
@@ -636,9 +637,8 @@ func embeddedFaults(t *testing.T, broker string, summary *strings.Builder) {
 	r.p.stop(20 * time.Second)
 }
 
-// feedConsumerHost names the server holding the fusion feed's consumer:
-// the newest ephemeral consumer of CUAS_RAW (an ordered consumer, one
-// replica, so on one server of the cluster).
+// feedConsumerHost names the server holding the fusion feed's consumer
+// of CUAS_RAW (an ordered consumer, one replica).
 func feedConsumerHost(ctx context.Context, t *testing.T, urls string) string {
 	nc, err := nats.Connect(urls)
 	if err != nil {
@@ -649,21 +649,11 @@ func feedConsumerHost(ctx context.Context, t *testing.T, urls string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := js.Stream(ctx, "CUAS_RAW")
-	if err != nil {
-		t.Fatal(err)
+	host, err := natstest.ConsumerHost(ctx, js, "CUAS_RAW")
+	if err != nil || host == "" {
+		t.Fatalf("the fusion feed's consumer of CUAS_RAW: %q, %v", host, err)
 	}
-	var newest *jetstream.ConsumerInfo
-	l := s.ListConsumers(ctx)
-	for ci := range l.Info() {
-		if ci.Config.Durable == "" && ci.Cluster != nil && (newest == nil || ci.Created.After(newest.Created)) {
-			newest = ci
-		}
-	}
-	if newest == nil {
-		t.Fatal("CUAS_RAW has no consumer of the fusion feed")
-	}
-	return newest.Cluster.Leader
+	return host
 }
 
 // cuasdNode names the node cuasd's connection is on.

@@ -187,3 +187,29 @@ func routed(nodes []*Server) bool {
 	}
 	return true
 }
+
+// ConsumerHost names the server holding the newest ephemeral consumer of
+// stream (an ordered consumer: one replica, on one server of a cluster),
+// "" while there is none or it has no leader yet. Consumers an ordered
+// consumer left behind stay until their inactivity threshold, hence the
+// newest.
+func ConsumerHost(ctx context.Context, js jetstream.JetStream, stream string) (string, error) {
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", err
+	}
+	var newest *jetstream.ConsumerInfo
+	l := s.ListConsumers(ctx)
+	for ci := range l.Info() {
+		if ci.Config.Durable == "" && (newest == nil || ci.Created.After(newest.Created)) {
+			newest = ci
+		}
+	}
+	if err := l.Err(); err != nil {
+		return "", err
+	}
+	if newest == nil || newest.Cluster == nil {
+		return "", nil
+	}
+	return newest.Cluster.Leader, nil
+}
