@@ -35,6 +35,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/internal/mosquittotest"
 	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/internal/testshared"
@@ -245,22 +246,45 @@ func (r *rig) readSBS(ctx context.Context, addr string) {
 }
 
 // pushBeast sends the shared Beast capture in 4 KiB chunks ten times a
-// second, again and again, reconnecting (a receiver's Beast push).
+// second, again and again, reconnecting (a receiver's Beast push). Each
+// time round, its timestamps go on from where the last round's ended,
+// as a receiver's counter does: the same frames with the same timestamps
+// again would be a feeder re-sending them, which cuasd drops
+// (docs/design/time.md, "Re-sends").
 func (r *rig) pushBeast(ctx context.Context, addr string) {
-	data, err := os.ReadFile(filepath.Join(testshared.Dir(r.t), "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
+	capture, err := os.ReadFile(filepath.Join(testshared.Dir(r.t), "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
 	if err != nil {
 		r.t.Errorf("beast capture: %v", err)
 		return
 	}
-	for ctx.Err() == nil {
+	var frames []adsb.BeastFrame
+	var first, last uint64
+	for f, err := range adsb.BeastFrames(capture) {
+		if err != nil {
+			break
+		}
+		if f.Timestamp != 0 && first == 0 {
+			first = f.Timestamp
+		}
+		last = max(last, f.Timestamp)
+		frames = append(frames, f)
+	}
+	round := last - first + 12_000_000 // a second between rounds, in 12 MHz ticks
+	var data []byte
+	for k, off := uint64(0), 0; ctx.Err() == nil; {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
 			time.Sleep(500 * time.Millisecond)
 			continue
 		}
-		for off := 0; ctx.Err() == nil; off = (off + 4096) % len(data) {
+		for ctx.Err() == nil {
+			if off >= len(data) {
+				data, off, k = restamped(data[:0], frames, k*round), 0, k+1
+			}
 			_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
-			if _, err := c.Write(data[off:min(off+4096, len(data))]); err != nil {
+			n, err := c.Write(data[off:min(off+4096, len(data))])
+			off += n
+			if err != nil {
 				break
 			}
 			r.beast.note()
@@ -268,6 +292,18 @@ func (r *rig) pushBeast(ctx context.Context, addr string) {
 		}
 		c.Close()
 	}
+}
+
+// restamped appends frames to b as Beast records, each timestamp (but a
+// missing one) moved by add.
+func restamped(b []byte, frames []adsb.BeastFrame, add uint64) []byte {
+	for _, f := range frames {
+		if f.Timestamp != 0 {
+			f.Timestamp += add
+		}
+		b = adsb.AppendBeast(b, &f)
+	}
+	return b
 }
 
 // subscribeEvents counts the JSON track events on NATS.
