@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuasd/cuasd/internal/testshared"
 )
@@ -78,10 +79,13 @@ func TestDeliveryModesEqual(t *testing.T) {
 			}
 			waitFramesAccounted(t, in.metrics, n)
 		})
-		points := 0
+		points, span := 0, time.Duration(0)
 		for _, icao := range sortedKeys(got.tracks) {
 			tr := got.tracks[icao]
 			points += len(tr.history)
+			if n := len(tr.times); n > 0 {
+				span = max(span, tr.times[n-1].Sub(tr.times[0]))
+			}
 			for _, w := range tr.warnings {
 				if strings.Contains(w, "implausible") {
 					t.Errorf("%s: %s flagged: %s", m.name, icao, w)
@@ -94,8 +98,8 @@ func TestDeliveryModesEqual(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: %d tracks, %d history points, %d SBS lines; %d exact duplicates and %d re-sent frames dropped, %d clock resets",
-			m.name, len(got.tracks), points, len(got.sbs), got.duplicates, got.resent, got.resets)
+		t.Logf("%s: %d tracks, %d history points (the longest history spans %s), %d SBS lines; %d exact duplicates and %d re-sent frames dropped, %d clock resets",
+			m.name, len(got.tracks), points, span.Round(time.Millisecond), len(got.sbs), got.duplicates, got.resent, got.resets)
 		if got.resets != 0 {
 			t.Errorf("%s: %d clock resets counted", m.name, got.resets)
 		}
