@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 type JetStream struct {
 	js    jetstream.JetStream
 	setup Setup
+	log   *slog.Logger // the bus's; nil: slog.Default()
 }
 
 // NewJetStream wraps a JetStream client (the bus's own, or a test
@@ -26,7 +28,14 @@ type JetStream struct {
 func NewJetStream(js jetstream.JetStream) *JetStream { return &JetStream{js: js} }
 
 // JetStream is the bus's JetStream handle.
-func (b *Bus) JetStream() *JetStream { return &JetStream{js: b.JS, setup: b.setup} }
+func (b *Bus) JetStream() *JetStream { return &JetStream{js: b.JS, setup: b.setup, log: b.log} }
+
+func (j *JetStream) logger() *slog.Logger {
+	if j.log == nil {
+		return slog.Default()
+	}
+	return j.log
+}
 
 // Setup is how the handle creates streams and buckets: the bus's, which
 // waits for a forming cluster (Options.SetupTimeout), or the default one.

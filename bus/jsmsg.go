@@ -143,13 +143,27 @@ func (m Msg) Term() error { return m.m.Term() }
 // of the pipeline's largest batches.
 const MaxPulledBytes = 32 << 20
 
+// ConsumeHeartbeat is how often ConsumeFrom's consumer asks the server
+// holding it for a sign of life while no message flows. An ordered
+// consumer is a single-replica consumer on one server of a cluster; when
+// that server stops, its pending pull request goes with it and nothing
+// answers: only the missing heartbeats (two of them) tell the client to
+// re-create the consumer on a server that is up. The client's default
+// for ordered consumers, 5 s, held the fusion feed (and so SBS and
+// history) for 10 s after a nats-server restart whenever the restarted
+// server held its consumer (issue: make faults, "(b) external
+// nats-server restarted"). A heartbeat a second costs the server one
+// empty message a second on an idle stream.
+const ConsumeHeartbeat = time.Second
+
 // ConsumeFrom reads every message of stream on subjects matching filter
 // stored since start, in stream order, with an ordered consumer of its
-// own (not durable: it is recreated on a reconnect and leaves nothing
-// behind), calling fn for each from one goroutine. stop ends the
-// consumption and returns once fn is no longer called; closed is closed
-// when the consumption ended by itself (the connection closed), which its
-// supervisor restarts.
+// own (not durable: it is recreated on a reconnect, and when its server
+// misses two heartbeats (ConsumeHeartbeat), resuming after the last
+// message read, and leaves nothing behind), calling fn for each from one
+// goroutine. stop ends the consumption and returns once fn is no longer
+// called; closed is closed when the consumption ended by itself (the
+// connection closed), which its supervisor restarts.
 func (j *JetStream) ConsumeFrom(ctx context.Context, stream, filter string, start time.Time, fn func(Msg)) (stop func(), closed <-chan struct{}, err error) {
 	cons, err := j.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{filter},
@@ -159,7 +173,17 @@ func (j *JetStream) ConsumeFrom(ctx context.Context, stream, filter string, star
 	if err != nil {
 		return nil, nil, err
 	}
-	cc, err := cons.Consume(func(m jetstream.Msg) { fn(Msg{m: m}) }, jetstream.PullMaxMessagesWithBytesLimit(1024, MaxPulledBytes))
+	log := j.logger()
+	cc, err := cons.Consume(func(m jetstream.Msg) { fn(Msg{m: m}) },
+		jetstream.PullMaxMessagesWithBytesLimit(1024, MaxPulledBytes),
+		jetstream.PullHeartbeat(ConsumeHeartbeat),
+		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			// The ordered consumer re-creates itself after these; the
+			// warning says why the stream paused.
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				log.Warn("a consumer's server stopped answering; re-creating the consumer", "stream", stream, "filter", filter, "err", err)
+			}
+		}))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -122,7 +122,48 @@ type batcher struct {
 	free chan []byte
 }
 
+// publishWindow is how many batches of one connection may wait for their
+// acknowledgements at once (with a BatchSender). A batch sent to a stream
+// leader that then stopped is never answered and waits the publisher's
+// whole timeout (10 s): sent one at a time, it held the receiver's frames
+// back for that long (make faults, (b): SBS 5 s after a nats-server
+// restart); with a window the batches after it go to the new leader.
+const publishWindow = 8
+
 func (b *batcher) publish() {
+	snd, ok := b.s.Pub.(BatchSender)
+	if !ok {
+		b.publishEach()
+		return
+	}
+	clock := ""
+	if b.framing != bus.FramingLP {
+		clock = clockHeader(b.s.Clock)
+	}
+	slots := make(chan struct{}, publishWindow)
+	var wg sync.WaitGroup
+	for bt := range b.q {
+		slots <- struct{}{}
+		w, err := snd.SendBatch(b.s.Adapter, "adsb", b.s.Sensor, b.framing, clock, "", bt.body, bt.n, bt.recv, "")
+		if err != nil {
+			b.published(bt, err)
+			<-slots
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := w.Wait(b.ctx)
+			b.published(bt, err)
+			<-slots
+		}()
+	}
+	wg.Wait()
+}
+
+// publishEach publishes the batches one at a time, each once the one
+// before was answered (a sink that is not a BatchSender).
+func (b *batcher) publishEach() {
 	s := b.s
 	for bt := range b.q {
 		var err error
@@ -131,13 +172,18 @@ func (b *batcher) publish() {
 		} else {
 			_, err = b.fs.PublishBatchFramed(b.ctx, s.Adapter, "adsb", s.Sensor, b.framing, clockHeader(s.Clock), "", bt.body, bt.n, bt.recv, "")
 		}
-		if err != nil {
-			s.Log.Warn("publish Mode S batch", "adapter", s.Adapter, "sensor", s.Sensor, "frames", bt.n, "err", err)
-		}
-		select {
-		case b.free <- bt.body[:0]:
-		default:
-		}
+		b.published(bt, err)
+	}
+}
+
+// published logs a batch that failed and keeps its buffer for reuse.
+func (b *batcher) published(bt batch, err error) {
+	if err != nil {
+		b.s.Log.Warn("publish Mode S batch", "adapter", b.s.Adapter, "sensor", b.s.Sensor, "frames", bt.n, "err", err)
+	}
+	select {
+	case b.free <- bt.body[:0]:
+	default:
 	}
 }
 

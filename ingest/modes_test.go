@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cuasd/cuasd/bus"
 	"github.com/cuasd/cuasd/decode/sensorclock"
@@ -118,5 +119,72 @@ func TestSplitClock(t *testing.T) {
 		if (err == nil) != c.ok || c.ok && (addr != c.addr || clock != c.clock) {
 			t.Errorf("%q: %q %v %v", c.in, addr, clock, err)
 		}
+	}
+}
+
+// stuckSender is a BatchSender whose first batch is never acknowledged
+// until the test says so (as a batch sent to a stream leader that then
+// stopped); it reports each batch sent.
+type stuckSender struct {
+	framedSink
+	sent    chan int
+	release chan struct{}
+	n       int
+}
+
+func (s *stuckSender) SendBatch(_, _, _, _, _, _ string, _ []byte, n int, _ int64, _ string) (Acker, error) {
+	i := s.n
+	s.n++
+	s.sent <- i
+	return stuckAck{first: i == 0, n: n, release: s.release}, nil
+}
+
+type stuckAck struct {
+	first   bool
+	n       int
+	release chan struct{}
+}
+
+func (a stuckAck) Wait(ctx context.Context) (Result, error) {
+	if a.first {
+		select {
+		case <-a.release:
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+	return Result{Accepted: a.n}, nil
+}
+
+// A batch whose acknowledgement does not come holds back only its own
+// frames: the receiver's next batches are sent while it waits (make
+// faults, (b): one batch sent to a CUAS_RAW leader that stopped held a
+// Beast receiver's frames, and so SBS, for the publisher's 10 s timeout).
+func TestModeSStreamSendsOnWhileABatchWaits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	snd := &stuckSender{sent: make(chan int, 16), release: make(chan struct{})}
+	r, w := io.Pipe()
+	s := &ModeSStream{Format: Beast, Sensor: "rx", Adapter: "beast-listen", Pub: snd, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, r) }()
+	// A DF11 record; batchMax of them make a batch.
+	rec := []byte{0x1a, '2', 0, 0, 0, 0, 0, 7, 0x20, 0x5d, 0x4c, 0xa1, 0xfa, 0x10, 0x00, 0x00}
+	full := bytes.Repeat(rec, batchMax)
+	for want := range 3 {
+		go func() { _, _ = w.Write(full) }()
+		select {
+		case i := <-snd.sent:
+			if i != want {
+				t.Fatalf("batch %d sent, want %d", i, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("batch %d was not sent while batch 0 waited for its acknowledgement", want)
+		}
+	}
+	close(snd.release)
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

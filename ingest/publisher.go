@@ -198,13 +198,24 @@ func (p *Publisher) PublishBatch(ctx context.Context, adapter, protocol, sensor 
 // PublishBatchFramed is PublishBatch with another framing: bus.FramingBeast
 // keeps the receiver's timestamps, signal levels and Mode A/C replies.
 func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, sensor, framing, clock, position string, batch []byte, n int, recvUnixNano int64, id string) (Result, error) {
-	subj := bus.RawSubject(protocol, sensor)
-	res := Result{Subject: subj}
-	if n == 0 {
-		return res, nil
+	w, err := p.SendBatch(adapter, protocol, sensor, framing, clock, position, batch, n, recvUnixNano, id)
+	if err != nil {
+		return Result{Subject: bus.RawSubject(protocol, sensor)}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+	return w.Wait(ctx)
+}
+
+// SendBatch sends a batch as PublishBatchFramed does without waiting for
+// its acknowledgement: Wait on the answer waits (up to the publisher's
+// timeout) and reports as PublishBatchFramed would. Batches sent one after
+// another from one goroutine are stored in that order. The batch may be
+// reused once Wait returned.
+func (p *Publisher) SendBatch(adapter, protocol, sensor, framing, clock, position string, batch []byte, n int, recvUnixNano int64, id string) (Acker, error) {
+	subj := bus.RawSubject(protocol, sensor)
+	sent := &sentBatch{p: p, adapter: adapter, protocol: protocol, n: n, res: Result{Subject: subj}}
+	if n == 0 {
+		return sent, nil
+	}
 	now := time.Now().UnixNano()
 	msg := rawMsg(subj, sensor, batch, recvUnixNano, now, strconv.FormatInt(now, 10), id)
 	msg.Header.Set(bus.HeaderFraming, framing)
@@ -218,9 +229,46 @@ func (p *Publisher) PublishBatchFramed(ctx context.Context, adapter, protocol, s
 	fut, err := p.js.PublishAsync(msg)
 	if err != nil {
 		p.dropped.WithLabelValues(protocol, adapter, "publish").Add(float64(n))
-		return res, classify("publish", err)
+		return nil, classify("publish", err)
 	}
-	return p.wait(ctx, adapter, protocol, res, []bus.PubAckFuture{fut}, n)
+	sent.futures = []bus.PubAckFuture{fut}
+	return sent, nil
+}
+
+// Acker is a batch sent and not yet acknowledged (BatchSender).
+type Acker interface {
+	// Wait waits for JetStream's acknowledgement (at most the sender's
+	// timeout, or until ctx ends) and says what was stored.
+	Wait(ctx context.Context) (Result, error)
+}
+
+// BatchSender is a FramedSink that can send a batch and wait for its
+// acknowledgement apart (*Publisher): a Mode S adapter keeps several
+// batches in flight, so that one whose acknowledgement never comes (sent
+// to a stream leader that stopped) holds up only its own frames, not the
+// receiver's whole stream for the acknowledgement timeout.
+type BatchSender interface {
+	FramedSink
+	SendBatch(adapter, protocol, sensor, framing, clock, position string, batch []byte, n int, recvUnixNano int64, id string) (Acker, error)
+}
+
+var _ BatchSender = (*Publisher)(nil)
+
+type sentBatch struct {
+	p                 *Publisher
+	adapter, protocol string
+	n                 int
+	res               Result
+	futures           []bus.PubAckFuture
+}
+
+func (s *sentBatch) Wait(ctx context.Context) (Result, error) {
+	if len(s.futures) == 0 {
+		return s.res, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.p.timeout)
+	defer cancel()
+	return s.p.wait(ctx, s.adapter, s.protocol, s.res, s.futures, s.n)
 }
 
 // SimulatorAdapter is the adapter name of the simulator source

@@ -71,7 +71,7 @@ func TestDeliveryModesEqual(t *testing.T) {
 	want := modeSFrames(capture) + modeSFrames(capture[offs[cut-resend]:offs[cut]])
 	var ref deliveryResult
 	for i, m := range modes {
-		got := deliveryRun(t, capture, func(in servedInputs) {
+		got := deliveryRun(t, capture, "127.0.0.1:0", func(in servedInputs) {
 			m.deliver(t, in)
 			n := modeSFrames(capture)
 			if m.name == "reconnect" {

@@ -24,27 +24,39 @@ import (
 // it ends when the capture is sent once, with the same history (the same
 // positions in the same order), none flagged implausible; the per-message
 // SBS feed writes as many lines; no clock reset is counted, and the
-// re-sent frames the cache forgot are counted as re-sent.
+// re-sent frames the cache forgot are counted as re-sent. Once with the
+// capture's own 12 MHz timestamps, once with them turned into a GPS
+// receiver's (?clock=gps: UTC times of day, the capture ending seconds
+// before it is sent), which has no clock epoch to restart.
 func TestReconnectResendEqualsOnce(t *testing.T) {
 	if testing.Short() {
-		t.Skip("skipping: runs cuasd twice over the 61 s capture (-short)")
+		t.Skip("skipping: runs cuasd four times over the 61 s capture (-short)")
 	}
 	capture, err := os.ReadFile(testshared.Path(t, "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	offs := recordOffsets(capture)
+	t.Run("12mhz", func(t *testing.T) { checkResend(t, capture, capture, "127.0.0.1:0") })
+	t.Run("gps", func(t *testing.T) {
+		checkResend(t, capture, gpsStamped(t, capture, time.Now().Add(-70*time.Second)), "127.0.0.1:0?clock=gps")
+	})
+}
+
+// checkResend runs TestReconnectResendEqualsOnce over sent, the capture
+// with its timestamps as the receiver on listen (a --beast-listen value)
+// stamps them.
+func checkResend(t *testing.T, capture, sent []byte, listen string) {
+	offs := recordOffsets(sent)
 	const resendRecords = 11_000
 	cut := len(offs) - 1_000 // the connection drops 1,000 records before the end
 	if cut-resendRecords < 0 {
 		t.Fatalf("the capture has %d records; the test re-sends %d before record %d", len(offs), resendRecords, cut)
 	}
-	once := resendRun(t, capture, [][]byte{capture})
-	parts := [][]byte{capture[:offs[cut]], capture[offs[cut-resendRecords]:]}
-	again := resendRun(t, capture, parts)
+	once := resendRun(t, capture, listen, [][]byte{sent})
+	resent := sent[offs[cut-resendRecords]:offs[cut]]
+	again := resendRun(t, capture, listen, [][]byte{sent[:offs[cut]], sent[offs[cut-resendRecords]:]})
 	t.Logf("re-sent %d records (%d Mode S frames, %d of them distinct) after %d of %d; %d frames dropped as re-sent, %d as exact duplicates",
-		resendRecords, modeSFrames(capture[offs[cut-resendRecords]:offs[cut]]), distinctModeS(capture[offs[cut-resendRecords]:offs[cut]]),
-		cut, len(offs), again.resent, again.duplicates)
+		resendRecords, modeSFrames(resent), distinctModeS(resent), cut, len(offs), again.resent, again.duplicates)
 
 	if again.resets != 0 {
 		t.Errorf("the re-send counted %d clock resets", again.resets)
@@ -52,9 +64,9 @@ func TestReconnectResendEqualsOnce(t *testing.T) {
 	if len(again.sbs) != len(once.sbs) {
 		t.Errorf("SBS: %d lines with the re-send, %d sent once", len(again.sbs), len(once.sbs))
 	}
-	if again.resent+again.duplicates != once.duplicates+uint64(modeSFrames(capture[offs[cut-resendRecords]:offs[cut]])) {
+	if again.resent+again.duplicates != once.duplicates+uint64(modeSFrames(resent)) {
 		t.Errorf("%d frames dropped as re-sent and %d as duplicates; sent once %d duplicates, and %d Mode S frames were re-sent",
-			again.resent, again.duplicates, once.duplicates, modeSFrames(capture[offs[cut-resendRecords]:offs[cut]]))
+			again.resent, again.duplicates, once.duplicates, modeSFrames(resent))
 	}
 	for _, icao := range sortedKeys(once.tracks) {
 		o, a := once.tracks[icao], again.tracks[icao]
@@ -95,12 +107,13 @@ type servedInputs struct {
 	beast, natsURL, metrics string
 }
 
-// resendRun sends each part of the capture on its own connection to
-// --beast-listen, waiting until every Mode S frame of a part is accounted
-// for, decoded, rejected or dropped, before the next connection.
-func resendRun(t *testing.T, capture []byte, parts [][]byte) deliveryResult {
+// resendRun starts cuasd with --beast-listen listen and sends each part
+// of the capture on its own connection to it, waiting until every Mode S
+// frame of a part is accounted for, decoded, rejected or dropped, before
+// the next connection.
+func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) deliveryResult {
 	t.Helper()
-	return deliveryRun(t, capture, func(in servedInputs) {
+	return deliveryRun(t, capture, listen, func(in servedInputs) {
 		want := 0
 		for _, p := range parts {
 			c := dialRetry(t, in.beast)
@@ -114,14 +127,15 @@ func resendRun(t *testing.T, capture []byte, parts [][]byte) deliveryResult {
 	})
 }
 
-// deliveryRun starts cuasd serve with a Beast input, NATS and an SBS
-// client, has deliver feed it the capture, waits until every Mode S
-// frame delivered is accounted for, and returns the tracks, histories,
-// SBS lines and counts of the capture's aircraft (lastPositions).
-func deliveryRun(t *testing.T, capture []byte, deliver func(servedInputs)) deliveryResult {
+// deliveryRun starts cuasd serve with a Beast input (--beast-listen
+// listen), NATS and an SBS client, has deliver feed it the capture and
+// wait until every Mode S frame delivered is accounted for, and returns
+// the tracks, histories, SBS lines and counts of the capture's aircraft
+// (lastPositions).
+func deliveryRun(t *testing.T, capture []byte, listen string, deliver func(servedInputs)) deliveryResult {
 	t.Helper()
 	cSBS := freeAddr(t)
-	base, lines, stop := startServeLines(t, "--beast-listen", "127.0.0.1:0", "--nats-listen", "127.0.0.1:0", "--track-ttl", "10m",
+	base, lines, stop := startServeLines(t, "--beast-listen", listen, "--nats-listen", "127.0.0.1:0", "--track-ttl", "10m",
 		"--sbs-listen", cSBS, "--readsb-drones=false")
 	defer stop()
 	var in servedInputs
@@ -263,4 +277,26 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// gpsStamped is capture with each record's 12 MHz timestamp turned into
+// the Radarcape-style GPS time a receiver would have stamped, the first
+// record heard at start: the same intervals, as UTC times of day.
+func gpsStamped(t *testing.T, capture []byte, start time.Time) []byte {
+	t.Helper()
+	var out []byte
+	var ts0 uint64
+	for f, err := range adsb.BeastFrames(capture) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ts0 == 0 {
+			ts0 = f.Timestamp
+		}
+		if f.Timestamp != 0 {
+			f.Timestamp = gpsTimestamp(start.UnixNano() + (int64(f.Timestamp)-int64(ts0))*1000/12)
+		}
+		out = adsb.AppendBeast(out, &f)
+	}
+	return out
 }

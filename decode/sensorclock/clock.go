@@ -204,7 +204,9 @@ type Model struct {
 	winMin  int64
 	winFrom int64
 	gps     uint32
-	dups    dupCache
+	// hiUTC is the newest UTC time a GPS-timed sensor gave (resentUTC).
+	hiUTC int64
+	dups  dupCache
 	// Counts of what the model saw, for metrics. Invalid counts GPS
 	// timestamps that are no time of day (timed by their arrival);
 	// Resent frames judged re-sent (Judge; a frame whose Map or Frame
@@ -337,11 +339,30 @@ func (m *Model) MapUTC(ns, arrival int64) Time {
 		m.gps = newClockID()
 	}
 	t := Time{UnixNano: ns, SensorNs: ns, Clock: m.gps, Source: FromGPS}
-	if ns > arrival+int64(GPSAhead) {
+	switch {
+	case ns > arrival+int64(GPSAhead):
 		t.UnixNano = arrival
 		m.Held++
+	case m.resentUTC(ns):
+		m.Resent++
+		m.dups.unremember()
+	default:
+		m.hiUTC = max(m.hiUTC, ns)
 	}
 	return t
+}
+
+// resentUTC is the resend rule for a GPS-timed sensor (one whose frames
+// are checked for duplicates, as in resent): its times are UTC, with no
+// epoch to restart, so a frame stamped more than BackSlack before the
+// newest one it sent, and at most ResendMax before, is a frame heard
+// before and sent again (a reconnecting feeder re-sending more than the
+// duplicate check remembers), as receivers send their frames in order.
+// Further back it is taken (a GPS clock set back). The newest time is
+// only ever a time not held at its arrival, so one frame stamped ahead
+// (a wrong time of day) cannot make the frames after it look re-sent.
+func (m *Model) resentUTC(ns int64) bool {
+	return m.dups.slots != nil && m.hiUTC != 0 && ns < m.hiUTC-int64(BackSlack) && m.hiUTC-ns <= int64(ResendMax)
 }
 
 // unwrap12 turns a 12 MHz counter value into nanoseconds on a continuous

@@ -423,3 +423,62 @@ func TestResendRuleBounds(t *testing.T) {
 		t.Fatalf("without the duplicate check: %+v, %d resets", got, m.Resets)
 	}
 }
+
+// TestGPSResend: a GPS-timed receiver's feeder re-sending its last
+// 10,000 frames (50 s, more than the duplicate check remembers) on
+// reconnect: every re-sent frame is dropped, an exact duplicate or judged
+// re-sent, and the frames after them are taken at their own times. A
+// frame stamped further back than ResendMax is taken (a clock set back),
+// and one stamped a minute ahead (held at its arrival) does not make the
+// frames after it look re-sent.
+func TestGPSResend(t *testing.T) {
+	var m Model
+	day := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC).UnixNano()
+	t0 := int64(3600) * s // 01:00 UTC
+	gps := func(i int) uint64 {
+		ns := t0 + int64(i)*5e6
+		return uint64(ns/s)<<30 | uint64(ns%s)
+	}
+	var buf [14]byte
+	frame := func(i int) []byte {
+		buf = [14]byte{0x8D, byte(i), byte(i >> 8), byte(i >> 16), 0x58}
+		return buf[:]
+	}
+	feed := func(i int, arrival int64) (Time, bool) {
+		if m.Duplicate(gps(i), frame(i)) {
+			return Time{}, true
+		}
+		return m.Judge(gps(i), Stamp{Kind: GPS, Arrival: arrival})
+	}
+	late := 20 * int64(time.Millisecond)
+	for i := range 20_000 { // 100 s, paced
+		if _, dropped := feed(i, day+t0+int64(i)*5e6+late); dropped {
+			t.Fatalf("live frame %d dropped", i)
+		}
+	}
+	at := day + t0 + 20_000*5e6 + 2*s // reconnected 2 s later
+	for i := 10_000; i < 20_000; i++ {
+		if got, dropped := feed(i, at+int64(i-10_000)*5e3); !dropped {
+			t.Fatalf("re-sent frame %d taken as new: %+v", i, got)
+		}
+	}
+	if m.Resent == 0 || m.Resent+m.Duplicates != 10_000 || m.Held != 0 {
+		t.Fatalf("%d judged re-sent + %d duplicates of 10,000 re-sent (%d held)", m.Resent, m.Duplicates, m.Held)
+	}
+	next, dropped := feed(20_000, at+60*int64(time.Millisecond))
+	if dropped || next.UnixNano != day+t0+20_000*5e6 {
+		t.Fatalf("the first new frame: %+v (dropped %v)", next, dropped)
+	}
+	// 30,000 frames (150 s) back: beyond ResendMax, a clock set back.
+	if _, dropped := feed(20_000-30_000, at+s); dropped {
+		t.Fatal("a frame 150 s back (beyond ResendMax) dropped")
+	}
+	// One frame a minute ahead of its arrival is held, and moves nothing.
+	ahead := 20_001 + 12_000
+	if _, dropped := feed(ahead, at+2*s); dropped || m.Held != 1 {
+		t.Fatalf("a frame a minute ahead: dropped %v, held %d", dropped, m.Held)
+	}
+	if _, dropped := feed(20_002, at+2*s+10*int64(time.Millisecond)); dropped {
+		t.Fatal("the frame after one stamped a minute ahead was dropped as re-sent")
+	}
+}

@@ -3,9 +3,10 @@ package clustertest
 // The fault suite (issue 32, item 5; make faults): real processes — cuasd
 // with the demo, a Beast push, alerts to a real webhook and Debian's
 // mosquitto, CoT over UDP, SBS, history and JSON events on NATS — under
-// (a) SIGSTOP for 40 s, (b) a restart of an external nats-server of a
-// cluster, (c) a full data filesystem freed after 30 s and (d) a hostile
-// client flooding 8 MB raw messages and sniffing _INBOX.>. After each,
+// (a) SIGSTOP for 40 s, (b) a restart of the external nats-server of a
+// cluster that holds the fusion feed's consumer, (c) a full data
+// filesystem freed after 30 s and (d) a hostile client flooding 8 MB raw
+// messages and sniffing _INBOX.>. After each,
 // every output must deliver again within 60 s; at the end every alert
 // message reached each sink exactly once, and cuasd's peak memory stayed
 // under faultMemBound. /readyz is checked during each fault and after it.
@@ -32,8 +33,10 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cuasd/cuasd/internal/mosquittotest"
+	"github.com/cuasd/cuasd/internal/natstest"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
 
@@ -634,6 +637,46 @@ func embeddedFaults(t *testing.T, broker string, summary *strings.Builder) {
 	r.p.stop(20 * time.Second)
 }
 
+// feedConsumerHost names the server holding the fusion feed's consumer
+// of CUAS_RAW (an ordered consumer, one replica).
+func feedConsumerHost(ctx context.Context, t *testing.T, urls string) string {
+	nc, err := nats.Connect(urls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := natstest.ConsumerHost(ctx, js, "CUAS_RAW")
+	if err != nil || host == "" {
+		t.Fatalf("the fusion feed's consumer of CUAS_RAW: %q, %v", host, err)
+	}
+	return host
+}
+
+// cuasdNode names the node cuasd's connection is on.
+func cuasdNode(nodes []*natsNode) string {
+	for _, nd := range nodes {
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(fmt.Sprintf("http://127.0.0.1:%d/connz", nd.monitorPort))
+		if err != nil {
+			continue
+		}
+		var cz struct {
+			Connections []struct{ Name string }
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&cz)
+		resp.Body.Close()
+		for _, c := range cz.Connections {
+			if c.Name == "cuasd" {
+				return nd.name
+			}
+		}
+	}
+	return "?"
+}
+
 func clusterFault(t *testing.T, broker string, summary *strings.Builder) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -647,7 +690,22 @@ func clusterFault(t *testing.T, broker string, summary *strings.Builder) {
 	r.recovered(ctx, "cluster start", time.Now())
 
 	// Restart one node: stop it, wait, start it again on the same store.
-	n := nodes[0]
+	// The node is the one holding the fusion feed's consumer (an ordered
+	// consumer has one replica): the worst case, where nothing but its
+	// missing heartbeats tells cuasd that the consumer is gone — unless
+	// cuasd is connected to that node too (one time in three), and its
+	// reconnect re-creates the consumer.
+	host, conn := feedConsumerHost(ctx, t, urls), cuasdNode(nodes)
+	var n *natsNode
+	for _, nd := range nodes {
+		if nd.name == host {
+			n = nd
+		}
+	}
+	if n == nil {
+		t.Fatalf("the fusion feed's consumer is on %q, not a node of the cluster", host)
+	}
+	fmt.Fprintf(summary, "(b) restarting %s, which holds the fusion feed's consumer; cuasd is connected to %s\n", n.name, conn)
 	n.p.stop(10 * time.Second)
 	time.Sleep(5 * time.Second)
 	startNATSNode(t, dir, n)
