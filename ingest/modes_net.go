@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -32,23 +31,102 @@ const DefaultIdleTimeout = 10 * time.Minute
 var errIdle = errors.New("no data within the idle timeout")
 
 // idleConn fails a read that times out (the stream readers' flush
-// deadline) once nothing has arrived for idle.
+// deadline) once nothing has arrived for idle (never when idle is 0), and
+// tells its turn when it began waiting for data that has not come.
 type idleConn struct {
 	net.Conn
 	idle time.Duration
 	last time.Time
+	turn *connTurn
 }
 
 func (c *idleConn) Read(p []byte) (int, error) {
+	c.turn.waitingSince.CompareAndSwap(0, time.Now().UnixNano())
 	n, err := c.Conn.Read(p)
 	now := time.Now()
 	if n > 0 {
 		c.last = now
+		c.turn.waitingSince.Store(0)
 	}
-	if n == 0 && isTimeout(err) && now.Sub(c.last) > c.idle {
+	if n == 0 && isTimeout(err) && c.idle > 0 && now.Sub(c.last) > c.idle {
 		return 0, errIdle
 	}
 	return n, err
+}
+
+// A receiver that reconnects — a feeder or relay closing its connection
+// and opening a new one at once, re-sending its buffer or not — leaves
+// its old connection's last data in cuasd's socket buffer, still being
+// read, when the new connection is accepted. Served at once, the two
+// streams of one sensor interleave: its clock model sees the receiver's
+// time go back and forth (clock resets, positions refused as jumps, fixes
+// and SBS lines lost: TestDeliveryModesEqual's reconnect, 3 resets and
+// 40 % of the history lost). So a connection of a sensor being served
+// waits for its turn before it is read: until the connection before has
+// ended, or has waited settleQuiet for data that did not come (a
+// half-open connection whose peer is gone), or for at most settleMax (two
+// receivers behind one address, both live: then both are served, as
+// before, or the older closed on a named port).
+const (
+	settleQuiet = time.Second
+	settleMax   = 10 * time.Second
+)
+
+// connTurn is a served connection as the next connection of its sensor
+// waits for it.
+type connTurn struct {
+	done chan struct{} // closed when the connection has been read to its end
+	// waitingSince is when its reads began waiting for data that has not
+	// come (Unix ns; 0 while data comes).
+	waitingSince atomic.Int64
+}
+
+// settled waits until t's connection has ended or is quiet, settleMax or
+// ctx has passed.
+func (t *connTurn) settled(ctx context.Context) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	limit := time.NewTimer(settleMax)
+	defer limit.Stop()
+	for {
+		if w := t.waitingSince.Load(); w != 0 && time.Since(time.Unix(0, w)) >= settleQuiet {
+			return
+		}
+		select {
+		case <-t.done:
+			return
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// nextTurn registers a connection of the sensor name, in the order the
+// connections were accepted, and returns its turn and the turn of the
+// connection before it (nil if none is served), whose settling it waits
+// for.
+func (l *ModeSListener) nextTurn(name string) (t, prev *connTurn) {
+	t = &connTurn{done: make(chan struct{})}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.turns == nil {
+		l.turns = map[string]*connTurn{}
+	}
+	prev, l.turns[name] = l.turns[name], t
+	return t, prev
+}
+
+// endTurn ends a connection's turn.
+func (l *ModeSListener) endTurn(name string, t *connTurn) {
+	close(t.done)
+	l.mu.Lock()
+	if l.turns[name] == t {
+		delete(l.turns, name)
+	}
+	l.mu.Unlock()
 }
 
 // ModeSListener accepts Beast or AVR receivers that push to cuasd (readsb's
@@ -87,6 +165,8 @@ type ModeSListener struct {
 	replaced atomic.Uint64
 	// Without Fixed, the connections being served per sensor name.
 	names map[string]int
+	// The newest connection of each sensor name, which the next waits for.
+	turns map[string]*connTurn
 }
 
 // ListenModeS binds addr now, so that an address in use is a start-up
@@ -152,39 +232,55 @@ func (l *ModeSListener) Run(ctx context.Context, sink Sink, rep lifecycle.Report
 		}
 		l.active.Add(1)
 		wg.Add(1)
+		// The turn is taken here, in the order of the connections, not by
+		// their goroutines, which may run in either order.
+		name, peer := l.sensorOf(conn)
+		turn, prev := l.nextTurn(name)
 		go func() {
 			defer wg.Done()
 			defer l.active.Add(-1)
-			l.serve(ctx, conn, sink)
+			defer l.endTurn(name, turn)
+			if prev != nil {
+				prev.settled(ctx)
+			}
+			l.serve(ctx, conn, sink, name, peer, turn)
 		}()
 	}
 }
 
-// serve reads one receiver connection until it ends or ctx does.
-func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink) {
-	defer conn.Close()
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	context.AfterFunc(cctx, func() { conn.Close() })
-	peer := conn.RemoteAddr().String()
+// sensorOf is the sensor name of a connection (Fixed, or named after its
+// peer's address) and the peer.
+func (l *ModeSListener) sensorOf(conn net.Conn) (name, peer string) {
+	peer = conn.RemoteAddr().String()
+	if l.Fixed != "" {
+		return l.Fixed, peer
+	}
 	host, _, err := net.SplitHostPort(peer)
 	if err != nil {
 		host = peer
 	}
-	name := PeerSensor(l.Sensor, host)
+	return PeerSensor(l.Sensor, host), peer
+}
+
+// serve reads one receiver connection, the sensor name's, until it ends
+// or ctx does.
+func (l *ModeSListener) serve(ctx context.Context, conn net.Conn, sink Sink, name, peer string, turn *connTurn) {
+	defer conn.Close()
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	context.AfterFunc(cctx, func() { conn.Close() })
 	if l.Fixed != "" {
-		name = l.Fixed
 		defer l.serveOnly(conn, peer)()
 	} else {
 		defer l.countName(name, peer)()
 	}
 	s := &ModeSStream{Format: l.Format, Sensor: name, Adapter: string(l.Format) + "-listen", Pub: sink, Log: l.Log, Clock: l.Clock}
 	l.Log.Info("Mode S receiver connected", "format", l.Format, "peer", peer, "sensor", s.Sensor)
-	var r io.Reader = conn
-	if l.IdleTimeout >= 0 {
-		r = &idleConn{Conn: conn, idle: cmp.Or(l.IdleTimeout, DefaultIdleTimeout), last: time.Now()}
+	r := &idleConn{Conn: conn, idle: cmp.Or(l.IdleTimeout, DefaultIdleTimeout), last: time.Now(), turn: turn}
+	if l.IdleTimeout < 0 {
+		r.idle = 0
 	}
-	err = s.Run(cctx, r)
+	err := s.Run(cctx, r)
 	if errors.Is(err, errIdle) {
 		l.idled.Add(1)
 	}

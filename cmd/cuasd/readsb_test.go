@@ -130,6 +130,13 @@ func startDump1090(t *testing.T, dir string) (bi, sbsOut, bo string) {
 // its timestamp is due at feedSpeed times the original pace.
 func feedPaced(t *testing.T, capture []byte, conns []net.Conn) {
 	t.Helper()
+	feedPacedAt(t, capture, feedSpeed, conns)
+}
+
+// feedPacedAt writes the Beast capture to every connection, each record
+// when its timestamp is due at speed times the original pace.
+func feedPacedAt(t *testing.T, capture []byte, speed float64, conns []net.Conn) {
+	t.Helper()
 	var f adsb.BeastFrame
 	var first uint64
 	start := time.Now()
@@ -151,7 +158,7 @@ func feedPaced(t *testing.T, capture []byte, conns []net.Conn) {
 			if first == 0 {
 				first = f.Timestamp
 			}
-			due := time.Duration(float64(f.Timestamp-first) / 12e6 / feedSpeed * float64(time.Second))
+			due := time.Duration(float64(f.Timestamp-first) / 12e6 / speed * float64(time.Second))
 			if wait := due - time.Since(start); wait > 10*time.Millisecond {
 				flush(off)
 				time.Sleep(wait)

@@ -61,8 +61,8 @@ func checkResend(t *testing.T, capture, sent []byte, listen string) {
 	if again.resets != 0 {
 		t.Errorf("the re-send counted %d clock resets", again.resets)
 	}
-	if again.sbsLines != once.sbsLines {
-		t.Errorf("SBS: %d lines with the re-send, %d sent once", again.sbsLines, once.sbsLines)
+	if len(again.sbs) != len(once.sbs) {
+		t.Errorf("SBS: %d lines with the re-send, %d sent once", len(again.sbs), len(once.sbs))
 	}
 	if again.resent+again.duplicates != once.duplicates+uint64(modeSFrames(resent)) {
 		t.Errorf("%d frames dropped as re-sent and %d as duplicates; sent once %d duplicates, and %d Mode S frames were re-sent",
@@ -84,32 +84,67 @@ func checkResend(t *testing.T, capture, sent []byte, listen string) {
 	}
 }
 
-// resendResult is what one run of TestReconnectResendEqualsOnce ends with.
-type resendResult struct {
-	tracks                     map[string]resendTrack
-	sbsLines                   int
+// deliveryResult is what a cuasd fed the capture one way ends with: each
+// aircraft's track and history, the MSG lines an --sbs-listen client
+// read, and the sensor clock's counts.
+type deliveryResult struct {
+	tracks                     map[string]deliveredTrack
+	sbs                        []string
 	resets, resent, duplicates uint64
 }
 
-type resendTrack struct {
+// deliveredTrack is one aircraft's live track (/v1/tracks/ID) and history.
+type deliveredTrack struct {
 	pos      [2]float64
+	altM     *float64
 	warnings []string
 	history  [][2]float64
+	times    []time.Time
 }
 
-// resendRun starts cuasd with --beast-listen listen, sends each part of the capture on its own
-// connection to --beast-listen (waiting until every Mode S frame of a
-// part is accounted for, decoded, rejected or dropped, before the next
-// connection), and returns the tracks, histories, SBS lines and counts.
-func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) resendResult {
+// servedInputs are the inputs of a running cuasd serve and its metrics.
+type servedInputs struct {
+	beast, natsURL, metrics string
+}
+
+// resendRun starts cuasd with --beast-listen listen and sends each part
+// of the capture on its own connection to it, waiting until every Mode S
+// frame of a part is accounted for, decoded, rejected or dropped, before
+// the next connection.
+func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) deliveryResult {
+	t.Helper()
+	return deliveryRun(t, capture, listen, func(in servedInputs) {
+		want := 0
+		for _, p := range parts {
+			c := dialRetry(t, in.beast)
+			if _, err := c.Write(p); err != nil {
+				t.Fatal(err)
+			}
+			c.Close() // the connection drops
+			want += modeSFrames(p)
+			waitFramesAccounted(t, in.metrics, want)
+		}
+	})
+}
+
+// deliveryRun starts cuasd serve with a Beast input (--beast-listen
+// listen), NATS and an SBS client, has deliver feed it the capture and
+// wait until every Mode S frame delivered is accounted for, and returns
+// the tracks, histories, SBS lines and counts of the capture's aircraft
+// (lastPositions).
+func deliveryRun(t *testing.T, capture []byte, listen string, deliver func(servedInputs)) deliveryResult {
 	t.Helper()
 	cSBS := freeAddr(t)
-	base, lines, stop := startServeLines(t, "--beast-listen", listen, "--track-ttl", "10m", "--sbs-listen", cSBS, "--readsb-drones=false")
+	base, lines, stop := startServeLines(t, "--beast-listen", listen, "--nats-listen", "127.0.0.1:0", "--track-ttl", "10m",
+		"--sbs-listen", cSBS, "--readsb-drones=false")
 	defer stop()
-	var bi string
+	var in servedInputs
 	for _, l := range lines {
 		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
-			bi = a
+			in.beast = a
+		}
+		if u, ok := strings.CutPrefix(l, "cuasd nats "); ok {
+			in.natsURL = u
 		}
 	}
 	s := dialRetry(t, cSBS)
@@ -117,36 +152,29 @@ func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) rese
 	col := collectConn(s)
 	time.Sleep(500 * time.Millisecond) // the SBS server registers its client just after accepting it
 	u, _ := url.Parse(base)
-	metricsURL := u.Scheme + "://" + u.Host + "/metrics"
-	want := 0
-	for _, p := range parts {
-		c := dialRetry(t, bi)
-		if _, err := c.Write(p); err != nil {
-			t.Fatal(err)
-		}
-		c.Close() // the connection drops
-		want += modeSFrames(p)
-		waitFramesAccounted(t, metricsURL, want)
-	}
-	out := resendResult{tracks: map[string]resendTrack{}}
+	in.metrics = u.Scheme + "://" + u.Host + "/metrics"
+	deliver(in)
+	out := deliveryResult{tracks: map[string]deliveredTrack{}}
 	for icao, pos := range lastPositions(capture) {
 		h := waitHistoryAt(t, base, "adsb:"+icao, pos)
 		var tr struct {
 			Lat, Lon float64
+			AltM     *float64 `json:"alt_m"`
 			Warnings []string `json:"warnings"`
 		}
 		_, body := get(t, base+"/v1/tracks/adsb:"+icao)
 		if err := json.Unmarshal(body, &tr); err != nil {
 			t.Fatal(err)
 		}
-		rt := resendTrack{pos: [2]float64{tr.Lat, tr.Lon}, warnings: tr.Warnings}
+		dt := deliveredTrack{pos: [2]float64{tr.Lat, tr.Lon}, altM: tr.AltM, warnings: tr.Warnings}
 		for _, p := range h.Points {
-			rt.history = append(rt.history, [2]float64{p.Lat, p.Lon})
+			dt.history = append(dt.history, [2]float64{p.Lat, p.Lon})
+			dt.times = append(dt.times, p.Time)
 		}
-		out.tracks[icao] = rt
+		out.tracks[icao] = dt
 	}
-	out.sbsLines = stableLines(col)
-	_, m := get(t, metricsURL)
+	out.sbs = stableLines(col)
+	_, m := get(t, in.metrics)
 	out.resets = uint64(metricSum(m, "cuasd_sensor_clock_resets_total"))
 	out.resent = uint64(metricSum(m, "cuasd_frames_resent_total"))
 	out.duplicates = uint64(metricSum(m, "cuasd_frames_duplicate_total"))
@@ -173,16 +201,21 @@ func waitFramesAccounted(t *testing.T, metricsURL string, want int) {
 	t.Fatalf("the decoder accounted for %d of %d frames", got, want)
 }
 
-// stableLines is the number of MSG lines collected once no more arrive
-// for a second.
-func stableLines(col *collector) int {
+// stableLines are the MSG lines collected once no more arrive for a
+// second.
+func stableLines(col *collector) []string {
 	n := -1
 	for {
-		got := len(msgLines(col.bytes()))
-		if got == n {
-			return n
+		var got []string
+		for _, l := range strings.Split(string(col.bytes()), "\n") {
+			if l = strings.TrimRight(l, "\r"); strings.HasPrefix(l, "MSG,") {
+				got = append(got, l)
+			}
 		}
-		n = got
+		if len(got) == n {
+			return got
+		}
+		n = len(got)
 		time.Sleep(time.Second)
 	}
 }
