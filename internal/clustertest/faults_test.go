@@ -35,9 +35,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cuasd/cuasd/decode/adsb"
 	"github.com/cuasd/cuasd/internal/mosquittotest"
 	"github.com/cuasd/cuasd/internal/natstest"
+	"github.com/cuasd/cuasd/internal/testcapture"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
 
@@ -247,31 +247,23 @@ func (r *rig) readSBS(ctx context.Context, addr string) {
 
 // pushBeast sends the shared Beast capture in 4 KiB chunks ten times a
 // second, again and again, reconnecting (a receiver's Beast push). Each
-// time round, its timestamps go on from where the last round's ended,
-// as a receiver's counter does: the same frames with the same timestamps
-// again would be a feeder re-sending them, which cuasd drops
-// (docs/design/time.md, "Re-sends").
+// time round, its timestamps go on from where the last round's ended, as
+// a receiver's counter does (testcapture.Continuation): the same frames
+// with the same timestamps again would be a feeder re-sending them,
+// which cuasd drops.
 func (r *rig) pushBeast(ctx context.Context, addr string) {
 	capture, err := os.ReadFile(filepath.Join(testshared.Dir(r.t), "data", "adsb", "beastblackbox_ulss7_2018-04-03.beast.bin"))
 	if err != nil {
 		r.t.Errorf("beast capture: %v", err)
 		return
 	}
-	var frames []adsb.BeastFrame
-	var first, last uint64
-	for f, err := range adsb.BeastFrames(capture) {
-		if err != nil {
-			break
-		}
-		if f.Timestamp != 0 && first == 0 {
-			first = f.Timestamp
-		}
-		last = max(last, f.Timestamp)
-		frames = append(frames, f)
+	cont, err := testcapture.Continue(capture, 12_000_000) // a second between rounds
+	if err != nil {
+		r.t.Errorf("beast capture: %v", err)
+		return
 	}
-	round := last - first + 12_000_000 // a second between rounds, in 12 MHz ticks
 	var data []byte
-	for k, off := uint64(0), 0; ctx.Err() == nil; {
+	for round, off := 0, 0; ctx.Err() == nil; {
 		c, err := net.DialTimeout("tcp", addr, 2*time.Second)
 		if err != nil {
 			time.Sleep(500 * time.Millisecond)
@@ -279,7 +271,8 @@ func (r *rig) pushBeast(ctx context.Context, addr string) {
 		}
 		for ctx.Err() == nil {
 			if off >= len(data) {
-				data, off, k = restamped(data[:0], frames, k*round), 0, k+1
+				data, _ = cont.Append(data[:0], round)
+				off, round = 0, round+1
 			}
 			_ = c.SetWriteDeadline(time.Now().Add(2 * time.Second))
 			n, err := c.Write(data[off:min(off+4096, len(data))])
@@ -292,18 +285,6 @@ func (r *rig) pushBeast(ctx context.Context, addr string) {
 		}
 		c.Close()
 	}
-}
-
-// restamped appends frames to b as Beast records, each timestamp (but a
-// missing one) moved by add.
-func restamped(b []byte, frames []adsb.BeastFrame, add uint64) []byte {
-	for _, f := range frames {
-		if f.Timestamp != 0 {
-			f.Timestamp += add
-		}
-		b = adsb.AppendBeast(b, &f)
-	}
-	return b
 }
 
 // subscribeEvents counts the JSON track events on NATS.

@@ -3,7 +3,6 @@ package pipelinebench
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cuasd/cuasd/decode/adsb"
+	"github.com/cuasd/cuasd/internal/testcapture"
 	"github.com/cuasd/cuasd/internal/testshared"
 )
 
@@ -42,7 +41,7 @@ func TestCompareWithDump1090(t *testing.T) {
 	// One continuous feed, not the same minute 200 times: repeated
 	// receiver timestamps are exact duplicates to cuasd since issue 30,
 	// and each repetition would look like a receiver restart.
-	data, frames, err := continuedCapture(capture, repeat, captureGap)
+	data, frames, err := testcapture.Continued(capture, repeat, captureGap)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,76 +70,10 @@ func (r result) line(frames int) string {
 		r.cpu.Round(time.Millisecond).String() + " CPU in " + r.wall.Round(time.Millisecond).String() + ")"
 }
 
-// captureGap is the receiver time (12 MHz ticks) continuedCapture puts
+// captureGap is the receiver time (12 MHz ticks) testcapture.Continued puts
 // between the last frame of one repetition and the first of the next:
 // 100 ms, a quiet moment on a receiver.
 const captureGap = 12_000_000 / 10
-
-// beastMask is the range of the Beast 48-bit timestamp.
-const beastMask = 1<<48 - 1
-
-// continuedCapture returns capture (a Beast stream of whole records)
-// repeated n times as one continuous live feed: repetition r is the
-// capture with every 12 MHz timestamp moved forward by r steps of the
-// capture's span plus gap ticks, modulo 2^48 as the receiver's counter
-// wraps. Repetition 0 is the capture's own bytes; a shifted timestamp
-// whose bytes now hold 0x1a is escaped again. It also returns the Mode S
-// records in the result. A capture with bytes outside records is refused:
-// it could not be re-encoded faithfully.
-func continuedCapture(capture []byte, n int, gap uint64) ([]byte, int, error) {
-	var recs []adsb.BeastFrame
-	for f, err := range adsb.BeastFrames(capture) {
-		if err != nil {
-			return nil, 0, fmt.Errorf("capture record %d: %w", len(recs), err)
-		}
-		recs = append(recs, f)
-	}
-	step := (beastSpan(recs) + gap) & beastMask
-	out := make([]byte, 0, len(capture)*n+len(capture)*n/64)
-	modeS := 0
-	for r := range n {
-		shift := uint64(r) * step
-		for _, f := range recs {
-			if f.Timestamp != 0 { // 0 is "no timestamp"; keep it so
-				f.Timestamp = (f.Timestamp + shift) & beastMask
-				if f.Timestamp == 0 {
-					f.Timestamp = 1 // one tick late rather than untimed
-				}
-			}
-			out = adsb.AppendBeast(out, &f)
-			if f.Type == adsb.BeastModeSShort || f.Type == adsb.BeastModeSLong {
-				modeS++
-			}
-		}
-	}
-	return out, modeS, nil
-}
-
-// beastSpan is the receiver time from the earliest to the latest
-// timestamp of recs, in ticks: the timestamps are followed in order,
-// a fall by more than half the counter's range being its wrap, so a
-// capture that crosses the wrap (or holds frames a little out of order)
-// has its true span.
-func beastSpan(recs []adsb.BeastFrame) uint64 {
-	var lo, hi, cur int64
-	var last uint64
-	started := false
-	for _, f := range recs {
-		if f.Timestamp == 0 {
-			continue
-		}
-		if started {
-			d := int64((f.Timestamp - last) & beastMask)
-			if d > beastMask/2 {
-				d -= beastMask + 1 // backwards, not a wrap
-			}
-			cur += d
-		}
-		started, last = true, f.Timestamp
-		lo, hi = min(lo, cur), max(hi, cur)
-	}
-	return uint64(hi - lo)
-}
 
 func runCuasd(t *testing.T, data []byte, frames int) result {
 	t.Helper()

@@ -7,6 +7,7 @@
 package testcapture
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"testing"
@@ -184,4 +185,96 @@ func WithParity(f []byte, ap uint32) []byte {
 	p := adsb.CRC24(f[:n-3]) ^ ap
 	f[n-3], f[n-2], f[n-1] = byte(p>>16), byte(p>>8), byte(p)
 	return f
+}
+
+// beastMask is the range of the Beast 48-bit timestamp.
+const beastMask = 1<<48 - 1
+
+// Continuation is a Beast capture to be sent again and again as one
+// continuous live feed: repetition r is the capture with every 12 MHz
+// timestamp moved forward by r steps of the capture's span plus a gap,
+// modulo 2^48 as the receiver's counter wraps. The same frames with the
+// same timestamps sent again would be a feeder re-sending them, which
+// cuasd drops (docs/design/time.md, "Re-sends").
+type Continuation struct {
+	recs []adsb.BeastFrame
+	step uint64
+}
+
+// Continue reads capture (a Beast stream of whole records) for
+// repetitions gap ticks apart. A capture with bytes outside records is
+// refused: it could not be re-encoded faithfully.
+func Continue(capture []byte, gap uint64) (*Continuation, error) {
+	var recs []adsb.BeastFrame
+	for f, err := range adsb.BeastFrames(capture) {
+		if err != nil {
+			return nil, fmt.Errorf("capture record %d: %w", len(recs), err)
+		}
+		recs = append(recs, f)
+	}
+	return &Continuation{recs: recs, step: (beastSpan(recs) + gap) & beastMask}, nil
+}
+
+// Append appends repetition r to b, a shifted timestamp whose bytes now
+// hold 0x1a escaped again (repetition 0 is the capture's own bytes), and
+// returns it with the number of Mode S records appended.
+func (c *Continuation) Append(b []byte, r int) ([]byte, int) {
+	shift := uint64(r) * c.step
+	modeS := 0
+	for _, f := range c.recs {
+		if f.Timestamp != 0 { // 0 is "no timestamp"; keep it so
+			f.Timestamp = (f.Timestamp + shift) & beastMask
+			if f.Timestamp == 0 {
+				f.Timestamp = 1 // one tick late rather than untimed
+			}
+		}
+		b = adsb.AppendBeast(b, &f)
+		if f.Type == adsb.BeastModeSShort || f.Type == adsb.BeastModeSLong {
+			modeS++
+		}
+	}
+	return b, modeS
+}
+
+// Continued returns capture's first n repetitions (Continue) as one
+// stream, and the Mode S records in it.
+func Continued(capture []byte, n int, gap uint64) ([]byte, int, error) {
+	c, err := Continue(capture, gap)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]byte, 0, len(capture)*n+len(capture)*n/64)
+	modeS := 0
+	for r := range n {
+		var k int
+		out, k = c.Append(out, r)
+		modeS += k
+	}
+	return out, modeS, nil
+}
+
+// beastSpan is the receiver time from the earliest to the latest
+// timestamp of recs, in ticks: the timestamps are followed in order,
+// a fall by more than half the counter's range being its wrap, so a
+// capture that crosses the wrap (or holds frames a little out of order)
+// has its true span.
+func beastSpan(recs []adsb.BeastFrame) uint64 {
+	var lo, hi, cur int64
+	var last uint64
+	started := false
+	for _, f := range recs {
+		if f.Timestamp == 0 {
+			continue
+		}
+		if started {
+			d := int64((f.Timestamp - last) & beastMask)
+			if d > beastMask/2 {
+				d -= beastMask + 1 // backwards, not a wrap
+			}
+			cur += d
+		}
+		started, last = true, f.Timestamp
+		lo, hi = min(lo, cur), max(hi, cur)
+	}
+	return uint64(hi - lo)
 }
