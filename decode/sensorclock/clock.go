@@ -207,11 +207,17 @@ type Model struct {
 	// hiUTC is the newest UTC time a GPS-timed sensor gave (resentUTC).
 	hiUTC int64
 	dups  dupCache
-	// Counts of what the model saw, for metrics. Invalid counts GPS
-	// timestamps that are no time of day (timed by their arrival);
-	// Resent frames judged re-sent (Judge; a frame whose Map or Frame
-	// raised it is not to be decoded), and ResentLive those of them found
-	// afterwards to be a restarted receiver's.
+	// Counts is what the model saw, for metrics.
+	Counts
+}
+
+// Counts are what a model saw, for metrics: a caller takes a copy before
+// a message and counts the difference after it. Invalid counts GPS
+// timestamps that are no time of day (timed by their arrival); Resent
+// frames judged re-sent (Judge; a frame whose Map or Frame raised it is
+// not to be decoded), and ResentLive those of them found afterwards to be
+// a restarted receiver's.
+type Counts struct {
 	Resets, Wraps, Held, Duplicates, Invalid, Resent, ResentLive uint64
 }
 

@@ -91,7 +91,7 @@ func (d *msgDecoder) decodeMessage(framing string, data []byte, meta Meta, m *Me
 		d.timedFrames = d.timedFrames[:0]
 		d.gatherS = d.modeS.active()
 		d.modeSBatch.Frames = d.modeSBatch.Frames[:0]
-		before := *d.cur
+		before := d.cur.Counts
 		bucket, limited := d.bucket(meta), 0
 		d.scratch, err = bus.EachFrameTS(framing, data, d.scratch, func(k int, ts uint64, frame []byte) error {
 			if bucket != nil && bucket.Take(d.limits.Limits(), len(frame), meta.StoredUnixNano) != "" {
@@ -193,8 +193,8 @@ func futureRecv(meta Meta) string {
 
 // count adds what the sensor's clock model found in a message (its
 // counts now against before) to the metrics: duplicates, clock resets,
-// and timestamps that cannot be the clock the input names.
-func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, before *sensorclock.Model) {
+// timestamps that cannot be the clock the input names, re-sent frames.
+func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, before *sensorclock.Counts) {
 	for _, c := range []struct {
 		vec    *prometheus.CounterVec
 		n, was uint64
