@@ -256,11 +256,12 @@ func TestAppendMsgAllocatesNothing(t *testing.T) {
 	// AllocsPerRun counts the whole process's allocations. Under the race
 	// detector a few (9-11) now and then land in a run that are not the
 	// encoder's: in 2-3 of 10 race runs, whatever it decoded, and none
-	// when run again. The encoder's own are the same in every run, so
-	// the fewest of three runs is what it allocates.
+	// when run again (and, on a loaded machine, in all three runs once
+	// in make test). The encoder's own are the same in every run, so the
+	// fewest of up to ten runs is what it allocates.
 	lines := 0
 	allocs := math.Inf(1)
-	for range 3 {
+	for i := 0; i < 10 && allocs != 0; i++ {
 		allocs = min(allocs, testing.AllocsPerRun(1, func() {
 			for _, m := range msgs {
 				buf, _ = e.AppendMsg(buf[:0], m, now)
