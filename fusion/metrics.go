@@ -32,6 +32,7 @@ type storeCollector struct {
 	s       *Store
 	active  *prometheus.Desc
 	dropped *prometheus.Desc
+	skipped *prometheus.Desc
 }
 
 func newStoreCollector(s *Store) prometheus.Collector {
@@ -39,15 +40,23 @@ func newStoreCollector(s *Store) prometheus.Collector {
 		s:       s,
 		active:  prometheus.NewDesc("cuasd_tracks_active", "Live tracks, by protocol (a fused track counts once per protocol).", []string{"protocol"}, nil),
 		dropped: prometheus.NewDesc("cuasd_observations_dropped_total", "Observations not applied to a track, by reason.", []string{"reason"}, nil),
+		skipped: prometheus.NewDesc("cuasd_positions_skipped_total", "Positions that were no new fix of their track, by reason: heard_again (another receiver's copy of a transmission already applied), older (older than the track's position: heard late).", []string{"reason"}, nil),
 	}
 }
 
-func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.active; ch <- c.dropped }
+func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.active
+	ch <- c.dropped
+	ch <- c.skipped
+}
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for p, n := range c.s.CountByProtocol() {
 		ch <- prometheus.MustNewConstMetric(c.active, prometheus.GaugeValue, float64(n), p)
 	}
 	for r, n := range c.s.Dropped() {
 		ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(n), r)
+	}
+	for r, n := range c.s.Skipped() {
+		ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(n), r)
 	}
 }

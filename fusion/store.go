@@ -74,6 +74,8 @@ type Store struct {
 	clocks map[string]int64
 	// dropped counts observations that could not be applied, by reason.
 	dropped map[string]uint64
+	// skipped counts positions that were no new fix, by skipReason.
+	skipped [skipReasons]uint64
 	version uint64
 	// fixFeeds hear every accepted fix (FeedFixes); fix is the one value
 	// handed to them, reused under mu: a fresh Fix per fix escaped to the
@@ -336,6 +338,9 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 	if i := protoIndex(t.lastProto); i >= 0 {
 		t.protoPos[i].t, t.protoPos[i].lat, t.protoPos[i].lon = recv, lat, lon
 	}
+	if s.skipPosition(t, at, lat, lon) {
+		return false
+	}
 	if s.implausibleJump(t, at, lat, lon) && !s.reacquire(t, at, lat, lon) {
 		t.cpr.rejected++
 		// One fixed text (no formatting on this path, which a spoofer
@@ -344,8 +349,8 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 		t.addWarning("implausible position jump rejected (faster than the plausible maximum speed)")
 		return false
 	}
-	t.hasPos, t.lat, t.lon, t.posMethod = true, lat, lon, method
-	t.notePosTime(at)
+	t.hasPos, t.lat, t.lon, t.posMethod, t.posSource = true, lat, lon, method, at.Source
+	t.notePosTime(at, lat, lon)
 	p := Point{T: recv, Lat: lat, Lon: lon}
 	if t.hasAlt {
 		p.Alt, p.HasAlt = float32(t.alt), true
@@ -364,25 +369,61 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 	if !t.hasPos || t.histTotal == 0 {
 		return false
 	}
-	last := t.lastPoint()
-	dt := float64(at.UnixNano-last.T) / 1e9
-	if c := t.cpr; c != nil && c.posT.UnixNano == last.T && c.posT.Clock != 0 {
-		dt = float64(sensorclock.Since(c.posT, at)) / 1e9
-	}
-	d := gate.Distance(gate.Point{Lat: last.Lat, Lon: last.Lon}, gate.Point{Lat: lat, Lon: lon})
+	refLat, refLon, since := t.jumpReference(at)
+	dt := float64(since) / 1e9
+	d := gate.Distance(gate.Point{Lat: refLat, Lon: refLon}, gate.Point{Lat: lat, Lon: lon})
 	// Allow 1 km of slack for the position quantisation of the protocols
 	// and receiver clock jitter.
 	return d > 1000 && (dt <= 0 || d/dt > s.cfg.MaxSpeedMps)
 }
 
+// skipPosition reports, and counts, a position that is no new fix of t:
+// late, or the same position at the same time (another receiver's copy of
+// one message, timed by the message itself, as Remote ID is).
+func (s *Store) skipPosition(t *track, at sensorclock.Time, lat, lon float64) bool {
+	if t.late(at) {
+		s.skipped[skipOlder]++
+		return true
+	}
+	if t.hasPos && t.histTotal > 0 {
+		if last := t.lastPoint(); last.T == at.UnixNano && last.Lat == lat && last.Lon == lon {
+			s.skipped[skipHeardAgain]++
+			return true
+		}
+	}
+	return false
+}
+
+// late reports whether a position at at is older than the track's last
+// accepted one: heard late (a slower receiver, a feeder's buffer after a
+// reconnect, another protocol lagging). It is no new fix: the track's
+// position is its newest, and history is in time order. A last position
+// timed by its arrival was heard some time before that: it makes no
+// position timed by a clock since look late.
+func (t *track) late(at sensorclock.Time) bool {
+	return t.hasPos && t.histTotal > 0 && t.posSource != sensorclock.Arrival && t.sinceLastPosition(at) < 0
+}
+
+// sinceLastPosition is the time from the track's last accepted position
+// to at (t.hasPos): by the receiver's clock when both were timed on the
+// same epoch of one, by their UTC times otherwise.
+func (t *track) sinceLastPosition(at sensorclock.Time) int64 {
+	last := t.lastPoint()
+	if c := t.cpr; c != nil && c.posT.UnixNano == last.T && c.posT.Clock != 0 {
+		return sensorclock.Since(c.posT, at)
+	}
+	return at.UnixNano - last.T
+}
+
 // notePosTime remembers the time of the position just accepted, by
 // which the next one's jump is judged, and forgets a reacquire candidate.
-func (t *track) notePosTime(at sensorclock.Time) {
+func (t *track) notePosTime(at sensorclock.Time, lat, lon float64) {
 	if at.Clock != 0 {
 		if t.cpr == nil {
 			t.cpr = &cprState{} // once per track with a sensor clock
 		}
 		t.cpr.posT, t.cpr.posSensor, t.cpr.cand = at, t.lastSensor, sensorclock.Time{}
+		t.cpr.noteOnClock(at, lat, lon)
 	} else if t.cpr != nil {
 		t.cpr.posT, t.cpr.posSensor, t.cpr.cand = sensorclock.Time{}, "", sensorclock.Time{}
 	}
@@ -444,10 +485,9 @@ func (s *Store) resolveCPR(t *track, o *decode.Observation, at sensorclock.Time)
 		t.cpr = &cprState{}
 	}
 	c := t.cpr
-	f := cprFrame{lat: o.CPRLat, lon: o.CPRLon, surface: o.CPRSurface}
-	if t.adsb != nil && o.PosTypeCode != 0 {
-		f.hasNIC = true
-		f.nic, f.rc = t.adsb.frameNIC(o.PosTypeCode, o.NICB)
+	f, ok := s.newCPRFrame(t, o, at)
+	if !ok {
+		return false
 	}
 	if o.CPROdd {
 		c.odd, c.oddT, c.hasOdd = f, at, true
@@ -468,6 +508,27 @@ func (s *Store) resolveCPR(t *track, o *decode.Observation, at sensorclock.Time)
 		}
 	}
 	return false
+}
+
+// newCPRFrame is o's compact position report as t.cpr keeps it, and
+// whether it is new: not another receiver's copy of a report already
+// heard, nor late (then not kept for pairing either: the newer frame of
+// its parity already is). What is not new is counted.
+func (s *Store) newCPRFrame(t *track, o *decode.Observation, at sensorclock.Time) (cprFrame, bool) {
+	f := cprFrame{lat: o.CPRLat, lon: o.CPRLon, surface: o.CPRSurface}
+	if t.adsb != nil && o.PosTypeCode != 0 {
+		f.hasNIC = true
+		f.nic, f.rc = t.adsb.frameNIC(o.PosTypeCode, o.NICB)
+	}
+	if t.cpr.heardAgain(f, o.CPROdd, o.Sensor, at) {
+		s.skipped[skipHeardAgain]++
+		return f, false
+	}
+	if t.late(at) {
+		s.skipped[skipOlder]++
+		return f, false
+	}
+	return f, true
 }
 
 // positionFix records the issue 21 state of a position decoded from CPR.
@@ -658,6 +719,20 @@ func (s *Store) CountByProtocol() map[string]int {
 		for _, p := range t.protocols.list() {
 			out[p]++
 		}
+	}
+	return out
+}
+
+// Skipped returns the counts of positions that were no new fix of their
+// track, by reason: "heard_again" (another receiver's copy of a
+// transmission already applied), "older" (older than the track's
+// position: heard late).
+func (s *Store) Skipped() map[string]uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]uint64, skipReasons)
+	for r, n := range s.skipped {
+		out[skipReason(r).String()] = n
 	}
 	return out
 }

@@ -102,6 +102,12 @@ type cprState struct {
 	// posSensor is the sensor that heard the position of posT: only its
 	// own clock's reset is reacquired across.
 	posSensor string
+	// heard are the last compact reports heard, by whom (heardAgain).
+	heard     [4]heardFrame
+	heardNext uint8
+	// onClock are the last positions accepted on each of the last four
+	// receiver clocks (jumpReference).
+	onClock [4]clockPosition
 }
 
 // track is the store's mutable record of one object. It is only touched
@@ -129,6 +135,8 @@ type track struct {
 	categoryKind          decode.CategoryKind
 	// timeSource is where the last observation's time came from (issue 30).
 	timeSource sensorclock.Source
+	// posSource is where the last accepted position's time came from.
+	posSource sensorclock.Source
 
 	sensors    []string
 	firstSeen  int64 // receive time
@@ -238,13 +246,6 @@ func (t *track) histNext() int { return int(t.histTotal % historyLen) }
 func (t *track) lastPoint() Point { return t.hist[(t.histNext()+historyLen-1)%historyLen] }
 
 func (t *track) pushHistory(p Point) {
-	// Collapse repeats of the same position and time.
-	if t.histTotal > 0 {
-		last := t.lastPoint()
-		if last.T == p.T && last.Lat == p.Lat && last.Lon == p.Lon {
-			return
-		}
-	}
 	t.hist[t.histNext()] = p
 	t.histTotal++
 }

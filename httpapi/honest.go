@@ -45,6 +45,9 @@ func honesty(signingMode string) Honesty {
 			"frames or arriving far faster than their timestamps advance) are dropped and counted (cuasd_frames_resent_total); " +
 			"a receiver restarting with its counter inside that span can lose up to 0.5 s of its frames, up to two minutes " +
 			"when its recording is replayed in a burst, counted in cuasd_frames_resent_live_total. " +
+			"A transmission several receivers hear is one position of its track: another receiver's copy of a position report " +
+			"heard within 2 s, and a position older than the track's newest (a slower receiver), are skipped and counted " +
+			"(cuasd_positions_skipped_total); a frame only a slower receiver heard is lost when a newer one came first. " +
 			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
 			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed. " +
 			"Where three or more receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +

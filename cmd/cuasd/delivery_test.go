@@ -20,10 +20,17 @@ import (
 // (at pacedSpeed times its speed), in one burst to --beast-listen, with
 // the connection dropped near the end and a new one re-sending thousands
 // of records before the rest, and by `cuasd replay --max --capture-time`
-// over NATS. Against the paced run, every other must give every aircraft
-// the same final position and altitude, none flagged implausible, the
-// same history points in the same order, and the same SBS lines for each
-// aircraft in the same order.
+// over NATS; and paced to three receivers at once (three named Beast
+// inputs hearing the same transmissions, as a multilateration network's
+// do). Against the paced run, every other must give every aircraft the
+// same final position and altitude, none flagged implausible, the same
+// history points in the same order, and the same SBS lines for each
+// aircraft in the same order: with three receivers, SBS writes every
+// receiver's copy of a message, as readsb does (docs/READSB.md), so each
+// line three times, while a track, its history and every output fed
+// fixes take each transmission once (before, history held each position
+// three times and tracks were flagged: TestEveryReceiversCopyIsOneFix in
+// fusion).
 func TestDeliveryModesEqual(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping: feeds cuasd the 61 s capture four ways, once paced (-short)")
@@ -36,22 +43,27 @@ func TestDeliveryModesEqual(t *testing.T) {
 	const pacedSpeed = 4
 	offs := recordOffsets(capture)
 	cut, resend := len(offs)-1_000, 6_000
+	const receivers = 3
 	modes := []struct {
 		name    string
 		deliver func(t *testing.T, in servedInputs)
+		// listens are the --beast-listen flags (nil: one, unnamed), and
+		// copies how many receivers hear each frame.
+		listens []string
+		copies  int
 	}{
 		{fmt.Sprintf("paced x%d", pacedSpeed), func(t *testing.T, in servedInputs) {
 			c := dialRetry(t, in.beast)
 			defer c.Close()
 			feedPacedAt(t, capture, pacedSpeed, []net.Conn{c})
-		}},
+		}, nil, 1},
 		{"burst", func(t *testing.T, in servedInputs) {
 			c := dialRetry(t, in.beast)
 			defer c.Close()
 			if _, err := c.Write(capture); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, nil, 1},
 		{"reconnect", func(t *testing.T, in servedInputs) {
 			for _, p := range [][]byte{capture[:offs[cut]], capture[offs[cut-resend]:]} {
 				c := dialRetry(t, in.beast)
@@ -60,20 +72,33 @@ func TestDeliveryModesEqual(t *testing.T) {
 				}
 				c.Close()
 			}
-		}},
+		}, nil, 1},
 		{"replay --max", func(t *testing.T, in servedInputs) {
 			if err := run(t.Context(), []string{"replay", file, "--format", "beast", "--nats-url", in.natsURL, "--max", "--capture-time"},
 				func(string) string { return "" }, io.Discard, io.Discard); err != nil {
 				t.Fatal(err)
 			}
-		}},
+		}, nil, 1},
+		{fmt.Sprintf("%d receivers paced x%d", receivers, pacedSpeed), func(t *testing.T, in servedInputs) {
+			var conns []net.Conn
+			for _, a := range in.beasts {
+				c := dialRetry(t, a)
+				defer c.Close()
+				conns = append(conns, c)
+			}
+			feedPacedAt(t, capture, pacedSpeed, conns)
+		}, []string{"127.0.0.1:0?sensor=rx1", "127.0.0.1:0?sensor=rx2", "127.0.0.1:0?sensor=rx3"}, receivers},
 	}
 	want := modeSFrames(capture) + modeSFrames(capture[offs[cut-resend]:offs[cut]])
 	var ref deliveryResult
 	for i, m := range modes {
-		got := deliveryRun(t, capture, "127.0.0.1:0", func(in servedInputs) {
+		listens := m.listens
+		if listens == nil {
+			listens = []string{"127.0.0.1:0"}
+		}
+		got := deliveryRun(t, capture, listens, func(in servedInputs) {
 			m.deliver(t, in)
-			n := modeSFrames(capture)
+			n := modeSFrames(capture) * m.copies
 			if m.name == "reconnect" {
 				n = want
 			}
@@ -107,13 +132,14 @@ func TestDeliveryModesEqual(t *testing.T) {
 			ref = got
 			continue
 		}
-		compareDelivery(t, m.name, ref, got)
+		compareDelivery(t, m.name, ref, got, m.copies)
 	}
 }
 
 // compareDelivery reports where a delivery mode's tracks, histories and
-// SBS lines differ from the paced run's.
-func compareDelivery(t *testing.T, mode string, ref, got deliveryResult) {
+// SBS lines differ from the paced run's, whose SBS lines each receiver of
+// copies wrote once.
+func compareDelivery(t *testing.T, mode string, ref, got deliveryResult, copies int) {
 	t.Helper()
 	for _, icao := range sortedKeys(ref.tracks) {
 		r, g := ref.tracks[icao], got.tracks[icao]
@@ -128,6 +154,10 @@ func compareDelivery(t *testing.T, mode string, ref, got deliveryResult) {
 		}
 	}
 	rs, gs := sbsByAircraft(ref.sbs), sbsByAircraft(got.sbs)
+	if copies > 1 {
+		compareCopies(t, mode, rs, gs, copies)
+		return
+	}
 	for _, hex := range sortedKeys(rs) {
 		if !slices.Equal(rs[hex], gs[hex]) {
 			i := 0
@@ -141,6 +171,45 @@ func compareDelivery(t *testing.T, mode string, ref, got deliveryResult) {
 	for hex := range gs {
 		if _, ok := rs[hex]; !ok {
 			t.Errorf("%s: SBS lines for %s, none paced", mode, hex)
+		}
+	}
+}
+
+// compareCopies reports an aircraft whose SBS lines from copies receivers
+// are not copies times the paced run's of each message type, or whose
+// MSG,3 positions are not each the paced run's copies times. The lines
+// themselves may differ: a line carries what the aircraft's messages said
+// so far (its callsign, squawk), and which receiver's copy of a message
+// came first decides whether an earlier line had it yet. So may the count
+// of the Mode S replies' lines (MSG,5–8) by a few: a reply's address
+// comes from its parity, so it is written only for an aircraft a
+// squitter announced, and another receiver's copy of a reply heard before
+// the first squitter may arrive after one receiver's copy of it.
+func compareCopies(t *testing.T, mode string, rs, gs map[string][]string, copies int) {
+	t.Helper()
+	key := func(l string) string {
+		f := strings.Split(l, ",")
+		if len(f) != 22 {
+			return l
+		}
+		if f[1] == "3" {
+			return "MSG,3 at " + f[14] + "," + f[15]
+		}
+		return "MSG," + f[1]
+	}
+	for _, hex := range sortedKeys(rs) {
+		want := map[string]int{}
+		for _, l := range rs[hex] {
+			want[key(l)] += copies
+		}
+		for _, l := range gs[hex] {
+			want[key(l)]--
+		}
+		for k, n := range want {
+			if reply := k >= "MSG,5" && k <= "MSG,8"; n != 0 && !(reply && n < 0 && n >= -2*(copies-1)) {
+				t.Errorf("%s: SBS %s: %d lines, paced %d (%d receivers); %q %d times too few", mode, hex, len(gs[hex]), len(rs[hex]), copies, k, n)
+				break
+			}
 		}
 	}
 }

@@ -105,6 +105,9 @@ type deliveredTrack struct {
 // servedInputs are the inputs of a running cuasd serve and its metrics.
 type servedInputs struct {
 	beast, natsURL, metrics string
+	// beasts are every Beast input's address, in the order of the
+	// --beast-listen flags (beast is the first).
+	beasts []string
 }
 
 // resendRun starts cuasd with --beast-listen listen and sends each part
@@ -113,7 +116,7 @@ type servedInputs struct {
 // the next connection.
 func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) deliveryResult {
 	t.Helper()
-	return deliveryRun(t, capture, listen, func(in servedInputs) {
+	return deliveryRun(t, capture, []string{listen}, func(in servedInputs) {
 		want := 0
 		for _, p := range parts {
 			c := dialRetry(t, in.beast)
@@ -132,21 +135,25 @@ func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) deli
 // wait until every Mode S frame delivered is accounted for, and returns
 // the tracks, histories, SBS lines and counts of the capture's aircraft
 // (lastPositions).
-func deliveryRun(t *testing.T, capture []byte, listen string, deliver func(servedInputs)) deliveryResult {
+func deliveryRun(t *testing.T, capture []byte, listens []string, deliver func(servedInputs)) deliveryResult {
 	t.Helper()
 	cSBS := freeAddr(t)
-	base, lines, stop := startServeLines(t, "--beast-listen", listen, "--nats-listen", "127.0.0.1:0", "--track-ttl", "10m",
-		"--sbs-listen", cSBS, "--readsb-drones=false")
+	args := []string{"--nats-listen", "127.0.0.1:0", "--track-ttl", "10m", "--sbs-listen", cSBS, "--readsb-drones=false"}
+	for _, l := range listens {
+		args = append(args, "--beast-listen", l)
+	}
+	base, lines, stop := startServeLines(t, args...)
 	defer stop()
 	var in servedInputs
 	for _, l := range lines {
 		if a, ok := strings.CutPrefix(l, "cuasd adapter beast="); ok {
-			in.beast = a
+			in.beasts = append(in.beasts, a)
 		}
 		if u, ok := strings.CutPrefix(l, "cuasd nats "); ok {
 			in.natsURL = u
 		}
 	}
+	in.beast = in.beasts[0]
 	s := dialRetry(t, cSBS)
 	defer s.Close()
 	col := collectConn(s)
