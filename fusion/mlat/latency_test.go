@@ -177,3 +177,41 @@ func syncThroughLag(t *testing.T, rng *rand.Rand, flights []flight) (moving, pla
 	}
 	return moving, plain, tauErr
 }
+
+// TestLatencyFitMatchesReferenceLag cross-checks LatencyFit on the
+// reference sets' GPS-timed receptions (the network calibrated from the
+// other sets), each row's velocity from its aircraft's previous row as a
+// live network would have it, against the test's own measure of the
+// same lag (referenceLatency: a search along the track through the
+// aircraft's neighbouring rows, no solver). Per set, the fits' median
+// must lie within 0.05 s of the reference measure's median over the same
+// rows, and the two must agree row by row better than by chance
+// (Spearman z ≥ 3).
+func TestLatencyFitMatchesReferenceLag(t *testing.T) {
+	sens := loadSensors(t)
+	for _, set := range refSets {
+		rows := loadSet(t, set)
+		nw := calibrated(t, sens, set)
+		track := trackVelocities(rows, 300)
+		past := newPastVelocities()
+		var fit, ref []float64
+		var p Problem
+		for i := range rows {
+			vel := past.velocity(rows, i)
+			if vel == (Vec{}) || !track[i].ok || track[i].speed() < 50 || nw.Build(rowReceptions(&rows[i], gpsClock), &p) != nil {
+				continue
+			}
+			tau, sigma, ok := LatencyFit(&p, rows[i].truth(), vel)
+			rt, rms := referenceLatency(sens, &rows[i], track[i])
+			if ok && sigma <= latencyMaxSigmaS && rms < 100 {
+				fit, ref = append(fit, tau), append(ref, rt)
+			}
+		}
+		rho, z := spearmanZ(fit, ref)
+		mf, mr := percentile(append([]float64(nil), fit...), .5), percentile(append([]float64(nil), ref...), .5)
+		t.Logf("%s: %d rows, LatencyFit median %.3f s, reference measure %.3f s, Spearman ρ %.2f (z %.1f)", set, len(fit), mf, mr, rho, z)
+		if math.Abs(mf-mr) > 0.05 || z < 3 {
+			t.Errorf("%s: LatencyFit median %.3f s against %.3f s, z %.1f; want within 0.05 s and z ≥ 3", set, mf, mr, z)
+		}
+	}
+}
