@@ -81,7 +81,7 @@ func TestLatencyFitRecoversTheLag(t *testing.T) {
 //   - airway: every aircraft north of the sensors, eastbound. The lags
 //     push each pair's line the same way, Learn's sync carries that bias
 //     and its fixes err by it; LearnMoving's must be at least 10 % closer
-//     (15–31 % over six seeds), its latencies nearer the truth than
+//     (15–29 % over six seeds), its latencies nearer the truth than
 //     Learn's implicit zero (median error ≤ 0.75 × the latencies' median;
 //     0.1–0.6 over six seeds: a latency common to the traffic is barely
 //     observable on free-running clocks when it all flies one way).
