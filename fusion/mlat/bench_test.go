@@ -70,8 +70,9 @@ func BenchmarkGrouper(b *testing.B) {
 	}
 }
 
-// TestSolveAllocatesNothing: solving, verifying, syncing and filtering in
-// steady state allocate nothing.
+// TestSolveAllocatesNothing: solving, verifying, syncing (with and
+// without the latency estimate) and filtering in steady state allocate
+// nothing.
 func TestSolveAllocatesNothing(t *testing.T) {
 	nw, truth := squareNetwork(ClockGPS)
 	rx := exactRx(nw, truth, 1e9)
@@ -89,8 +90,26 @@ func TestSolveAllocatesNothing(t *testing.T) {
 		sv.Verify(&p, truth, VerifyConfig{}, &v)
 		k.Update(&f, 1)
 		n12.Learn(rx, truth)
+		n12.LearnMoving(0x3c6586, rx, truth, Vec{200})
 	})
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per run, want 0", allocs)
+	}
+}
+
+// BenchmarkLearnMoving is one ADS-B position syncing five free-running
+// sensors through LearnMoving: the receptions put on one time base, the
+// aircraft's latency fitted and the ten pairs fed the advanced position.
+func BenchmarkLearnMoving(b *testing.B) {
+	nw, truth := squareNetwork(Clock12MHz)
+	rx := exactRx(nw, truth, 1e9)
+	for i := 0; i < 8; i++ {
+		nw.Learn(rx, truth)
+	}
+	vel := GroundVelocity(47.2, 8.3, 230, 70)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		nw.LearnMoving(0x3c6586, rx, truth, vel)
 	}
 }

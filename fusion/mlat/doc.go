@@ -18,6 +18,9 @@
 //     counters) from transmissions whose origin is known, the mlat-server
 //     approach: offset and drift per sensor pair, outlier rejection, a
 //     pair used only while its fit is good (sync.go).
+//   - Latency: each ADS-B aircraft's position latency measured from its
+//     receptions on the synced clocks, so the sync learns from positions
+//     advanced to the moment of transmission (latency.go).
 //   - Grouper: gathers receptions of the same transmission (same bytes)
 //     from different sensors (group.go).
 //   - Verify: compares the time differences a claimed position predicts

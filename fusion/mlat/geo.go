@@ -77,3 +77,13 @@ func Horizontal(a, b Vec) float64 {
 	d := b.sub(a)
 	return math.Hypot(d.dot(e), d.dot(n))
 }
+
+// GroundVelocity is the ECEF velocity, m/s, of a transmitter at (latDeg,
+// lonDeg) moving horizontally at speedMps along trackDeg (degrees
+// clockwise from true north): an ADS-B airborne velocity's ground speed
+// and track, for LearnMoving.
+func GroundVelocity(latDeg, lonDeg, speedMps, trackDeg float64) Vec {
+	e, n, _ := enuAt(latDeg, lonDeg)
+	s, c := math.Sincos(trackDeg * math.Pi / 180)
+	return e.scale(speedMps * s).add(n.scale(speedMps * c))
+}

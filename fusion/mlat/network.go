@@ -38,6 +38,9 @@ type Network struct {
 	// delays holds the GPS-timed sensors' learned delays (calib.go),
 	// indexed like Sensors.
 	delays []sensorDelay
+	// lat holds the ADS-B aircraft's estimated position latencies
+	// (latency.go).
+	lat latencies
 	// lightMarginM is the slack, metres, allowed beyond the light-time
 	// between two sensors before their times are called inconsistent.
 	lightMarginM float64
@@ -218,9 +221,17 @@ func (nw *Network) consistent(p *Problem) error {
 // known (an ADS-B position): every pair of receptions with at least one
 // free-running clock gives a point, and three or more GPS-timed
 // receptions calibrate their sensors' delays. It returns how many sync
-// points were accepted.
+// points were accepted. An ADS-B position lags its transmission by the
+// aircraft's avionics latency; LearnMoving, given the aircraft's
+// velocity, measures that latency and syncs from the advanced position.
 func (nw *Network) Learn(rx []Reception, pos Vec) int {
 	nw.learnDelays(rx, pos)
+	return nw.learnSync(rx, pos)
+}
+
+// learnSync feeds the free-running pairs' sync from a transmission whose
+// origin is pos.
+func (nw *Network) learnSync(rx []Reception, pos Vec) int {
 	n := 0
 	for i := range rx {
 		a := nw.sensor(rx[i].Sensor)

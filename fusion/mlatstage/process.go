@@ -117,9 +117,10 @@ func (s *Stage) locate(addr uint32, icao string, arrival int64) {
 }
 
 // verify checks an ADS-B position claim against the times, and syncs the
-// free-running clocks from it unless it was contradicted.
+// free-running clocks from it (advanced by the aircraft's measured
+// latency, mlat.Network.LearnMoving) unless it was contradicted.
 func (s *Stage) verify(m *adsb.Message, icao string, arrival int64) {
-	claim, ok := s.claim(m, icao)
+	claim, vel, ok := s.claim(m, icao)
 	if !ok {
 		s.refuse(mlat.ReasonNone)
 		return
@@ -131,7 +132,7 @@ func (s *Stage) verify(m *adsb.Message, icao string, arrival int64) {
 		s.sv.Verify(&s.prob, claim, mlat.VerifyConfig{}, &v)
 	}
 	if v.Status != mlat.Contradicted {
-		s.nw.Learn(s.rx, claim)
+		s.nw.LearnMoving(m.Address, s.rx, claim, vel)
 	}
 	s.m.verdicts.WithLabelValues(v.Status.String()).Inc()
 	if v.Reason != mlat.ReasonNone {
@@ -144,17 +145,22 @@ func (s *Stage) verify(m *adsb.Message, icao string, arrival int64) {
 
 // claim decodes the message's claimed position against the aircraft's
 // track (local CPR decoding needs a reference within 180 NM; the track's
-// broadcast position is one).
-func (s *Stage) claim(m *adsb.Message, icao string) (mlat.Vec, bool) {
+// broadcast position is one), with the track's velocity (its ADS-B
+// airborne velocity; the zero Vec when it has none), by which the sync
+// advances the claim over the aircraft's position latency.
+func (s *Stage) claim(m *adsb.Message, icao string) (pos, vel mlat.Vec, ok bool) {
 	t, ok := s.store.Get("adsb:" + icao)
 	if !ok || !t.HasPosition || t.PositionMethod == fusion.PositionMLAT {
-		return mlat.Vec{}, false
+		return mlat.Vec{}, mlat.Vec{}, false
 	}
 	lat, lon, err := adsb.CPRLocalAirborne(m.CPR, t.Lat, t.Lon)
 	if err != nil {
-		return mlat.Vec{}, false
+		return mlat.Vec{}, mlat.Vec{}, false
 	}
-	return mlat.ECEF(lat, lon, float64(m.Altitude)*ftToM), true
+	if t.HasVelocity {
+		vel = mlat.GroundVelocity(lat, lon, t.SpeedMps, t.HeadingDeg)
+	}
+	return mlat.ECEF(lat, lon, float64(m.Altitude)*ftToM), vel, true
 }
 
 // refuse counts a refusal by reason (ReasonNone: no claim to check).

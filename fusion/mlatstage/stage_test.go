@@ -25,10 +25,14 @@ type fakeStore struct {
 	fixes  map[string][]fusion.MLATFix
 	ver    map[string]fusion.Verification
 	claims map[string][2]float64
+	// vel is an aircraft's ground speed (m/s) and track (degrees), as
+	// its ADS-B velocity messages would have set them.
+	vel map[string][2]float64
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{fixes: map[string][]fusion.MLATFix{}, ver: map[string]fusion.Verification{}, claims: map[string][2]float64{}}
+	return &fakeStore{fixes: map[string][]fusion.MLATFix{}, ver: map[string]fusion.Verification{}, claims: map[string][2]float64{},
+		vel: map[string][2]float64{}}
 }
 
 func (f *fakeStore) ApplyMLAT(x fusion.MLATFix) bool {
@@ -49,7 +53,9 @@ func (f *fakeStore) Get(id string) (fusion.Track, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c, ok := f.claims[id[len("adsb:"):]]
-	return fusion.Track{HasPosition: ok, Lat: c[0], Lon: c[1], PositionMethod: "cpr_global"}, ok
+	v, hasVel := f.vel[id[len("adsb:"):]]
+	return fusion.Track{HasPosition: ok, Lat: c[0], Lon: c[1], PositionMethod: "cpr_global",
+		HasVelocity: hasVel, SpeedMps: v[0], HeadingDeg: v[1]}, ok
 }
 
 // refRow is one transmission of a reference set, sensors by name.
@@ -287,11 +293,18 @@ func TestStageSyncsFreeRunningClocks(t *testing.T) {
 	var errs []float64
 	asked := 0
 	arrival := int64(1_764_288_000e9)
+	lastNS := map[string]int64{}
 	for i := range rows {
 		r := &rows[i]
 		addr, icao := icaoOf(r)
 		arrival += 2e9
 		if r.aircraft%2 == 0 {
+			if prev, ok := st.claims[icao]; ok {
+				// the velocity from the aircraft's previous claim (2 s of
+				// feed apart, but the rows' own times are what count)
+				st.vel[icao] = chordVelocity(prev, [2]float64{r.lat, r.lon}, r.ns[0]-lastNS[icao])
+			}
+			lastNS[icao] = r.ns[0]
 			st.claims[icao] = [2]float64{r.lat, r.lon}
 			df17 := sim.ADSBPosition(addr, r.lat, r.lon, r.baro/0.3048, i%2 == 1)
 			feed12(df17[:], r, arrival)
@@ -319,4 +332,16 @@ func TestStageSyncsFreeRunningClocks(t *testing.T) {
 	if med > 100 || top > 5000 {
 		t.Errorf("median %.0f m, worst %.0f m; want ≤ 100 m and none beyond 5 km", med, top)
 	}
+}
+
+// chordVelocity is the ground speed (m/s) and track (degrees) from a to b
+// (lat, lon) flown in dtNS, or none (zeros) unless 2–300 s apart.
+func chordVelocity(a, b [2]float64, dtNS int64) [2]float64 {
+	dt := float64(dtNS) * 1e-9
+	if dt <= 2 || dt > 300 {
+		return [2]float64{}
+	}
+	dn := (b[0] - a[0]) * 111_320
+	de := (b[1] - a[1]) * 111_320 * math.Cos(b[0]*math.Pi/180)
+	return [2]float64{math.Hypot(de, dn) / dt, math.Mod(math.Atan2(de, dn)*180/math.Pi+360, 360)}
 }
