@@ -12,9 +12,9 @@ import "math"
 // some pairs are synced, the receptions of an aircraft's transmission fit
 // its claimed position moved along its own velocity best at one τ. Each
 // transmission's τ (LatencyFit) is combined, weighted by its geometry,
-// with the aircraft's earlier ones and a prior around the network's mean,
-// and the position advanced by the result before it feeds the sync
-// (Network.LearnMoving).
+// with the aircraft's earlier ones and a prior of zero (aircraftLatency's
+// estimate says why not the network's mean), and the position advanced
+// by the result before it feeds the sync (Network.LearnMoving).
 
 // Latency estimation settings.
 const (
