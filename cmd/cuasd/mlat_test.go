@@ -160,6 +160,28 @@ func TestMLATEndToEnd(t *testing.T) {
 		t.Errorf("moved claim: distance %.0f m (moved 1,500 m), residual %.0f m, %d sensors", v.DistanceM, v.ResidualM, v.Sensors)
 	}
 	checkMLATSensors(t, base, len(five))
+	checkClaimOnce(t, base, "adsb:3C0002", len(five))
+}
+
+// checkClaimOnce: the honest claim, every frame of it heard by each of
+// the receivers, is one point of the aircraft's history (before, one per
+// receiver: fusion took each receiver's copy as a fix).
+func checkClaimOnce(t *testing.T, base, id string, receivers int) {
+	t.Helper()
+	var h struct {
+		Points []struct{ Lat, Lon float64 } `json:"points"`
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		r, body := get(t, base+"/v1/tracks/"+id+"/history")
+		if r.StatusCode == 200 && json.Unmarshal(body, &h) == nil && len(h.Points) > 0 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if len(h.Points) != 1 {
+		t.Errorf("%s: %d history points from one position claim heard by %d receivers, want 1: %+v", id, len(h.Points), receivers, h.Points)
+	}
 }
 
 // checkMLATHistory: the multilaterated position reaches the track's
