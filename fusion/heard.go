@@ -41,12 +41,14 @@ func (r skipReason) String() string {
 // resolves ~5 m), so a repeat mistaken for a copy loses nothing.
 const heardAgainNS = 2e9
 
-// heardFrame is one compact position report as a receiver heard it.
+// heardFrame is one compact position report as a receiver heard it, at
+// t (Unix ns; two receivers' copies are timed on different clocks, so
+// only their UTC times compare).
 type heardFrame struct {
 	lat, lon uint32
 	kind     uint8 // frameKind
 	sensor   string
-	at       sensorclock.Time
+	t        int64
 }
 
 // frameKind tells apart the reports a lat/lon pair alone does not: even
@@ -70,11 +72,11 @@ func (c *cprState) heardAgain(f cprFrame, odd bool, sensor string, at sensorcloc
 	k := frameKind(odd, f.surface)
 	for i := range c.heard {
 		h := &c.heard[i]
-		if h.kind == k && h.lat == f.lat && h.lon == f.lon && h.sensor != sensor && abs64(sensorclock.Since(h.at, at)) <= heardAgainNS {
+		if h.kind == k && h.lat == f.lat && h.lon == f.lon && h.sensor != sensor && abs64(at.UnixNano-h.t) <= heardAgainNS {
 			return true
 		}
 	}
-	c.heard[c.heardNext] = heardFrame{lat: f.lat, lon: f.lon, kind: k, sensor: sensor, at: at}
+	c.heard[c.heardNext] = heardFrame{lat: f.lat, lon: f.lon, kind: k, sensor: sensor, t: at.UnixNano}
 	c.heardNext = (c.heardNext + 1) % uint8(len(c.heard))
 	return false
 }
