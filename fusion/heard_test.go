@@ -224,3 +224,35 @@ func TestLatePositionDoesNotStepTheTrackBack(t *testing.T) {
 		t.Errorf("one Remote ID message heard by two receivers: %d fixes (want 22), skipped %v", len(fixes), s.Skipped())
 	}
 }
+
+// TestUntimedCopiesFromTwoSensorsAreOneFix: two field sensors relaying
+// the same drone's positions without the message's time (each timed by
+// its arrival, 50 ms apart) give one fix per position, as readsb's
+// duplicate_check takes one; a drone hovering in one place, heard by one
+// sensor, still gives a fix for every message.
+func TestUntimedCopiesFromTwoSensorsAreOneFix(t *testing.T) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	var fixes []Fix
+	stop := s.FeedFixes(func(f *Fix) { fixes = append(fixes, *f) })
+	defer stop()
+	t0 := c.t.UnixNano()
+	for sec := 0; sec < 10; sec++ {
+		for k, sensor := range []string{"wardragon", "esp32"} {
+			o := ridObs("X", 52+1e-4*float64(sec), 4, t0+int64(sec)*1e9+int64(k)*50e6)
+			o.Sensor = sensor
+			s.Apply(&o)
+		}
+	}
+	if len(fixes) != 10 || s.Skipped()["heard_again"] != 10 {
+		t.Fatalf("%d fixes from 10 positions heard by two sensors (want 10), skipped %v", len(fixes), s.Skipped())
+	}
+	for sec := 10; sec < 20; sec++ { // hovering, one sensor
+		o := ridObs("X", 52+1e-4*9, 4, t0+int64(sec)*1e9)
+		o.Sensor = "wardragon"
+		s.Apply(&o)
+	}
+	if len(fixes) != 20 {
+		t.Errorf("%d fixes after 10 hovering positions from one sensor, want 20", len(fixes))
+	}
+}

@@ -351,7 +351,7 @@ func (s *Store) acceptPosition(t *track, at sensorclock.Time, lat, lon float64, 
 	}
 	t.hasPos, t.lat, t.lon, t.posMethod, t.posSource = true, lat, lon, method, at.Source
 	t.notePosTime(at, lat, lon)
-	p := Point{T: recv, Lat: lat, Lon: lon}
+	p := Point{T: recv, Lat: lat, Lon: lon, sensor: t.sensorIndex(t.lastSensor)}
 	if t.hasAlt {
 		p.Alt, p.HasAlt = float32(t.alt), true
 	}
@@ -378,18 +378,25 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 }
 
 // skipPosition reports, and counts, a position that is no new fix of t:
-// late, or the same position at the same time (another receiver's copy of
-// one message, timed by the message itself, as Remote ID is).
+// late, or the track's last position again at the same time (another
+// receiver's copy of one message timed by the message itself, as Remote
+// ID is) or from another receiver within heardAgainNS (its copy of a
+// message that carries no time: readsb's duplicate_check, track.c).
 func (s *Store) skipPosition(t *track, at sensorclock.Time, lat, lon float64) bool {
 	if t.late(at) {
 		s.skipped[skipOlder]++
 		return true
 	}
-	if t.hasPos && t.histTotal > 0 {
-		if last := t.lastPoint(); last.T == at.UnixNano && last.Lat == lat && last.Lon == lon {
-			s.skipped[skipHeardAgain]++
-			return true
-		}
+	if !t.hasPos || t.histTotal == 0 {
+		return false
+	}
+	last := t.lastPoint()
+	if last.Lat != lat || last.Lon != lon {
+		return false
+	}
+	if last.T == at.UnixNano || last.sensor != 0 && last.sensor != t.sensorIndex(t.lastSensor) && abs64(at.UnixNano-last.T) <= heardAgainNS {
+		s.skipped[skipHeardAgain]++
+		return true
 	}
 	return false
 }

@@ -28,6 +28,9 @@ type Point struct {
 	Alt float32
 	// HasAlt says Alt is known.
 	HasAlt bool
+	// sensor is the receiver that heard it: 1 + its index in the track's
+	// sensors, 0 when not among them (in the struct's padding).
+	sensor uint8
 }
 
 // protoMask is a set of protocols.
@@ -205,6 +208,17 @@ func (t *track) disagreementM(window int64) float64 {
 		}
 	}
 	return worst
+}
+
+// sensorIndex is 1 + the index of sensor s in t.sensors, 0 when it is
+// not among them.
+func (t *track) sensorIndex(s string) uint8 {
+	for i, x := range t.sensors {
+		if x == s {
+			return uint8(i + 1)
+		}
+	}
+	return 0
 }
 
 func (t *track) addSensor(s string) {
