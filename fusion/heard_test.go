@@ -191,12 +191,7 @@ func TestJumpJudgedOnTheReceiversOwnClock(t *testing.T) {
 // counted. A Remote ID message heard by two receivers (its own time in
 // both) is one fix.
 func TestLatePositionDoesNotStepTheTrackBack(t *testing.T) {
-	c := &clock{time.Unix(1_700_000_000, 0)}
-	s := newTestStore(c)
-	var fixes []Fix
-	stop := s.FeedFixes(func(f *Fix) { fixes = append(fixes, *f) })
-	defer stop()
-	t0 := c.t.UnixNano()
+	s, fixes, t0 := storeWithFixes(t)
 	const step = 0.0022
 	for sec := 0; sec <= 20; sec++ {
 		o := timedFix(52+step*float64(sec), 4, 1, int64(sec)*1e9, t0+int64(sec)*1e9)
@@ -209,8 +204,8 @@ func TestLatePositionDoesNotStepTheTrackBack(t *testing.T) {
 		s.Apply(&o)
 	}
 	tr, _ := s.Get("rid:X")
-	if tr.Lat != 52+step*20 || tr.RejectedPositions != 0 || len(tr.Warnings) != 0 || len(fixes) != 21 {
-		t.Fatalf("track at %.4f, %d rejected, warnings %v, %d fixes; want it at its newest %.4f, unflagged, 21 fixes", tr.Lat, tr.RejectedPositions, tr.Warnings, len(fixes), 52+step*20)
+	if tr.Lat != 52+step*20 || tr.RejectedPositions != 0 || len(tr.Warnings) != 0 || len(*fixes) != 21 {
+		t.Fatalf("track at %.4f, %d rejected, warnings %v, %d fixes; want it at its newest %.4f, unflagged, 21 fixes", tr.Lat, tr.RejectedPositions, tr.Warnings, len(*fixes), 52+step*20)
 	}
 	if n := s.Skipped()["older"]; n != 11 {
 		t.Errorf("%d positions counted as older, want 11", n)
@@ -220,8 +215,8 @@ func TestLatePositionDoesNotStepTheTrackBack(t *testing.T) {
 	s.Apply(&msg)
 	msg.Sensor = "rx1"
 	s.Apply(&msg)
-	if len(fixes) != 22 || s.Skipped()["heard_again"] != 1 {
-		t.Errorf("one Remote ID message heard by two receivers: %d fixes (want 22), skipped %v", len(fixes), s.Skipped())
+	if len(*fixes) != 22 || s.Skipped()["heard_again"] != 1 {
+		t.Errorf("one Remote ID message heard by two receivers: %d fixes (want 22), skipped %v", len(*fixes), s.Skipped())
 	}
 }
 
@@ -231,12 +226,7 @@ func TestLatePositionDoesNotStepTheTrackBack(t *testing.T) {
 // duplicate_check takes one; a drone hovering in one place, heard by one
 // sensor, still gives a fix for every message.
 func TestUntimedCopiesFromTwoSensorsAreOneFix(t *testing.T) {
-	c := &clock{time.Unix(1_700_000_000, 0)}
-	s := newTestStore(c)
-	var fixes []Fix
-	stop := s.FeedFixes(func(f *Fix) { fixes = append(fixes, *f) })
-	defer stop()
-	t0 := c.t.UnixNano()
+	s, fixes, t0 := storeWithFixes(t)
 	for sec := 0; sec < 10; sec++ {
 		for k, sensor := range []string{"wardragon", "esp32"} {
 			o := ridObs("X", 52+1e-4*float64(sec), 4, t0+int64(sec)*1e9+int64(k)*50e6)
@@ -244,15 +234,25 @@ func TestUntimedCopiesFromTwoSensorsAreOneFix(t *testing.T) {
 			s.Apply(&o)
 		}
 	}
-	if len(fixes) != 10 || s.Skipped()["heard_again"] != 10 {
-		t.Fatalf("%d fixes from 10 positions heard by two sensors (want 10), skipped %v", len(fixes), s.Skipped())
+	if len(*fixes) != 10 || s.Skipped()["heard_again"] != 10 {
+		t.Fatalf("%d fixes from 10 positions heard by two sensors (want 10), skipped %v", len(*fixes), s.Skipped())
 	}
 	for sec := 10; sec < 20; sec++ { // hovering, one sensor
 		o := ridObs("X", 52+1e-4*9, 4, t0+int64(sec)*1e9)
 		o.Sensor = "wardragon"
 		s.Apply(&o)
 	}
-	if len(fixes) != 20 {
-		t.Errorf("%d fixes after 10 hovering positions from one sensor, want 20", len(fixes))
+	if len(*fixes) != 20 {
+		t.Errorf("%d fixes after 10 hovering positions from one sensor, want 20", len(*fixes))
 	}
+}
+
+// storeWithFixes is a test store on a fixed clock, the fixes it feeds
+// (gathered until the test ends), and its clock's time in Unix ns.
+func storeWithFixes(t *testing.T) (*Store, *[]Fix, int64) {
+	c := &clock{time.Unix(1_700_000_000, 0)}
+	s := newTestStore(c)
+	fixes := new([]Fix)
+	t.Cleanup(s.FeedFixes(func(f *Fix) { *fixes = append(*fixes, *f) }))
+	return s, fixes, c.t.UnixNano()
 }
