@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -53,12 +54,12 @@ func TestDeliveryModesEqual(t *testing.T) {
 		copies  int
 	}{
 		{fmt.Sprintf("paced x%d", pacedSpeed), func(t *testing.T, in servedInputs) {
-			c := dialRetry(t, in.beast)
+			c := dialRetry(t, in.beasts[0])
 			defer c.Close()
 			feedPacedAt(t, capture, pacedSpeed, []net.Conn{c})
 		}, nil, 1},
 		{"burst", func(t *testing.T, in servedInputs) {
-			c := dialRetry(t, in.beast)
+			c := dialRetry(t, in.beasts[0])
 			defer c.Close()
 			if _, err := c.Write(capture); err != nil {
 				t.Fatal(err)
@@ -66,7 +67,7 @@ func TestDeliveryModesEqual(t *testing.T) {
 		}, nil, 1},
 		{"reconnect", func(t *testing.T, in servedInputs) {
 			for _, p := range [][]byte{capture[:offs[cut]], capture[offs[cut-resend]:]} {
-				c := dialRetry(t, in.beast)
+				c := dialRetry(t, in.beasts[0])
 				if _, err := c.Write(p); err != nil {
 					t.Fatal(err)
 				}
@@ -105,7 +106,7 @@ func TestDeliveryModesEqual(t *testing.T) {
 			waitFramesAccounted(t, in.metrics, n)
 		})
 		points, span := 0, time.Duration(0)
-		for _, icao := range sortedKeys(got.tracks) {
+		for _, icao := range slices.Sorted(maps.Keys(got.tracks)) {
 			tr := got.tracks[icao]
 			points += len(tr.history)
 			if n := len(tr.times); n > 0 {
@@ -141,7 +142,7 @@ func TestDeliveryModesEqual(t *testing.T) {
 // copies wrote once.
 func compareDelivery(t *testing.T, mode string, ref, got deliveryResult, copies int) {
 	t.Helper()
-	for _, icao := range sortedKeys(ref.tracks) {
+	for _, icao := range slices.Sorted(maps.Keys(ref.tracks)) {
 		r, g := ref.tracks[icao], got.tracks[icao]
 		if !equalPoints([][2]float64{r.pos}, [][2]float64{g.pos}) {
 			t.Errorf("%s: %s ends at %.6f,%.6f, paced at %.6f,%.6f", mode, icao, g.pos[0], g.pos[1], r.pos[0], r.pos[1])
@@ -158,7 +159,7 @@ func compareDelivery(t *testing.T, mode string, ref, got deliveryResult, copies 
 		compareCopies(t, mode, rs, gs, copies)
 		return
 	}
-	for _, hex := range sortedKeys(rs) {
+	for _, hex := range slices.Sorted(maps.Keys(rs)) {
 		if !slices.Equal(rs[hex], gs[hex]) {
 			i := 0
 			for i < min(len(rs[hex]), len(gs[hex])) && rs[hex][i] == gs[hex][i] {
@@ -197,7 +198,7 @@ func compareCopies(t *testing.T, mode string, rs, gs map[string][]string, copies
 		}
 		return "MSG," + f[1]
 	}
-	for _, hex := range sortedKeys(rs) {
+	for _, hex := range slices.Sorted(maps.Keys(rs)) {
 		want := map[string]int{}
 		for _, l := range rs[hex] {
 			want[key(l)] += copies

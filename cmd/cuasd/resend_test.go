@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +56,7 @@ func checkResend(t *testing.T, capture, sent []byte, listen string) {
 	resent := sent[offs[cut-resendRecords]:offs[cut]]
 	again := resendRun(t, capture, listen, [][]byte{sent[:offs[cut]], sent[offs[cut-resendRecords]:]})
 	t.Logf("re-sent %d records (%d Mode S frames, %d of them distinct) after %d of %d; %d frames dropped as re-sent, %d as exact duplicates",
-		resendRecords, modeSFrames(resent), distinctModeS(resent), cut, len(offs), again.resent, again.duplicates)
+		resendRecords, modeSFrames(resent), modeSFrames(resent)-captureDuplicates(resent), cut, len(offs), again.resent, again.duplicates)
 
 	if again.resets != 0 {
 		t.Errorf("the re-send counted %d clock resets", again.resets)
@@ -68,7 +68,7 @@ func checkResend(t *testing.T, capture, sent []byte, listen string) {
 		t.Errorf("%d frames dropped as re-sent and %d as duplicates; sent once %d duplicates, and %d Mode S frames were re-sent",
 			again.resent, again.duplicates, once.duplicates, modeSFrames(resent))
 	}
-	for _, icao := range sortedKeys(once.tracks) {
+	for _, icao := range slices.Sorted(maps.Keys(once.tracks)) {
 		o, a := once.tracks[icao], again.tracks[icao]
 		if math.Abs(o.pos[0]-a.pos[0]) > 1e-6 || math.Abs(o.pos[1]-a.pos[1]) > 1e-6 {
 			t.Errorf("%s ends at %.5f,%.5f with the re-send, at %.5f,%.5f sent once", icao, a.pos[0], a.pos[1], o.pos[0], o.pos[1])
@@ -104,9 +104,9 @@ type deliveredTrack struct {
 
 // servedInputs are the inputs of a running cuasd serve and its metrics.
 type servedInputs struct {
-	beast, natsURL, metrics string
+	natsURL, metrics string
 	// beasts are every Beast input's address, in the order of the
-	// --beast-listen flags (beast is the first).
+	// --beast-listen flags.
 	beasts []string
 }
 
@@ -119,7 +119,7 @@ func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) deli
 	return deliveryRun(t, capture, []string{listen}, func(in servedInputs) {
 		want := 0
 		for _, p := range parts {
-			c := dialRetry(t, in.beast)
+			c := dialRetry(t, in.beasts[0])
 			if _, err := c.Write(p); err != nil {
 				t.Fatal(err)
 			}
@@ -130,8 +130,8 @@ func resendRun(t *testing.T, capture []byte, listen string, parts [][]byte) deli
 	})
 }
 
-// deliveryRun starts cuasd serve with a Beast input (--beast-listen
-// listen), NATS and an SBS client, has deliver feed it the capture and
+// deliveryRun starts cuasd serve with a Beast input for each of listens
+// (--beast-listen values), NATS and an SBS client, has deliver feed it the capture and
 // wait until every Mode S frame delivered is accounted for, and returns
 // the tracks, histories, SBS lines and counts of the capture's aircraft
 // (lastPositions).
@@ -153,7 +153,6 @@ func deliveryRun(t *testing.T, capture []byte, listens []string, deliver func(se
 			in.natsURL = u
 		}
 	}
-	in.beast = in.beasts[0]
 	s := dialRetry(t, cSBS)
 	defer s.Close()
 	col := collectConn(s)
@@ -253,18 +252,6 @@ func modeSFrames(b []byte) int {
 	return n
 }
 
-// distinctModeS counts the distinct (timestamp, bytes) Mode S records of
-// a piece of Beast stream.
-func distinctModeS(b []byte) int {
-	seen := map[string]bool{}
-	for f, err := range adsb.BeastFrames(b) {
-		if err == nil && f.Type != adsb.BeastModeAC {
-			seen[fmt.Sprint(f.Timestamp, string(f.Bytes()))] = true
-		}
-	}
-	return len(seen)
-}
-
 func equalPoints(a, b [][2]float64) bool {
 	if len(a) != len(b) {
 		return false
@@ -275,15 +262,6 @@ func equalPoints(a, b [][2]float64) bool {
 		}
 	}
 	return true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // gpsStamped is capture with each record's 12 MHz timestamp turned into
