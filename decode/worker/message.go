@@ -212,8 +212,12 @@ func (d *msgDecoder) count(proto decode.Protocol, m *Metrics, before *sensorcloc
 }
 
 // frameTime is the time of a frame with sensor timestamp ts (0: none) of
-// the message being decoded, by the sensor's clock model.
-func (d *msgDecoder) frameTime(ts uint64) sensorclock.Time {
+// the message being decoded, by the sensor's clock model; an SBS line's
+// by its own generated time when sbsNs is not 0.
+func (d *msgDecoder) frameTime(ts uint64, sbsNs int64) sensorclock.Time {
+	if sbsNs > 0 {
+		return d.cur.Map(sensorclock.Receiver, uint64(sbsNs), d.meta.RecvUnixNano)
+	}
 	return d.cur.Frame(ts, d.stamp)
 }
 
@@ -263,11 +267,8 @@ func (d *msgDecoder) decodeFrame(k int, ts uint64, frame []byte) bool {
 		return false
 	}
 	resent := d.cur.Resent
-	at := d.frameTime(ts)
-	if sbsNs > 0 {
-		at = d.cur.Map(sensorclock.Receiver, uint64(sbsNs), meta.RecvUnixNano)
-	}
-	if d.cur.Resent != resent { // repeated by a reconnecting feeder (Model.Judge)
+	at := d.frameTime(ts, sbsNs)
+	if d.cur.Resent != resent { // repeated by a reconnecting feeder (as Model.Judge reports)
 		return false
 	}
 	if d.timed != nil && ts != 0 {
