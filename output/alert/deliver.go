@@ -77,16 +77,42 @@ type Deliverer struct {
 	sent *sentSet
 }
 
-// sentSet is a bounded set of "id/seq" keys, oldest forgotten first.
+// sentSet is a bounded set of "id/seq" keys, oldest forgotten first, and
+// the keys being sent right now. The second closes a race the first alone
+// leaves open: after a stall longer than the acknowledgement wait,
+// JetStream redelivers a message whose first delivery is still being sent,
+// and another worker would send it again.
 type sentSet struct {
-	mu   sync.Mutex
-	keys map[string]struct{}
-	ring []string
-	next int
+	mu       sync.Mutex
+	keys     map[string]struct{}
+	ring     []string
+	next     int
+	inFlight map[string]struct{}
 }
 
 func newSentSet(n int) *sentSet {
-	return &sentSet{keys: make(map[string]struct{}, n), ring: make([]string, n)}
+	return &sentSet{keys: make(map[string]struct{}, n), ring: make([]string, n), inFlight: map[string]struct{}{}}
+}
+
+// claim marks k as being sent and reports true, or reports false when k
+// was sent already or is being sent now.
+func (s *sentSet) claim(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, sent := s.keys[k]
+	_, sending := s.inFlight[k]
+	if sent || sending {
+		return false
+	}
+	s.inFlight[k] = struct{}{}
+	return true
+}
+
+// release ends a claim; add (when the send succeeded) goes first.
+func (s *sentSet) release(k string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.inFlight, k)
 }
 
 func (s *sentSet) add(k string) {
@@ -217,15 +243,23 @@ func (d *Deliverer) handle(ctx context.Context, m bus.Msg, rep lifecycle.Reporte
 		return
 	}
 	attempts := int(meta.Delivered)
-	if attempts > 1 && (d.sent.has(sentKey(&a)) || d.delivered(ctx, &a)) {
+	key := sentKey(&a)
+	if attempts > 1 && (d.sent.has(key) || d.delivered(ctx, &a)) {
 		// Sent before, and its acknowledgement to JetStream was lost (a
 		// stall, a JetStream restart): not sent twice (issue 32).
 		_ = m.Ack()
 		return
 	}
+	if !d.sent.claim(key) {
+		// Its first delivery is being sent by another worker (redelivered
+		// after a stall): look again once that one has finished.
+		_ = m.NakWithDelay(d.Config.TimeoutD)
+		return
+	}
 	sctx, cancel := context.WithTimeout(ctx, d.Config.TimeoutD)
 	err := d.Sink.Send(sctx, &a, m.Data())
 	cancel()
+	defer d.sent.release(key)
 	now := d.Now()
 	switch {
 	case err == nil:

@@ -19,4 +19,16 @@ func TestSentSetForgetsOldestFirst(t *testing.T) {
 	if got := sentKey(&Message{ID: "al-x", Seq: 3}); got != "al-x/3" {
 		t.Fatalf("sentKey = %q", got)
 	}
+	if !s.claim("d/1") || s.claim("d/1") {
+		t.Fatal("a key being sent can be claimed once")
+	}
+	s.release("d/1")
+	if !s.claim("d/1") {
+		t.Fatal("a released claim (a failed send) can be claimed again")
+	}
+	s.add("d/1")
+	s.release("d/1")
+	if s.claim("d/1") {
+		t.Fatal("a sent key cannot be claimed")
+	}
 }
