@@ -42,13 +42,20 @@ func (r skipReason) String() string {
 const heardAgainNS = 2e9
 
 // heardFrame is one compact position report as a receiver heard it, at
-// t (Unix ns; two receivers' copies are timed on different clocks, so
-// only their UTC times compare).
+// t (Unix ns) and ns on its clock epoch (0: none). Two receivers' copies
+// compare by their clocks when those are related (clockLinks), by their
+// UTC times otherwise.
 type heardFrame struct {
 	lat, lon uint32
 	kind     uint8 // frameKind
+	clock    uint32
 	sensor   string
-	t        int64
+	t, ns    int64
+}
+
+// time is when the frame was heard.
+func (h *heardFrame) time() sensorclock.Time {
+	return sensorclock.Time{UnixNano: h.t, SensorNs: h.ns, Clock: h.clock}
 }
 
 // frameKind tells apart the reports a lat/lon pair alone does not: even
@@ -67,16 +74,31 @@ func frameKind(odd, surface bool) uint8 {
 // heardAgain reports whether frame f, heard by sensor at at, is another
 // receiver's copy of a report heard in the last heardAgainNS; when it is
 // not, f is remembered. The last four reports are kept, as readsb keeps
-// them: an aircraft sends about two a second.
-func (c *cprState) heardAgain(f cprFrame, odd bool, sensor string, at sensorclock.Time) bool {
+// them: an aircraft sends about two a second. A copy relates the two
+// receivers' clocks (links), unless the report was heard more than once
+// (an aircraft that has not moved repeats it), when which of them the
+// copy is of is not known.
+func (c *cprState) heardAgain(id string, f cprFrame, odd bool, sensor string, at sensorclock.Time, links *clockLinks) bool {
 	k := frameKind(odd, f.surface)
+	match, same := -1, 0
 	for i := range c.heard {
 		h := &c.heard[i]
-		if h.kind == k && h.lat == f.lat && h.lon == f.lon && h.sensor != sensor && abs64(at.UnixNano-h.t) <= heardAgainNS {
-			return true
+		if h.kind != k || h.lat != f.lat || h.lon != f.lon {
+			continue
+		}
+		same++
+		if h.sensor != sensor && abs64(links.since(h.time(), at)) <= heardAgainNS {
+			match = i
 		}
 	}
-	c.heard[c.heardNext] = heardFrame{lat: f.lat, lon: f.lon, kind: k, sensor: sensor, t: at.UnixNano}
+	if match >= 0 {
+		if same == 1 {
+			links.learn(c.heard[match].time(), at)
+		}
+		return true
+	}
+	links.heardOnce(c, id, f, k, at)
+	c.heard[c.heardNext] = heardFrame{lat: f.lat, lon: f.lon, kind: k, clock: at.Clock, sensor: sensor, t: at.UnixNano, ns: at.SensorNs}
 	c.heardNext = (c.heardNext + 1) % uint8(len(c.heard))
 	return false
 }
@@ -133,12 +155,15 @@ func (c *cprState) noteOnClock(at sensorclock.Time, lat, lon float64) {
 // jumpReference is the position a new one at at is judged against for a
 // jump, and the time from it to at: the track's last position, or the
 // last one on at's own clock when the last came from another clock.
-func (t *track) jumpReference(at sensorclock.Time) (lat, lon float64, since int64) {
+func (t *track) jumpReference(at sensorclock.Time, links *clockLinks) (lat, lon float64, since int64) {
 	last := t.lastPoint()
-	since = t.sinceLastPosition(at)
+	since = t.sinceLastPosition(at, links)
 	c := t.cpr
 	if c == nil || at.Clock == 0 || c.posT.UnixNano != last.T || c.posT.Clock == at.Clock {
 		return last.Lat, last.Lon, since
+	}
+	if _, ok := links.on(at, c.posT.Clock); ok {
+		return last.Lat, last.Lon, since // the time between them is known
 	}
 	for i := range c.onClock {
 		r := &c.onClock[i]

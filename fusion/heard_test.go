@@ -26,30 +26,49 @@ type heardCopy struct {
 // receiver sensor on clock epoch clock, mapped to UTC off by mapErr.
 func captureObservations(t *testing.T, sensor string, clock uint32, mapErr int64) []decode.Observation {
 	t.Helper()
-	type key struct {
-		ts   uint64
-		data string
-	}
-	seen := map[key]bool{}
 	var out []decode.Observation
-	for _, r := range testcapture.Records(t) {
-		k := key{r.TS, string(r.Data)}
-		if seen[k] || len(r.Data) != 14 {
+	for _, r := range distinctRecords(t) {
+		if len(r.Data) != 14 {
 			continue
 		}
-		seen[k] = true
 		var m adsb.Message
 		if adsb.Decode(r.Data, &m) != nil || !m.HasCPR || (m.DF != 17 && m.DF != 18) {
 			continue
 		}
 		ns := int64(r.TS * 1000 / 12) // 12 MHz ticks to ns
-		icao := adsb.AddressString(m.Address)
-		o := decode.Observation{Protocol: decode.ADSB, Key: icao, ICAO: icao, Sensor: sensor,
-			TimeUnixNano: testcapture.Then.UnixNano() + ns + mapErr, SensorNs: ns, SensorClock: clock, TimeSource: sensorclock.FromReceiver,
-			HasCPR: true, CPROdd: m.CPR.Odd, CPRLat: m.CPR.Lat, CPRLon: m.CPR.Lon, CPRSurface: m.Kind == adsb.KindSurfacePosition}
-		out = append(out, o)
+		at := sensorclock.Time{UnixNano: testcapture.Then.UnixNano() + ns + mapErr, SensorNs: ns, Clock: clock, Source: sensorclock.FromReceiver}
+		out = append(out, cprObservation(&m, sensor, at))
 	}
 	return out
+}
+
+// distinctRecords are the capture's records, each once, as the decoder
+// drops a receiver's exact duplicates (the capture holds every record
+// twice).
+func distinctRecords(t *testing.T) []testcapture.Record {
+	t.Helper()
+	type key struct {
+		ts   uint64
+		data string
+	}
+	seen := map[key]bool{}
+	var recs []testcapture.Record
+	for _, r := range testcapture.Records(t) {
+		if k := (key{r.TS, string(r.Data)}); !seen[k] {
+			seen[k] = true
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
+// cprObservation is position message m as the decoder hands it to
+// fusion, heard by sensor at at.
+func cprObservation(m *adsb.Message, sensor string, at sensorclock.Time) decode.Observation {
+	icao := adsb.AddressString(m.Address)
+	return decode.Observation{Protocol: decode.ADSB, Key: icao, ICAO: icao, Sensor: sensor,
+		TimeUnixNano: at.UnixNano, SensorNs: at.SensorNs, SensorClock: at.Clock, TimeSource: at.Source,
+		HasCPR: true, CPROdd: m.CPR.Odd, CPRLat: m.CPR.Lat, CPRLon: m.CPR.Lon, CPRSurface: m.Kind == adsb.KindSurfacePosition}
 }
 
 // fixesOf applies the copies in arrival order to a fresh store and

@@ -76,6 +76,8 @@ type Store struct {
 	dropped map[string]uint64
 	// skipped counts positions that were no new fix, by skipReason.
 	skipped [skipReasons]uint64
+	// links relate receivers' clocks by the transmissions they share.
+	links   clockLinks
 	version uint64
 	// fixFeeds hear every accepted fix (FeedFixes); fix is the one value
 	// handed to them, reused under mu: a fresh Fix per fix escaped to the
@@ -369,7 +371,7 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 	if !t.hasPos || t.histTotal == 0 {
 		return false
 	}
-	refLat, refLon, since := t.jumpReference(at)
+	refLat, refLon, since := t.jumpReference(at, &s.links)
 	dt := float64(since) / 1e9
 	d := gate.Distance(gate.Point{Lat: refLat, Lon: refLon}, gate.Point{Lat: lat, Lon: lon})
 	// Allow 1 km of slack for the position quantisation of the protocols
@@ -383,7 +385,7 @@ func (s *Store) implausibleJump(t *track, at sensorclock.Time, lat, lon float64)
 // ID is) or from another receiver within heardAgainNS (its copy of a
 // message that carries no time: readsb's duplicate_check, track.c).
 func (s *Store) skipPosition(t *track, at sensorclock.Time, lat, lon float64) bool {
-	if t.late(at) {
+	if t.late(at, &s.links) {
 		s.skipped[skipOlder]++
 		return true
 	}
@@ -407,17 +409,18 @@ func (s *Store) skipPosition(t *track, at sensorclock.Time, lat, lon float64) bo
 // position is its newest, and history is in time order. A last position
 // timed by its arrival was heard some time before that: it makes no
 // position timed by a clock since look late.
-func (t *track) late(at sensorclock.Time) bool {
-	return t.hasPos && t.histTotal > 0 && t.posSource != sensorclock.Arrival && t.sinceLastPosition(at) < 0
+func (t *track) late(at sensorclock.Time, links *clockLinks) bool {
+	return t.hasPos && t.histTotal > 0 && t.posSource != sensorclock.Arrival && t.sinceLastPosition(at, links) < 0
 }
 
 // sinceLastPosition is the time from the track's last accepted position
 // to at (t.hasPos): by the receiver's clock when both were timed on the
-// same epoch of one, by their UTC times otherwise.
-func (t *track) sinceLastPosition(at sensorclock.Time) int64 {
+// same epoch of one or on related ones (links), by their UTC times
+// otherwise.
+func (t *track) sinceLastPosition(at sensorclock.Time, links *clockLinks) int64 {
 	last := t.lastPoint()
 	if c := t.cpr; c != nil && c.posT.UnixNano == last.T && c.posT.Clock != 0 {
-		return sensorclock.Since(c.posT, at)
+		return links.since(c.posT, at)
 	}
 	return at.UnixNano - last.T
 }
@@ -502,13 +505,13 @@ func (s *Store) resolveCPR(t *track, o *decode.Observation, at sensorclock.Time)
 		c.even, c.evenT, c.hasEven = f, at, true
 	}
 	window := s.cfg.CPRPairWindow.Nanoseconds()
-	if c.hasEven && c.hasOdd && abs64(sensorclock.Since(c.evenT, c.oddT)) <= window && c.even.surface == c.odd.surface {
+	if c.hasEven && c.hasOdd && abs64(s.links.since(c.evenT, c.oddT)) <= window && c.even.surface == c.odd.surface {
 		if lat, lon, err := c.global(o); err == nil && s.acceptFix(t, at, lat, lon, "cpr_global") {
 			t.positionFix(o, recv, true)
 			return true
 		}
 	}
-	if c.hasFix && sensorclock.Since(c.fixT, at) <= s.cfg.LocalRefMaxAge.Nanoseconds() {
+	if c.hasFix && s.links.since(c.fixT, at) <= s.cfg.LocalRefMaxAge.Nanoseconds() {
 		if lat, lon, err := c.local(o); err == nil && s.acceptFix(t, at, lat, lon, "cpr_local") {
 			t.positionFix(o, recv, false)
 			return true
@@ -527,11 +530,11 @@ func (s *Store) newCPRFrame(t *track, o *decode.Observation, at sensorclock.Time
 		f.hasNIC = true
 		f.nic, f.rc = t.adsb.frameNIC(o.PosTypeCode, o.NICB)
 	}
-	if t.cpr.heardAgain(f, o.CPROdd, o.Sensor, at) {
+	if t.cpr.heardAgain(t.id, f, o.CPROdd, o.Sensor, at, &s.links) {
 		s.skipped[skipHeardAgain]++
 		return f, false
 	}
-	if t.late(at) {
+	if t.late(at, &s.links) {
 		s.skipped[skipOlder]++
 		return f, false
 	}

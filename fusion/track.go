@@ -108,6 +108,9 @@ type cprState struct {
 	// heard are the last compact reports heard, by whom (heardAgain).
 	heard     [4]heardFrame
 	heardNext uint8
+	// idHash is the track id's hash in the store's table of reports
+	// (clockLinks.heardOnce; 0 until first needed).
+	idHash uint64
 	// onClock are the last positions accepted on each of the last four
 	// receiver clocks (jumpReference).
 	onClock [4]clockPosition
