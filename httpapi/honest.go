@@ -48,6 +48,9 @@ func honesty(signingMode string) Honesty {
 			"A transmission several receivers hear is one position of its track: another receiver's copy of a position report " +
 			"heard within 2 s, and a position older than the track's newest (a slower receiver), are skipped and counted " +
 			"(cuasd_positions_skipped_total); a frame only a slower receiver heard is lost when a newer one came first. " +
+			"Two receivers' frames are ordered by their own clocks, related by the position reports both heard (so receivers " +
+			"bursting at once after an outage give each transmission once); until two receivers share a report, and for two " +
+			"that never do, their frames are ordered by their times mapped to UTC, which a burst holds at the arrivals. " +
 			"A product named by a DJI DroneID product type or a Self-ID text (\"DJI Mavic 3\") is an unauthenticated claim: " +
 			"the drone-database record it matches says what the sender claims to be, not what it is; an unknown product is shown as unknown, never guessed. " +
 			"Where three or more receivers with GPS-timed or synchronised clocks hear a Mode S transmission, multilateration " +

@@ -273,7 +273,18 @@ func lineFields(m *adsb.Message, f *fields, sq *[4]byte) {
 // position decodes the message's CPR position: globally with the other
 // half of a pair at most pairWindow apart on the receiver's clock (the
 // newest deciding), else locally against the last position at most refFor
-// old; ok false when neither applies.
+// old; ok false when neither applies. Two halves heard by two receivers
+// are paired only for the aircraft's first position: only their UTC
+// times relate the two clocks, and in a burst (several receivers
+// reconnecting at once) those are held at the arrivals, so halves heard a
+// minute apart could pair into a wrong position. Once there is a
+// position, a receiver's half is decoded locally against it instead,
+// whoever heard it: that takes only its being within a few hundred
+// kilometres, which no aircraft flies in a feeder's buffer. (The first
+// pair is each receiver's own but when the slots hold halves of several
+// receivers, as they do with every receiver hearing every message; a
+// wrong first pair would take one receiver more than pairWindow ahead of
+// another before either had paired two of its own halves.)
 func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon float64, ok bool) {
 	if !m.HasCPR {
 		return 0, 0, false
@@ -287,7 +298,7 @@ func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon f
 		a.even, other = h, &a.odd
 	}
 	var err error = errNoPosition
-	if other.t.ok && other.t.surface == surface && abs(other.t.since(at)) <= pairWindow {
+	if other.t.ok && other.t.surface == surface && (sameClock(other.t.clock, at.Clock) || !a.fix.ok) && abs(other.t.since(at)) <= pairWindow {
 		even := adsb.CPR{Lat: a.even.lat, Lon: a.even.lon}
 		odd := adsb.CPR{Lat: a.odd.lat, Lon: a.odd.lon, Odd: true}
 		switch {
@@ -310,6 +321,10 @@ func (a *msgAircraft) position(m *adsb.Message, at sensorclock.Time) (lat, lon f
 	a.fix, a.fixLat, a.fixLon = keep(at, true, false), lat, lon
 	return lat, lon, true
 }
+
+// sameClock reports whether two frames' clock epochs may be compared
+// for pairing: the same, or either frame timed by its arrival (UTC both).
+func sameClock(a, b uint32) bool { return a == b || a == 0 || b == 0 }
 
 var errNoPosition = &Error{Op: "cpr", Err: errNone{}}
 
