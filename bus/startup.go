@@ -40,8 +40,12 @@ const (
 // bucket or a consumer, is one a forming or recovering JetStream cluster
 // gives and a later attempt may not: no meta leader yet, peers not yet
 // heard from ("no suitable peers for placement, peer offline"), a
-// stream whose peers are all offline, a request that timed out or a
-// connection that is reconnecting. Everything else is permanent: a bad
+// stream whose peers are all offline, a request that timed out, a
+// connection that is reconnecting, or a write to a stream just created
+// that no leader answers yet ("no response from stream": a replicated
+// bucket's first write while its group elects one; a stream that does
+// not exist at all gives it too, and is retried until Setup's time
+// limit). Everything else is permanent: a bad
 // or conflicting configuration, missing permissions, JetStream not
 // enabled (no responders), and "insufficient resources" (10023), which
 // nats-server answers for exceeded server, account and HA-asset limits:
@@ -53,7 +57,7 @@ func Transient(err error) bool {
 		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) {
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoStreamResponse) {
 		return true
 	}
 	var api *jetstream.APIError

@@ -70,6 +70,7 @@ func TestTransient(t *testing.T) {
 		{"reconnecting", nats.ErrConnectionReconnecting, true},
 		{"JetStream not enabled (no responders)", jetstream.ErrJetStreamNotEnabled, false},
 		{"no responders", nats.ErrNoResponders, false},
+		{"a write no stream leader answers yet", jetstream.ErrNoStreamResponse, true},
 		{"JetStream not enabled for the account", jetstream.ErrJetStreamNotEnabledForAccount, false},
 		{"permissions violation", nats.ErrPermissionViolation, false},
 		{"connection closed", nats.ErrConnectionClosed, false},

@@ -216,7 +216,8 @@ func (s *service) openZones(ctx context.Context) error {
 	}
 	zcfg := zones.Config{Replicas: s.cfg.Replicas, Geofences: seed, AllowList: s.cfg.AllowList, Logger: s.log,
 		Reporter:   s.status.Reporter("zones watch", lifecycle.Stage), // issue 32: supervised
-		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions")}     // issue 23: versions outlive the bucket
+		VersionDir: filepath.Join(s.cfg.DataDir, "zone-versions"),     // issue 23: versions outlive the bucket
+		Setup:      s.bus.Setup().Do}                                  // a forming cluster's new bucket
 	kv, err := s.bus.JetStream().KeyValue(ctx, zones.BucketConfig(zcfg))
 	if err != nil {
 		return fmt.Errorf("zones: bucket: %w", err)

@@ -61,6 +61,10 @@ type Config struct {
 	// again with back-off and replays the bucket's current values, older
 	// revisions ignored (nil: lifecycle.Discard).
 	Reporter lifecycle.Reporter
+	// Setup, when set, runs the seeding writes (bus.Setup's Do): a bucket
+	// a forming cluster has just created may have no leader yet, and its
+	// first writes find no stream to answer them. nil runs them once.
+	Setup func(ctx context.Context, what string, create func(context.Context) error) error
 }
 
 // Error is the error type of this package: an operation on a key that
@@ -169,18 +173,12 @@ func Open(ctx context.Context, kv KV, cfg Config) (*Store, error) {
 	s := &Store{kv: kv, log: cfg.Logger, cfg: cfg, fences: map[string]gate.Geofence{}, revs: map[string]uint64{}}
 	s.snap.Store(&Snapshot{Geofences: []gate.Geofence{}, Allow: gate.NewAllowIndex(gate.AllowList{})})
 
-	for _, g := range cfg.Geofences {
-		if err := s.keepVersion(ctx, &g); err != nil {
-			return nil, err
-		}
-		if err := s.create(ctx, geofencePrefix+g.ID, g); err != nil {
-			return nil, err
-		}
+	seed := s.seed
+	if cfg.Setup != nil {
+		seed = func(ctx context.Context) error { return cfg.Setup(ctx, "bucket "+cfg.Bucket+" seed", s.seed) }
 	}
-	if cfg.AllowList != nil {
-		if err := s.create(ctx, allowKey, cfg.AllowList.Normalize()); err != nil {
-			return nil, err
-		}
+	if err := seed(ctx); err != nil {
+		return nil, err
 	}
 
 	wctx, cancel := context.WithCancel(context.Background())
@@ -229,6 +227,24 @@ func validateSeeds(cfg *Config) error {
 	}
 	if len(e.Fields) > 0 {
 		return &Error{Op: "seed", Err: &e}
+	}
+	return nil
+}
+
+// seed writes cfg's geofences (and their versions) and allow-list unless
+// the bucket has them: each write again is harmless (Create of an
+// existing key), so a seeding cut short can be run again.
+func (s *Store) seed(ctx context.Context) error {
+	for _, g := range s.cfg.Geofences {
+		if err := s.keepVersion(ctx, &g); err != nil {
+			return err
+		}
+		if err := s.create(ctx, geofencePrefix+g.ID, g); err != nil {
+			return err
+		}
+	}
+	if s.cfg.AllowList != nil {
+		return s.create(ctx, allowKey, s.cfg.AllowList.Normalize())
 	}
 	return nil
 }

@@ -416,3 +416,41 @@ func TestVersionsOutliveTheBucket(t *testing.T) {
 		t.Errorf("the old version from the recreated bucket: %+v %v %v", g, ok, err)
 	}
 }
+
+// leaderless is a bucket whose first writes no stream answers: a
+// replicated bucket a forming cluster has just created, whose group has
+// no leader yet (make faults saw cuasd exit on it at start).
+type leaderless struct {
+	*bus.KV
+	unanswered int
+}
+
+func (l *leaderless) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	if l.unanswered > 0 {
+		l.unanswered--
+		return 0, jetstream.ErrNoStreamResponse
+	}
+	return l.KV.Create(ctx, key, value)
+}
+
+// TestSeedWaitsForANewBucketsLeader: with Setup (cuasd passes bus.Setup's
+// Do) the seeding is retried until the bucket answers, and every seeded
+// zone is there; without it the first unanswered write fails Open.
+func TestSeedWaitsForANewBucketsLeader(t *testing.T) {
+	js := connect(t, startServer(t))
+	cfg := Config{Geofences: []gate.Geofence{airport(), prison()}, Logger: quiet()}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := Open(ctx, &leaderless{KV: bucket(t, js, cfg), unanswered: 1}, cfg); !errors.Is(err, jetstream.ErrNoStreamResponse) {
+		t.Fatalf("without Setup: %v, want the unanswered write's error", err)
+	}
+	cfg.Setup = bus.Setup{Log: quiet()}.Do
+	s, err := Open(ctx, &leaderless{KV: bucket(t, js, cfg), unanswered: 3}, cfg)
+	if err != nil {
+		t.Fatalf("with Setup: %v", err)
+	}
+	defer s.Close()
+	if got, _ := s.Geofences(ctx); !slices.Equal(ids(got), []string{"egll", "hmp-1"}) {
+		t.Fatalf("seeded geofences %v, want egll and hmp-1", ids(got))
+	}
+}
