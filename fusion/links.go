@@ -2,6 +2,7 @@ package fusion
 
 import (
 	"hash/maphash"
+	"math"
 	"slices"
 
 	"github.com/cuasd/cuasd/decode/sensorclock"
@@ -188,6 +189,22 @@ func (l *clockLink) confirm(off, now int64) {
 		return
 	}
 	l.off, l.at, l.hasCand = off, max(l.at, now), false
+}
+
+// fresh is the number of pairs confirmed within linkMaxAgeNS of the
+// newest confirmation.
+func (ls *clockLinks) fresh() int {
+	newest := int64(math.MinInt64)
+	for _, l := range ls.l[:ls.n] {
+		newest = max(newest, l.at)
+	}
+	n := 0
+	for _, l := range ls.l[:ls.n] {
+		if newest-l.at <= linkMaxAgeNS {
+			n++
+		}
+	}
+	return n
 }
 
 // on is t's sensor time on clock epoch c (t.SensorNs when t is on c), and

@@ -33,6 +33,7 @@ type storeCollector struct {
 	active  *prometheus.Desc
 	dropped *prometheus.Desc
 	skipped *prometheus.Desc
+	related *prometheus.Desc
 }
 
 func newStoreCollector(s *Store) prometheus.Collector {
@@ -41,6 +42,7 @@ func newStoreCollector(s *Store) prometheus.Collector {
 		active:  prometheus.NewDesc("cuasd_tracks_active", "Live tracks, by protocol (a fused track counts once per protocol).", []string{"protocol"}, nil),
 		dropped: prometheus.NewDesc("cuasd_observations_dropped_total", "Observations not applied to a track, by reason.", []string{"reason"}, nil),
 		skipped: prometheus.NewDesc("cuasd_positions_skipped_total", "Positions that were no new fix of their track, by reason: heard_again (another receiver's copy of a transmission already applied), older (older than the track's position: heard late).", []string{"reason"}, nil),
+		related: prometheus.NewDesc("cuasd_receiver_clock_pairs", "Pairs of receiver clocks related by position reports both heard (fusion/links.go), confirmed in the 5 minutes of frame time before the newest: with N receivers hearing common traffic, at least N-1.", nil, nil),
 	}
 }
 
@@ -48,6 +50,7 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.active
 	ch <- c.dropped
 	ch <- c.skipped
+	ch <- c.related
 }
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for p, n := range c.s.CountByProtocol() {
@@ -59,4 +62,5 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	for r, n := range c.s.Skipped() {
 		ch <- prometheus.MustNewConstMetric(c.skipped, prometheus.CounterValue, float64(n), r)
 	}
+	ch <- prometheus.MustNewConstMetric(c.related, prometheus.GaugeValue, float64(c.s.RelatedClockPairs()))
 }

@@ -69,7 +69,11 @@ func TestRacingBurstsAreOneFixEach(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		for seed := int64(1); seed <= 5; seed++ {
 			many, s := fixesOf(t, burstCopies(t, n, rand.New(rand.NewSource(seed))))
-			checkOneReceiversFixes(t, fmt.Sprintf("%d receivers, seed %d", n, seed), one, many, s)
+			run := fmt.Sprintf("%d receivers, seed %d", n, seed)
+			checkOneReceiversFixes(t, run, one, many, s)
+			if p := s.RelatedClockPairs(); p < n-1 || p > n*(n-1)/2 {
+				t.Errorf("%s: %d clock pairs related, want %d to %d (every receiver related to the others)", run, p, n-1, n*(n-1)/2)
+			}
 		}
 	}
 }

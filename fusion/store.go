@@ -747,6 +747,15 @@ func (s *Store) Skipped() map[string]uint64 {
 	return out
 }
 
+// RelatedClockPairs is the number of pairs of receiver clocks related by
+// position reports both heard and confirmed within linkMaxAgeNS of the
+// newest confirmation (cuasd_receiver_clock_pairs).
+func (s *Store) RelatedClockPairs() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.links.fresh()
+}
+
 // Dropped returns the counts of observations not applied, by reason.
 func (s *Store) Dropped() map[string]uint64 {
 	s.mu.RLock()
