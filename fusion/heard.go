@@ -93,7 +93,7 @@ func (c *cprState) heardAgain(id string, f cprFrame, odd bool, sensor string, at
 	}
 	if match >= 0 {
 		if same == 1 {
-			links.learn(c.heard[match].time(), at)
+			links.learn(id, c.heard[match].time(), at)
 		}
 		return true
 	}

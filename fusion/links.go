@@ -43,16 +43,20 @@ const linkMaxAgeNS = 5 * 60e9
 // aircraft that had not moved, heard by one receiver once and by the
 // other again): it is kept as a candidate and taken only when the next
 // copy agrees with it, which also mends a pair first related wrongly.
+// That copy must be another aircraft's: a transmitter replaying one
+// aircraft's frames late near one receiver (meaconing) repeats its own
+// wrong offset, but cannot make another aircraft's copies agree with it.
 const linkSlackNS = 50e6
 
 // clockLink is the offset between two clock epochs a < b: b's SensorNs of
 // an instant minus a's, confirmed last at (Unix ns, mapped); cand is an
-// offset one copy disagreed with it by (hasCand).
+// offset one copy of aircraft candBy disagreed with it by (hasCand).
 type clockLink struct {
 	a, b    uint32
 	off     int64
 	at      int64
 	cand    int64
+	candBy  string
 	hasCand bool
 }
 
@@ -144,7 +148,7 @@ func (ls *clockLinks) heardOnce(c *cprState, id string, f cprFrame, k uint8, at 
 		// Another receiver's copy: the slot keeps the first hearer's, so
 		// that every receiver is related to it, one hop apart.
 		if h.key&1 == 0 {
-			ls.learn(sensorclock.Time{UnixNano: int64(h.sec) * 1e9, SensorNs: h.ns, Clock: h.clock}, at)
+			ls.learn(id, sensorclock.Time{UnixNano: int64(h.sec) * 1e9, SensorNs: h.ns, Clock: h.clock}, at)
 		}
 		return
 	}
@@ -152,8 +156,8 @@ func (ls *clockLinks) heardOnce(c *cprState, id string, f cprFrame, k uint8, at 
 }
 
 // learn relates the clocks of x and y, two receivers' times of one
-// transmission.
-func (ls *clockLinks) learn(x, y sensorclock.Time) {
+// transmission of aircraft id.
+func (ls *clockLinks) learn(id string, x, y sensorclock.Time) {
 	if x.Clock == 0 || y.Clock == 0 || x.Clock == y.Clock {
 		return
 	}
@@ -165,7 +169,7 @@ func (ls *clockLinks) learn(x, y sensorclock.Time) {
 	for i := range ls.l[:ls.n] {
 		l := &ls.l[i]
 		if l.a == x.Clock && l.b == y.Clock {
-			l.confirm(off, now)
+			l.confirm(id, off, now)
 			return
 		}
 		if l.at < ls.l[k].at {
@@ -179,13 +183,15 @@ func (ls *clockLinks) learn(x, y sensorclock.Time) {
 	ls.l[k] = clockLink{a: x.Clock, b: y.Clock, off: off, at: now}
 }
 
-// confirm takes one copy's offset off, at now: it confirms a fresh link
-// within linkSlackNS; one that differs more is taken only when the copy
-// before it differed the same way.
-func (l *clockLink) confirm(off, now int64) {
+// confirm takes one copy's offset off, of aircraft id, at now: it
+// confirms a fresh link within linkSlackNS; one that differs more is
+// taken only when the copy before it, another aircraft's, differed the
+// same way.
+func (l *clockLink) confirm(id string, off, now int64) {
 	fresh := abs64(now-l.at) <= linkMaxAgeNS
-	if fresh && abs64(off-l.off) > linkSlackNS && !(l.hasCand && abs64(off-l.cand) <= linkSlackNS) {
-		l.cand, l.hasCand = off, true
+	agrees := l.hasCand && abs64(off-l.cand) <= linkSlackNS && l.candBy != id
+	if fresh && abs64(off-l.off) > linkSlackNS && !agrees {
+		l.cand, l.candBy, l.hasCand = off, id, true
 		return
 	}
 	l.off, l.at, l.hasCand = off, max(l.at, now), false

@@ -17,8 +17,8 @@ func clockAt(clock uint32, ns, utc int64) sensorclock.Time {
 func TestClockLinksRelateClocks(t *testing.T) {
 	const utc = int64(1_700_000_000e9)
 	var ls clockLinks
-	ls.learn(clockAt(7, 1_000e9, utc), clockAt(3, 50e9, utc+2e6)) // clock 3 reads 950 s less than 7
-	ls.learn(clockAt(3, 60e9, utc), clockAt(9, 5e9, utc))         // clock 9 reads 55 s less than 3
+	ls.learn("a", clockAt(7, 1_000e9, utc), clockAt(3, 50e9, utc+2e6)) // clock 3 reads 950 s less than 7
+	ls.learn("a", clockAt(3, 60e9, utc), clockAt(9, 5e9, utc))         // clock 9 reads 55 s less than 3
 	for _, c := range []struct {
 		name    string
 		from    sensorclock.Time
@@ -77,24 +77,32 @@ func TestRepeatedReportRelatesNothing(t *testing.T) {
 
 // TestOneWrongCopyDoesNotMoveALink: a copy whose offset disagrees with its
 // pair's fresh one (of another transmission of a report an aircraft
-// repeated) is not taken; two that agree with each other are (a pair first
-// related wrongly is mended).
+// repeated, or a replay of one aircraft's frames near one receiver) is not
+// taken, nor are more such copies of that aircraft; two of two aircraft
+// that agree with each other are (a pair first related wrongly is
+// mended).
 func TestOneWrongCopyDoesNotMoveALink(t *testing.T) {
 	const utc = int64(1_700_000_000e9)
 	var ls clockLinks
-	ls.learn(clockAt(1, 100e9, utc), clockAt(2, 300e9, utc)) // clock 2 reads 200 s more
-	ls.learn(clockAt(1, 101e9, utc+1e9), clockAt(2, 301.5e9, utc+1e9))
+	ls.learn("a", clockAt(1, 100e9, utc), clockAt(2, 300e9, utc)) // clock 2 reads 200 s more
+	ls.learn("b", clockAt(1, 101e9, utc+1e9), clockAt(2, 301.5e9, utc+1e9))
 	if got, _ := ls.on(clockAt(1, 110e9, utc+2e9), 2); got != 310e9 {
 		t.Fatalf("after one copy 0.5 s off: %d, want the link unmoved (310 s)", got)
 	}
-	ls.learn(clockAt(1, 102e9, utc+2e9), clockAt(2, 302.001e9, utc+2e9)) // 1 ms of path: confirms
+	ls.learn("c", clockAt(1, 102e9, utc+2e9), clockAt(2, 302.001e9, utc+2e9)) // 1 ms of path: confirms
 	if got, _ := ls.on(clockAt(1, 110e9, utc+2e9), 2); got != 310.001e9 {
 		t.Fatalf("a copy within the slack: %d, want it taken (310.001 s)", got)
 	}
-	ls.learn(clockAt(1, 103e9, utc+3e9), clockAt(2, 404e9, utc+3e9))
-	ls.learn(clockAt(1, 104e9, utc+4e9), clockAt(2, 405.01e9, utc+4e9))
+	for i := range 5 { // one aircraft's frames replayed 5 s late near receiver 2
+		ls.learn("m", clockAt(1, 103e9+int64(i)*1e9, utc+3e9), clockAt(2, 308.001e9+int64(i)*1e9, utc+3e9))
+	}
+	if got, _ := ls.on(clockAt(1, 110e9, utc+4e9), 2); got != 310.001e9 {
+		t.Fatalf("after five copies of one aircraft 5 s off: %d, want the link unmoved (310.001 s)", got)
+	}
+	ls.learn("d", clockAt(1, 103e9, utc+3e9), clockAt(2, 404e9, utc+3e9))
+	ls.learn("e", clockAt(1, 104e9, utc+4e9), clockAt(2, 405.01e9, utc+4e9))
 	if got, _ := ls.on(clockAt(1, 110e9, utc+4e9), 2); got != 411.01e9 {
-		t.Fatalf("two copies agreeing on a new offset: %d, want it taken (411.01 s)", got)
+		t.Fatalf("two aircraft's copies agreeing on a new offset: %d, want it taken (411.01 s)", got)
 	}
 }
 
