@@ -209,10 +209,10 @@ func compareDelivery(t *testing.T, mode string, ref, got deliveryResult, copies 
 // receiver's first position messages of an aircraft, which paced have no
 // position yet (no pair, no earlier position), may have one: when
 // another receiver's feed came first, they are decoded against its
-// position. Each such line must carry a position the paced run wrote,
-// and as many as lines without one are missing; it is one the paced run
-// wrote, or the aircraft's position a frame before its first paced one
-// (within 1 km of a paced position).
+// position. There must be as many such lines as lines without a position
+// are missing, and each must carry a position the paced run wrote or one
+// within 1 km of one (the aircraft's position a frame before its first
+// paced one).
 func compareCopies(t *testing.T, mode string, rs, gs map[string][]string, copies int) {
 	t.Helper()
 	key := func(l string) string {
